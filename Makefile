@@ -1,0 +1,36 @@
+# innowarm — see README.md. `make demo` and `make test` are the two set-up commands.
+GO      ?= go
+BIN     := bin/innowarm
+VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X github.com/innowarm/innowarm/internal/cli.version=$(VERSION)
+
+.PHONY: all build deps test vet demo bench clean
+
+all: build
+
+build:
+	@scripts/ensure-deps.sh go
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/innowarm
+
+# deps installs what the tests and the demo need (server binaries), or stops with exit 2
+# naming the package to install.
+deps:
+	@scripts/ensure-deps.sh go server
+
+vet:
+	$(GO) vet ./...
+
+# test: go vet, the race detector on packages that need no server, then every package
+# (each test binary starts its own throwaway server).
+test: deps
+	scripts/test.sh
+
+demo: deps build
+	scripts/demo.sh
+
+bench: deps build
+	@scripts/ensure-deps.sh bench
+	scripts/bench.sh
+
+clean:
+	rm -rf bin

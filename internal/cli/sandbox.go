@@ -1,0 +1,253 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/innowarm/innowarm/internal/sandbox"
+	"github.com/innowarm/innowarm/internal/units"
+)
+
+func init() { register(newSandboxCmd) }
+
+type sandboxFlags struct {
+	dir    string
+	asJSON bool
+}
+
+func (f *sandboxFlags) bind(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.dir, "dir", sandbox.DefaultDir(), "sandbox directory")
+	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print as JSON")
+}
+
+func newSandboxCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "sandbox",
+		Short: "Run a throwaway local MariaDB/MySQL server for demos, experiments and tests",
+		Long: `sandbox manages a throwaway server in a directory of its own: --no-defaults, a free
+127.0.0.1 port, a socket inside the directory, root with an empty password, InnoDB with
+O_DIRECT (so a restart is truly cold) and buffer-pool dump/load at shutdown/startup OFF.
+It never touches another server.`,
+		Example: `  innowarm sandbox up --pool-size 256M
+  innowarm sandbox status --json
+  innowarm sandbox cold-restart
+  innowarm sandbox down --purge`,
+	}
+	cmd.AddCommand(newSandboxUpCmd(), newSandboxDownCmd(), newSandboxStatusCmd(), newSandboxRestartCmd(false), newSandboxRestartCmd(true))
+	return cmd
+}
+
+func newSandboxUpCmd() *cobra.Command {
+	var f sandboxFlags
+	var pool string
+	var cfg sandbox.Config
+	cmd := &cobra.Command{
+		Use:     "up",
+		Short:   "Create the sandbox if needed and start its server",
+		Example: "  innowarm sandbox up --dir /tmp/sb --pool-size 1G\n  innowarm sandbox up --server-arg=--performance-schema=ON",
+	}
+	f.bind(cmd)
+	cmd.Flags().StringVar(&pool, "pool-size", "256M", "innodb_buffer_pool_size")
+	cmd.Flags().IntVar(&cfg.Port, "port", 0, "TCP port on 127.0.0.1 (default: a free one)")
+	cmd.Flags().StringVar(&cfg.ServerBinary, "server-binary", "", "mariadbd or mysqld to run (default: found on PATH or in /usr/sbin)")
+	cmd.Flags().BoolVar(&cfg.BufferedIO, "buffered-io", false, "use buffered I/O instead of O_DIRECT (restarts are then only cold after dropping the OS cache)")
+	cmd.Flags().BoolVar(&cfg.DumpAtShutdown, "dump-at-shutdown", false, "innodb_buffer_pool_dump_at_shutdown=ON")
+	cmd.Flags().BoolVar(&cfg.LoadAtStartup, "load-at-startup", false, "innodb_buffer_pool_load_at_startup=ON")
+	cmd.Flags().StringArrayVar(&cfg.ServerArgs, "server-arg", nil, "extra server option, repeatable (e.g. --server-arg=--performance-schema=ON)")
+	cmd.RunE = run(func(cmd *cobra.Command, _ []string) error {
+		size, err := units.ParseBytes(pool)
+		if err != nil {
+			return usagef("--pool-size: %v", err)
+		}
+		cfg.Dir, cfg.PoolSize = f.dir, size
+		if !cmd.Flags().Changed("server-arg") {
+			cfg.ServerArgs = nil
+		}
+		sb, rep, err := sandbox.Up(cmd.Context(), cfg)
+		if err != nil {
+			return err
+		}
+		st := sb.Status(cmd.Context())
+		if f.asJSON {
+			return printJSON(cmd.OutOrStdout(), map[string]any{"up": rep, "status": st})
+		}
+		w := cmd.OutOrStdout()
+		switch rep.Action {
+		case "created":
+			fmt.Fprintf(w, "sandbox created in %s (install %.1f s, start %.1f s)\n", sb.Dir, rep.InstallSeconds, rep.StartSeconds)
+		case "started":
+			fmt.Fprintf(w, "sandbox started in %s (start %.1f s)\n", sb.Dir, rep.StartSeconds)
+		default:
+			fmt.Fprintf(w, "sandbox already running in %s\n", sb.Dir)
+		}
+		printSandboxStatus(w, sb, st)
+		printNotes(w, rep.Stale, rep.Notes)
+		return nil
+	})
+	return cmd
+}
+
+func printNotes(w io.Writer, lists ...[]string) {
+	for _, l := range lists {
+		for _, n := range l {
+			fmt.Fprintf(w, "note: %s\n", n)
+		}
+	}
+}
+
+func printSandboxStatus(w io.Writer, sb *sandbox.Sandbox, st sandbox.Status) {
+	state := "stopped"
+	if st.Running {
+		state = fmt.Sprintf("running, pid %d, up %.0f s", st.Pid, st.UptimeSecs)
+	}
+	onOff := func(b bool) string {
+		if b {
+			return "ON"
+		}
+		return "OFF"
+	}
+	rows := [][2]string{
+		{"server", fmt.Sprintf("%s (%s)", sb.Description(), sb.ServerBinary)},
+		{"state", state},
+		{"socket", st.Socket},
+		{"port", fmt.Sprintf("127.0.0.1:%d", st.Port)},
+		{"buffer pool", fmt.Sprintf("%s, %s, dump at shutdown %s, load at startup %s", units.FormatBytes(st.PoolSize), st.FlushMethod, onOff(sb.DumpAtShutdown), onOff(sb.LoadAtStartup))},
+		{"error log", sb.ErrorLog},
+	}
+	if len(sb.ServerArgs) > 0 {
+		rows = append(rows, [2]string{"server args", strings.Join(sb.ServerArgs, " ")})
+	}
+	if st.Running {
+		rows = append(rows, [2]string{"connect", fmt.Sprintf("innowarm ping -S %s -u root   (or: mariadb -S %s -u root)", st.Socket, st.Socket)})
+	}
+	if st.StalePid != "" {
+		rows = append(rows, [2]string{"stale pid", st.StalePid})
+	}
+	if st.StaleSocket != "" {
+		rows = append(rows, [2]string{"stale socket", st.StaleSocket})
+	}
+	kvTable(w, rows)
+}
+
+func newSandboxStatusCmd() *cobra.Command {
+	var f sandboxFlags
+	cmd := &cobra.Command{
+		Use:     "status",
+		Short:   "Say whether the sandbox server runs, where, and with which settings",
+		Example: "  innowarm sandbox status\n  innowarm sandbox status --dir /tmp/sb --json",
+	}
+	f.bind(cmd)
+	cmd.RunE = run(func(cmd *cobra.Command, _ []string) error {
+		sb, err := sandbox.Open(f.dir)
+		if err != nil {
+			return err
+		}
+		st := sb.Status(cmd.Context())
+		if f.asJSON {
+			return printJSON(cmd.OutOrStdout(), st)
+		}
+		printSandboxStatus(cmd.OutOrStdout(), sb, st)
+		return nil
+	})
+	return cmd
+}
+
+func newSandboxDownCmd() *cobra.Command {
+	var f sandboxFlags
+	var purge bool
+	cmd := &cobra.Command{
+		Use:     "down",
+		Short:   "Stop the sandbox server cleanly (--purge also deletes its directory)",
+		Example: "  innowarm sandbox down\n  innowarm sandbox down --purge",
+	}
+	f.bind(cmd)
+	cmd.Flags().BoolVar(&purge, "purge", false, "also delete the sandbox directory and its data")
+	cmd.RunE = run(func(cmd *cobra.Command, _ []string) error {
+		sb, err := sandbox.Open(f.dir)
+		if err != nil {
+			return err
+		}
+		was := sb.Status(cmd.Context())
+		var secs float64
+		if purge {
+			err = sb.Purge(cmd.Context())
+		} else {
+			secs, err = sb.Stop(cmd.Context())
+		}
+		if err != nil {
+			return err
+		}
+		res := map[string]any{"dir": sb.Dir, "was_running": was.Running, "stop_seconds": secs, "purged": purge}
+		if f.asJSON {
+			return printJSON(cmd.OutOrStdout(), res)
+		}
+		w := cmd.OutOrStdout()
+		switch {
+		case was.Running:
+			fmt.Fprintf(w, "sandbox server pid %d stopped in %.1f s\n", was.Pid, secs)
+		default:
+			fmt.Fprintln(w, "sandbox server was not running")
+		}
+		if purge {
+			fmt.Fprintf(w, "removed %s\n", sb.Dir)
+		}
+		return nil
+	})
+	return cmd
+}
+
+func newSandboxRestartCmd(cold bool) *cobra.Command {
+	var f sandboxFlags
+	var pool string
+	cmd := &cobra.Command{
+		Use:     "restart",
+		Short:   "Stop and start the sandbox server (--pool-size changes the pool)",
+		Example: "  innowarm sandbox restart --pool-size 1G",
+	}
+	if cold {
+		cmd.Use = "cold-restart"
+		cmd.Short = "Clean shutdown, drop the OS page cache when permitted, start: the pool is truly cold"
+		cmd.Example = "  innowarm sandbox cold-restart\n  innowarm sandbox cold-restart --json"
+	}
+	f.bind(cmd)
+	if !cold {
+		cmd.Flags().StringVar(&pool, "pool-size", "", "new innodb_buffer_pool_size")
+	}
+	cmd.RunE = run(func(cmd *cobra.Command, _ []string) error {
+		sb, err := sandbox.Open(f.dir)
+		if err != nil {
+			return err
+		}
+		var size int64
+		if pool != "" {
+			if size, err = units.ParseBytes(pool); err != nil {
+				return usagef("--pool-size: %v", err)
+			}
+		}
+		var rep sandbox.RestartReport
+		if cold {
+			rep, err = sb.ColdRestart(cmd.Context())
+		} else {
+			rep, err = sb.Restart(cmd.Context(), size)
+		}
+		if err != nil {
+			return err
+		}
+		if f.asJSON {
+			return printJSON(cmd.OutOrStdout(), rep)
+		}
+		w := cmd.OutOrStdout()
+		if cold {
+			fmt.Fprintf(w, "cold restart in %.1f s: stop %.1f s, OS page cache %s (%.2f s), start %.1f s; pid %d\n", rep.TotalSeconds, rep.StopSeconds, rep.DropCache, rep.DropSeconds, rep.StartSeconds, rep.Pid)
+			fmt.Fprintf(w, "cold: %s\n", rep.ColdGuarantee)
+		} else {
+			fmt.Fprintf(w, "restarted in %.1f s: stop %.1f s, start %.1f s; pid %d, pool %s\n", rep.TotalSeconds, rep.StopSeconds, rep.StartSeconds, rep.Pid, units.FormatBytes(rep.PoolSize))
+		}
+		printNotes(w, rep.Stale, rep.Notes)
+		return nil
+	})
+	return cmd
+}

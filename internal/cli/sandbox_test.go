@@ -1,0 +1,120 @@
+package cli_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/innowarm/innowarm/internal/sandbox/sandboxtest"
+)
+
+func TestSandboxCommands(t *testing.T) {
+	dir := filepath.Join(sandboxtest.Dir(t), "sb")
+	cli := func(args ...string) sandboxtest.Result {
+		t.Helper()
+		return sandboxtest.CLI(t, sandboxtest.Run{}, append(args, "--dir", dir)...)
+	}
+	t.Cleanup(func() { cli("sandbox", "down", "--purge") })
+
+	r := cli("sandbox", "up", "--pool-size", "48M", "--json")
+	if r.Code != 0 {
+		t.Fatalf("up: %s", r.Stderr)
+	}
+	var up struct {
+		Up struct {
+			Action  string  `json:"action"`
+			Install float64 `json:"install_seconds"`
+			Start   float64 `json:"start_seconds"`
+			Pid     int     `json:"pid"`
+		} `json:"up"`
+		Status struct {
+			Running bool   `json:"running"`
+			Socket  string `json:"socket"`
+			Port    int    `json:"port"`
+			Pool    int64  `json:"pool_size"`
+			Flush   string `json:"flush_method"`
+		} `json:"status"`
+	}
+	sandboxtest.JSON(t, []byte(r.Stdout), &up)
+	if up.Up.Action != "created" || !up.Status.Running || up.Status.Pool != 48<<20 || up.Status.Flush != "O_DIRECT" || up.Status.Port == 0 || !strings.HasPrefix(up.Status.Socket, dir) {
+		t.Fatalf("up --json: %s", r.Stdout)
+	}
+	t.Logf("sandbox up: install %.2f s, start %.2f s", up.Up.Install, up.Up.Start)
+
+	// The server outlives the CLI process and answers on the printed socket.
+	r = sandboxtest.CLI(t, sandboxtest.Run{}, "ping", "--no-defaults", "-S", up.Status.Socket, "-u", "root")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "48 MiB") {
+		t.Fatalf("ping sandbox: %d %s %s", r.Code, r.Stdout, r.Stderr)
+	}
+
+	r = cli("sandbox", "up")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "already running") {
+		t.Errorf("second up: %s %s", r.Stdout, r.Stderr)
+	}
+
+	r = cli("sandbox", "cold-restart", "--json")
+	var cold struct {
+		Stop  float64 `json:"stop_seconds"`
+		Start float64 `json:"start_seconds"`
+		Total float64 `json:"total_seconds"`
+		Cache string  `json:"os_page_cache"`
+		Cold  string  `json:"cold"`
+		Pid   int     `json:"pid"`
+	}
+	sandboxtest.JSON(t, []byte(r.Stdout), &cold)
+	if r.Code != 0 || cold.Start <= 0 || cold.Cache == "" || cold.Cold == "" || cold.Pid == up.Up.Pid {
+		t.Fatalf("cold-restart: %s %s", r.Stdout, r.Stderr)
+	}
+	t.Logf("cold-restart: stop %.2f s, start %.2f s, total %.2f s, OS cache %s", cold.Stop, cold.Start, cold.Total, cold.Cache)
+
+	r = cli("sandbox", "cold-restart")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "cold restart in") || !strings.Contains(r.Stdout, "cold: pool empty") {
+		t.Errorf("cold-restart text: %s", r.Stdout)
+	}
+
+	r = cli("sandbox", "restart", "--pool-size", "64M")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "pool 64 MiB") {
+		t.Errorf("restart --pool-size: %s %s", r.Stdout, r.Stderr)
+	}
+
+	// A crash leaves a pid file and a socket: status says so, up clears and reports them.
+	r = cli("sandbox", "status", "--json")
+	var st struct {
+		Pid int `json:"pid"`
+	}
+	sandboxtest.JSON(t, []byte(r.Stdout), &st)
+	syscall.Kill(st.Pid, syscall.SIGKILL)
+	for i := 0; i < 200; i++ {
+		if syscall.Kill(st.Pid, 0) != nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	r = cli("sandbox", "status")
+	if !strings.Contains(r.Stdout, "stopped") || !strings.Contains(r.Stdout, "stale socket") {
+		t.Errorf("status after crash: %s", r.Stdout)
+	}
+	r = cli("sandbox", "up")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "removed stale socket") || !strings.Contains(r.Stdout, "sandbox started") {
+		t.Errorf("up after crash: %s %s", r.Stdout, r.Stderr)
+	}
+
+	r = cli("sandbox", "down")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "stopped in") {
+		t.Errorf("down: %s %s", r.Stdout, r.Stderr)
+	}
+	r = cli("sandbox", "status", "--json")
+	if !strings.Contains(r.Stdout, `"running": false`) {
+		t.Errorf("status after down: %s", r.Stdout)
+	}
+	r = cli("sandbox", "down", "--purge")
+	if r.Code != 0 {
+		t.Errorf("purge: %s", r.Stderr)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("purge left %s", dir)
+	}
+}

@@ -1,0 +1,45 @@
+package cli
+
+import (
+	"fmt"
+	"runtime"
+	"runtime/debug"
+
+	"github.com/spf13/cobra"
+)
+
+// Set at build time with -ldflags "-X github.com/innowarm/innowarm/internal/cli.version=...".
+var (
+	version = "dev"
+	commit  = ""
+)
+
+func init() { register(newVersionCmd) }
+
+func newVersionCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:     "version",
+		Short:   "Print innowarm's version",
+		Example: "  innowarm version\n  innowarm version --json",
+		RunE: run(func(cmd *cobra.Command, _ []string) error {
+			c := commit
+			if c == "" {
+				if bi, ok := debug.ReadBuildInfo(); ok {
+					for _, s := range bi.Settings {
+						if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+							c = s.Value[:12]
+						}
+					}
+				}
+			}
+			if asJSON {
+				return printJSON(cmd.OutOrStdout(), map[string]string{"version": version, "commit": c, "go": runtime.Version()})
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "innowarm %s (commit %s, %s, %s/%s)\n", version, c, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			return nil
+		}),
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	return cmd
+}

@@ -1,0 +1,403 @@
+// Package connection turns mysql-client style options (flags, environment, option files)
+// into a connection to a MariaDB or MySQL server, and gives pinned sessions whose running
+// statement is stopped server-side (KILL QUERY) when their context is cancelled.
+package connection
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/user"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/innowarm/innowarm/internal/exitcode"
+)
+
+// SSL modes, as the MySQL client names them.
+const (
+	SSLDisabled       = "DISABLED"
+	SSLPreferred      = "PREFERRED"
+	SSLRequired       = "REQUIRED"
+	SSLVerifyCA       = "VERIFY_CA"
+	SSLVerifyIdentity = "VERIFY_IDENTITY"
+)
+
+var sslModes = []string{SSLDisabled, SSLPreferred, SSLRequired, SSLVerifyCA, SSLVerifyIdentity}
+
+// DefaultSocketPaths are tried, in order, when host is localhost and no socket was given.
+var DefaultSocketPaths = []string{
+	"/run/mysqld/mysqld.sock",
+	"/var/run/mysqld/mysqld.sock",
+	"/var/lib/mysql/mysql.sock",
+	"/tmp/mysql.sock",
+}
+
+// Options is a resolved connection request.
+type Options struct {
+	Host           string
+	Port           int
+	Socket         string
+	Protocol       string // "", "TCP" or "SOCKET"
+	User           string
+	Password       string
+	PasswordPrompt bool // -p without a value, or a lone "password" in an option file
+	Database       string
+	SSLMode        string
+	SSLCA          string
+	SSLCert        string
+	SSLKey         string
+	ConnectTimeout time.Duration
+
+	// portOnCommandLine makes host=localhost use TCP, as the MariaDB client does since 10.6:
+	// the mysql client's silent fallback to the socket connects to the wrong server too often.
+	portOnCommandLine bool
+	socketGiven       bool
+
+	// Sources says where each setting came from ("flag", "env MYSQL_PWD", a file path),
+	// for error messages; it never holds values.
+	Sources map[string]string
+}
+
+// PasswordPromptSentinel is what a bare -p / --password leaves in the flag.
+const PasswordPromptSentinel = "\x01prompt"
+
+// Flags holds the raw mysql-style flags of one command.
+type Flags struct {
+	fs             *pflag.FlagSet
+	host           string
+	port           int
+	socket         string
+	protocol       string
+	user           string
+	password       string
+	database       string
+	databaseShort  string
+	sslMode        string
+	sslCA          string
+	sslCert        string
+	sslKey         string
+	connectTimeout time.Duration
+	noDefaults     bool
+	defaultsFile   string
+	extraFile      string
+}
+
+// BindFlags registers the mysql client's connection flags on fs.
+func BindFlags(fs *pflag.FlagSet) *Flags {
+	f := &Flags{fs: fs}
+	fs.StringVarP(&f.host, "host", "h", "localhost", "server host; localhost means the Unix socket, as in the mysql client")
+	fs.IntVarP(&f.port, "port", "P", 3306, "TCP port (with host localhost, giving -P switches to TCP, as the MariaDB client does)")
+	fs.StringVarP(&f.socket, "socket", "S", "", "Unix socket file (default: [client] socket= or "+DefaultSocketPaths[0]+")")
+	fs.StringVar(&f.protocol, "protocol", "", "TCP or SOCKET (default: SOCKET for localhost, else TCP)")
+	fs.StringVarP(&f.user, "user", "u", "", "user name (default: your OS user)")
+	fs.StringVarP(&f.password, "password", "p", "", "password; -p alone asks for it on the terminal without echo (or use MYSQL_PWD, ~/.my.cnf)")
+	fs.Lookup("password").NoOptDefVal = PasswordPromptSentinel
+	fs.StringVarP(&f.database, "database", "D", "", "database (schema) names, comma-separated where a command takes several")
+	fs.StringVarP(&f.databaseShort, "db", "d", "", "same as -D (the 2017 mysql-warmup tool spelled it -d)")
+	_ = fs.MarkHidden("db")
+	fs.StringVar(&f.sslMode, "ssl-mode", "", "DISABLED, PREFERRED (default), REQUIRED, VERIFY_CA or VERIFY_IDENTITY")
+	fs.StringVar(&f.sslCA, "ssl-ca", "", "CA certificate file (PEM) that signed the server's certificate")
+	fs.StringVar(&f.sslCert, "ssl-cert", "", "client certificate file (PEM)")
+	fs.StringVar(&f.sslKey, "ssl-key", "", "client private key file (PEM)")
+	fs.DurationVar(&f.connectTimeout, "connect-timeout", 10*time.Second, "how long to wait for the server to answer a connection attempt")
+	fs.BoolVar(&f.noDefaults, "no-defaults", false, "read no option files")
+	fs.StringVar(&f.defaultsFile, "defaults-file", "", "read only this option file")
+	fs.StringVar(&f.extraFile, "defaults-extra-file", "", "read this option file after the global ones")
+	return f
+}
+
+// Env reads environment variables; tests pass their own.
+type Env func(string) string
+
+// Resolve merges defaults < option files < environment < flags, scrubs a password given on
+// the command line from the process's arguments, and returns the result together with the
+// [innowarm] settings that are not connection options (for the caller's own flags).
+func (f *Flags) Resolve(env Env, home string) (Options, []OptionValue, error) {
+	if env == nil {
+		env = os.Getenv
+	}
+	o := Options{
+		Host:           "localhost",
+		Port:           3306,
+		SSLMode:        SSLPreferred,
+		ConnectTimeout: f.connectTimeout,
+		Sources:        map[string]string{},
+	}
+	o.User = defaultUser(env)
+
+	set := OptionFileSet{NoDefaults: f.noDefaults, DefaultsFile: f.defaultsFile, ExtraFile: f.extraFile, Home: home}
+	vals, err := ReadOptionFiles(set, OptionGroups)
+	if err != nil {
+		return Options{}, nil, err
+	}
+	var rest []OptionValue
+	for _, v := range vals {
+		used, err := o.applyOptionFile(v)
+		if err != nil {
+			return Options{}, nil, err
+		}
+		if !used && v.Group == "innowarm" {
+			rest = append(rest, v)
+		}
+	}
+
+	if v := env("MYSQL_HOST"); v != "" {
+		o.Host, o.Sources["host"] = v, "env MYSQL_HOST"
+	}
+	if v := env("MYSQL_TCP_PORT"); v != "" {
+		p, err := strconv.Atoi(v)
+		if err != nil {
+			return Options{}, nil, exitcode.UsageError(fmt.Errorf("MYSQL_TCP_PORT=%q is not a port number", v))
+		}
+		o.Port, o.Sources["port"] = p, "env MYSQL_TCP_PORT"
+	}
+	if v := env("MYSQL_UNIX_PORT"); v != "" {
+		o.Socket, o.socketGiven, o.Sources["socket"] = v, true, "env MYSQL_UNIX_PORT"
+	}
+	if v := env("MYSQL_PWD"); v != "" {
+		o.Password, o.PasswordPrompt, o.Sources["password"] = v, false, "env MYSQL_PWD"
+	}
+
+	changed := f.fs.Changed
+	if changed("host") {
+		o.Host, o.Sources["host"] = f.host, "flag"
+	}
+	if changed("port") {
+		o.Port, o.portOnCommandLine, o.Sources["port"] = f.port, true, "flag"
+	}
+	if changed("socket") {
+		o.Socket, o.socketGiven, o.Sources["socket"] = f.socket, true, "flag"
+	}
+	if changed("protocol") {
+		o.Protocol = f.protocol
+	}
+	if changed("user") {
+		o.User, o.Sources["user"] = f.user, "flag"
+	}
+	if changed("password") {
+		if f.password == PasswordPromptSentinel {
+			o.Password, o.PasswordPrompt = "", true
+		} else {
+			// The flag value aliases the process's argument memory, which is about to be
+			// overwritten: keep a copy.
+			o.Password, o.PasswordPrompt = strings.Clone(f.password), false
+			f.password = o.Password
+			if scrubArgs(o.Password) {
+				fmt.Fprintln(os.Stderr, "innowarm: Warning: using a password on the command line can be insecure (it is hidden from ps, but may be in your shell history): prefer -p alone, MYSQL_PWD or ~/.my.cnf")
+			}
+		}
+		o.Sources["password"] = "flag"
+	}
+	if changed("database") {
+		o.Database, o.Sources["database"] = f.database, "flag"
+	}
+	if changed("db") {
+		o.Database, o.Sources["database"] = f.databaseShort, "flag"
+	}
+	if changed("ssl-mode") {
+		o.SSLMode = f.sslMode
+	}
+	if changed("ssl-ca") {
+		o.SSLCA = f.sslCA
+	}
+	if changed("ssl-cert") {
+		o.SSLCert = f.sslCert
+	}
+	if changed("ssl-key") {
+		o.SSLKey = f.sslKey
+	}
+	if changed("connect-timeout") {
+		o.ConnectTimeout = f.connectTimeout
+	}
+	if err := o.validate(); err != nil {
+		return Options{}, nil, err
+	}
+	return o, rest, nil
+}
+
+func defaultUser(env Env) string {
+	for _, k := range []string{"USER", "LOGNAME"} {
+		if v := env(k); v != "" {
+			return v
+		}
+	}
+	if u, err := user.Current(); err == nil {
+		return u.Username
+	}
+	return ""
+}
+
+// applyOptionFile applies one [client]/[innowarm] setting; it reports false for settings
+// that are not connection options.
+func (o *Options) applyOptionFile(v OptionValue) (bool, error) {
+	bad := func(msg string) error {
+		return exitcode.UsageError(fmt.Errorf("option file %s [%s]: %s=%q: %s", v.File, v.Group, v.Key, v.Value, msg))
+	}
+	switch v.Key {
+	case "host":
+		o.Host = v.Value
+	case "port":
+		p, err := strconv.Atoi(v.Value)
+		if err != nil {
+			return true, bad("not a port number")
+		}
+		o.Port = p
+	case "socket":
+		o.Socket, o.socketGiven = v.Value, true
+	case "protocol":
+		o.Protocol = v.Value
+	case "user":
+		o.User = v.Value
+	case "password":
+		if v.Bare {
+			o.Password, o.PasswordPrompt = "", true
+		} else {
+			o.Password, o.PasswordPrompt = v.Value, false
+		}
+	case "database":
+		o.Database = v.Value
+	case "ssl-mode":
+		o.SSLMode = v.Value
+	case "ssl":
+		if v.Bare || isTrue(v.Value) {
+			o.SSLMode = SSLRequired
+		} else {
+			o.SSLMode = SSLDisabled
+		}
+	case "skip-ssl":
+		o.SSLMode = SSLDisabled
+	case "ssl-verify-server-cert":
+		if v.Bare || isTrue(v.Value) {
+			o.SSLMode = SSLVerifyIdentity
+		}
+	case "ssl-ca":
+		o.SSLCA = v.Value
+	case "ssl-cert":
+		o.SSLCert = v.Value
+	case "ssl-key":
+		o.SSLKey = v.Value
+	case "connect-timeout":
+		secs, err := strconv.Atoi(v.Value)
+		if err != nil || secs <= 0 {
+			return true, bad("expected a number of seconds")
+		}
+		o.ConnectTimeout = time.Duration(secs) * time.Second
+	default:
+		return false, nil
+	}
+	o.Sources[v.Key] = v.File
+	return true, nil
+}
+
+func isTrue(s string) bool {
+	switch strings.ToLower(s) {
+	case "1", "on", "true", "yes", "":
+		return true
+	}
+	return false
+}
+
+func (o *Options) validate() error {
+	if o.Port < 1 || o.Port > 65535 {
+		return exitcode.UsageError(fmt.Errorf("port %d is out of range 1-65535 (from %s)", o.Port, o.source("port")))
+	}
+	o.SSLMode = strings.ToUpper(strings.TrimSpace(o.SSLMode))
+	valid := false
+	for _, m := range sslModes {
+		valid = valid || o.SSLMode == m
+	}
+	if !valid {
+		return exitcode.UsageError(fmt.Errorf("--ssl-mode %q is not one of %s", o.SSLMode, strings.Join(sslModes, ", ")))
+	}
+	if o.SSLMode == SSLVerifyCA && o.SSLCA == "" {
+		return exitcode.UsageError(errors.New("--ssl-mode=VERIFY_CA needs --ssl-ca=FILE with the CA that signed the server's certificate"))
+	}
+	if (o.SSLCert == "") != (o.SSLKey == "") {
+		return exitcode.UsageError(errors.New("--ssl-cert and --ssl-key go together: give both or neither"))
+	}
+	o.Protocol = strings.ToUpper(strings.TrimSpace(o.Protocol))
+	switch o.Protocol {
+	case "", "TCP", "SOCKET":
+	default:
+		return exitcode.UsageError(fmt.Errorf("--protocol %q is not supported: use TCP or SOCKET", o.Protocol))
+	}
+	if o.ConnectTimeout <= 0 {
+		return exitcode.UsageError(errors.New("--connect-timeout must be positive"))
+	}
+	if o.User == "" {
+		return exitcode.UsageError(errors.New("no user name: pass -u USER"))
+	}
+	return nil
+}
+
+func (o *Options) source(key string) string {
+	if s, ok := o.Sources[key]; ok {
+		return s
+	}
+	return "default"
+}
+
+// UsesSocket reports whether the connection goes through a Unix socket.
+func (o Options) UsesSocket() bool {
+	switch o.Protocol {
+	case "SOCKET":
+		return true
+	case "TCP":
+		return false
+	}
+	if o.Host != "" && o.Host != "localhost" {
+		return false
+	}
+	if o.socketGiven {
+		return true
+	}
+	return !o.portOnCommandLine
+}
+
+// SocketPath is the socket to use: the one given, or the first default that exists.
+func (o Options) SocketPath() (string, error) {
+	if o.Socket != "" {
+		if _, err := os.Stat(o.Socket); err != nil {
+			return "", exitcode.UsageError(fmt.Errorf("socket %s does not exist (from %s): is the server running, and is this its socket? (SELECT @@socket on the server tells; or use -h 127.0.0.1 -P PORT for TCP)", o.Socket, o.source("socket")))
+		}
+		return o.Socket, nil
+	}
+	for _, p := range DefaultSocketPaths {
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	return "", exitcode.UsageError(fmt.Errorf("no server socket found at %s: pass -S/--socket FILE, or -h 127.0.0.1 -P PORT for TCP", strings.Join(DefaultSocketPaths, ", ")))
+}
+
+// Target describes where the connection goes, for messages.
+func (o Options) Target() string {
+	if o.UsesSocket() {
+		if p, err := o.SocketPath(); err == nil {
+			return "socket " + p
+		}
+		return "socket " + o.Socket
+	}
+	return fmt.Sprintf("%s:%d", o.Host, o.Port)
+}
+
+// ForSocket returns options for a local server reached through its socket as user, with
+// no option files involved (sandboxes, tests).
+func ForSocket(socket, user, password string) Options {
+	return Options{
+		Host: "localhost", Port: 3306, Socket: socket, socketGiven: true, User: user, Password: password,
+		SSLMode: SSLDisabled, ConnectTimeout: 10 * time.Second, Sources: map[string]string{},
+	}
+}
+
+// ForTCP returns options for host:port as user, with no option files involved.
+func ForTCP(host string, port int, user, password string) Options {
+	return Options{
+		Host: host, Port: port, Protocol: "TCP", User: user, Password: password,
+		SSLMode: SSLPreferred, ConnectTimeout: 10 * time.Second, Sources: map[string]string{},
+	}
+}

@@ -1,0 +1,111 @@
+package connection
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/innowarm/innowarm/internal/logx"
+)
+
+// Session is one pinned server connection. When the context of a statement it runs is
+// cancelled, the driver only drops the socket, and the server would keep running the
+// statement until it next writes to the client (for a COUNT(*) over a big index: its end).
+// So a Session also sends KILL QUERY for its own thread id from another connection.
+type Session struct {
+	c      *Conn
+	conn   *sql.Conn
+	id     int64
+	killed atomic.Bool
+}
+
+// NewSession pins a connection and reads its thread id.
+func (c *Conn) NewSession(ctx context.Context) (*Session, error) {
+	conn, err := c.DB.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("open session: %w", err)
+	}
+	var id int64
+	if err := conn.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&id); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("open session: %w", err)
+	}
+	return &Session{c: c, conn: conn, id: id}, nil
+}
+
+// ID is the server thread id (the Id column of SHOW PROCESSLIST).
+func (s *Session) ID() int64 { return s.id }
+
+// Killed reports whether a statement of this session was killed after a cancel.
+func (s *Session) Killed() bool { return s.killed.Load() }
+
+// guard arms a KILL QUERY for when ctx is cancelled; the returned func disarms it.
+func (s *Session) guard(ctx context.Context) func() {
+	if ctx.Done() == nil {
+		return func() {}
+	}
+	s.c.kills.Add(1)
+	var armed atomic.Bool
+	armed.Store(true)
+	stop := context.AfterFunc(ctx, func() {
+		defer s.c.kills.Done()
+		if !armed.Load() {
+			return
+		}
+		s.killed.Store(true)
+		kctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if _, err := s.c.DB.ExecContext(kctx, fmt.Sprintf("KILL QUERY %d", s.id)); err != nil {
+			logx.Warnf("could not stop statement of thread %d on the server (KILL QUERY): %v", s.id, err)
+		}
+	})
+	return func() {
+		armed.Store(false)
+		if stop() {
+			s.c.kills.Done()
+		}
+	}
+}
+
+// Exec runs a statement that returns no rows.
+func (s *Session) Exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	defer s.guard(ctx)()
+	return s.conn.ExecContext(ctx, query, args...)
+}
+
+// QueryRow runs a statement and scans its single row into dest.
+func (s *Session) QueryRow(ctx context.Context, query string, args []any, dest ...any) error {
+	defer s.guard(ctx)()
+	return s.conn.QueryRowContext(ctx, query, args...).Scan(dest...)
+}
+
+// Query runs a statement and calls each for every row while it streams; the statement stays
+// guarded until the rows are closed.
+func (s *Session) Query(ctx context.Context, query string, args []any, each func(*sql.Rows) error) error {
+	defer s.guard(ctx)()
+	rows, err := s.conn.QueryContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := each(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// Conn exposes the pinned connection for callers that manage their own statements.
+func (s *Session) Conn() *sql.Conn { return s.conn }
+
+// Close returns the connection; a session whose statement was killed is discarded.
+func (s *Session) Close() error {
+	if s.killed.Load() {
+		_ = s.conn.Raw(func(any) error { return driver.ErrBadConn })
+	}
+	return s.conn.Close()
+}

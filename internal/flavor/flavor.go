@@ -1,0 +1,321 @@
+// Package flavor is the one place that knows how MariaDB and MySQL differ: table names in
+// information_schema, how a statement gets a time limit, how the buffer-pool dump/load
+// variables behave, how a throwaway server is bootstrapped. Everything else asks a Server.
+package flavor
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Kind is the server family.
+type Kind string
+
+const (
+	MariaDB Kind = "MariaDB"
+	MySQL   Kind = "MySQL"
+)
+
+// Version is a server version number.
+type Version struct {
+	Major, Minor, Patch int
+}
+
+func (v Version) String() string { return fmt.Sprintf("%d.%d.%d", v.Major, v.Minor, v.Patch) }
+
+// AtLeast reports whether v >= major.minor.patch.
+func (v Version) AtLeast(major, minor, patch int) bool {
+	if v.Major != major {
+		return v.Major > major
+	}
+	if v.Minor != minor {
+		return v.Minor > minor
+	}
+	return v.Patch >= patch
+}
+
+var versionRe = regexp.MustCompile(`^(\d+)\.(\d+)\.(\d+)`)
+
+// ParseVersion reads VERSION() and @@version_comment (or a server binary's --version line)
+// and says which family it is. MariaDB may prefix "5.5.5-" for old clients.
+func ParseVersion(version, comment string) (Kind, Version, error) {
+	v := strings.TrimSpace(version)
+	v = strings.TrimPrefix(v, "5.5.5-")
+	m := versionRe.FindStringSubmatch(v)
+	if m == nil {
+		return "", Version{}, fmt.Errorf("cannot read server version %q", version)
+	}
+	var ver Version
+	ver.Major, _ = strconv.Atoi(m[1])
+	ver.Minor, _ = strconv.Atoi(m[2])
+	ver.Patch, _ = strconv.Atoi(m[3])
+	kind := MySQL
+	if strings.Contains(strings.ToLower(version+" "+comment), "mariadb") {
+		kind = MariaDB
+	}
+	return kind, ver, nil
+}
+
+// Probe is what Detect reads from a server: raw answers, kept apart from their interpretation
+// so that recorded fixtures of servers we cannot run here (MySQL 8) exercise the same code.
+type Probe struct {
+	Version        string            `json:"version"`
+	VersionComment string            `json:"version_comment"`
+	Variables      map[string]string `json:"variables"`
+	InfoSchema     []string          `json:"information_schema_tables"`
+}
+
+// Server describes a connected server and what it offers.
+type Server struct {
+	Kind           Kind
+	Version        Version
+	VersionString  string
+	VersionComment string
+
+	Hostname string
+	Port     int
+	ServerID string
+	// UUID is @@server_uuid on MySQL; MariaDB has none, so it is left empty and Identity()
+	// falls back to host:port.
+	UUID     string
+	Datadir  string
+	PageSize int
+	PoolSize int64
+	ReadOnly bool
+
+	// DumpFilename is @@innodb_buffer_pool_filename; DumpPct is @@innodb_buffer_pool_dump_pct.
+	DumpFilename string
+	DumpPct      int
+
+	infoSchema map[string]bool
+}
+
+// probedVariables are the @@variables Detect reads in one round trip. Each must exist on both
+// families; family-only ones are read separately.
+var probedVariables = []string{
+	"hostname", "port", "server_id", "datadir", "innodb_page_size", "innodb_buffer_pool_size",
+	"read_only", "innodb_buffer_pool_filename", "innodb_buffer_pool_dump_pct",
+}
+
+// Querier is the part of *sql.DB / *sql.Conn that Detect needs.
+type Querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// Detect reads the server's identity and capabilities.
+func Detect(ctx context.Context, q Querier) (Server, error) {
+	p := Probe{Variables: map[string]string{}}
+	cols := make([]string, 0, len(probedVariables)+2)
+	cols = append(cols, "VERSION()", "@@version_comment")
+	for _, v := range probedVariables {
+		cols = append(cols, "@@"+v)
+	}
+	vals := make([]sql.NullString, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	if err := q.QueryRowContext(ctx, "SELECT "+strings.Join(cols, ", ")).Scan(ptrs...); err != nil {
+		return Server{}, fmt.Errorf("read server variables: %w", err)
+	}
+	p.Version, p.VersionComment = vals[0].String, vals[1].String
+	for i, name := range probedVariables {
+		p.Variables[name] = vals[i+2].String
+	}
+	kind, _, err := ParseVersion(p.Version, p.VersionComment)
+	if err != nil {
+		return Server{}, err
+	}
+	if kind == MySQL {
+		var uuid sql.NullString
+		if err := q.QueryRowContext(ctx, "SELECT @@server_uuid").Scan(&uuid); err == nil {
+			p.Variables["server_uuid"] = uuid.String
+		}
+	}
+	rows, err := q.QueryContext(ctx, "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'information_schema' AND TABLE_NAME LIKE 'INNODB%'")
+	if err != nil {
+		return Server{}, fmt.Errorf("list information_schema tables: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return Server{}, err
+		}
+		p.InfoSchema = append(p.InfoSchema, name)
+	}
+	if err := rows.Err(); err != nil {
+		return Server{}, err
+	}
+	return FromProbe(p)
+}
+
+// FromProbe interprets a probe.
+func FromProbe(p Probe) (Server, error) {
+	kind, ver, err := ParseVersion(p.Version, p.VersionComment)
+	if err != nil {
+		return Server{}, err
+	}
+	s := Server{
+		Kind: kind, Version: ver, VersionString: p.Version, VersionComment: p.VersionComment,
+		Hostname:     p.Variables["hostname"],
+		ServerID:     p.Variables["server_id"],
+		UUID:         p.Variables["server_uuid"],
+		Datadir:      p.Variables["datadir"],
+		DumpFilename: p.Variables["innodb_buffer_pool_filename"],
+		infoSchema:   map[string]bool{},
+	}
+	s.Port, _ = strconv.Atoi(p.Variables["port"])
+	s.PageSize, _ = strconv.Atoi(p.Variables["innodb_page_size"])
+	if s.PageSize == 0 {
+		s.PageSize = 16384
+	}
+	s.PoolSize, _ = strconv.ParseInt(p.Variables["innodb_buffer_pool_size"], 10, 64)
+	s.DumpPct, _ = strconv.Atoi(p.Variables["innodb_buffer_pool_dump_pct"])
+	ro := strings.ToUpper(p.Variables["read_only"])
+	s.ReadOnly = ro == "1" || ro == "ON"
+	for _, t := range p.InfoSchema {
+		s.infoSchema[strings.ToUpper(t)] = true
+	}
+	return s, nil
+}
+
+func (s Server) String() string {
+	return fmt.Sprintf("%s %s", s.Kind, s.VersionString)
+}
+
+// IsMariaDB reports the family.
+func (s Server) IsMariaDB() bool { return s.Kind == MariaDB }
+
+// Identity names the server in manifests and reports: the UUID where there is one.
+func (s Server) Identity() string {
+	if s.UUID != "" {
+		return s.UUID
+	}
+	return fmt.Sprintf("%s:%d", s.Hostname, s.Port)
+}
+
+// HasInfoSchema reports whether information_schema has the named table.
+func (s Server) HasInfoSchema(table string) bool { return s.infoSchema[strings.ToUpper(table)] }
+
+// InnoDB dictionary tables in information_schema: MariaDB kept the INNODB_SYS_ names that
+// MySQL 8 replaced with its data dictionary views.
+func (s Server) dictTable(mariadb, mysql string) string {
+	if s.IsMariaDB() || !s.Version.AtLeast(8, 0, 0) {
+		return "information_schema." + mariadb
+	}
+	return "information_schema." + mysql
+}
+
+// TablesTable maps each InnoDB table (NAME "db/t" or "db/t#P#p0") to its SPACE.
+func (s Server) TablesTable() string { return s.dictTable("INNODB_SYS_TABLES", "INNODB_TABLES") }
+
+// IndexesTable lists InnoDB indexes with INDEX_ID, NAME, TABLE_ID, SPACE, PAGE_NO (root).
+func (s Server) IndexesTable() string { return s.dictTable("INNODB_SYS_INDEXES", "INNODB_INDEXES") }
+
+// TablespacesTable lists tablespaces with SPACE, NAME, PAGE_SIZE, FILE_SIZE.
+func (s Server) TablespacesTable() string {
+	return s.dictTable("INNODB_SYS_TABLESPACES", "INNODB_TABLESPACES")
+}
+
+// TablespacesListAll reports whether TablespacesTable lists every tablespace. MariaDB lists
+// only those opened since the restart, so callers must not read absence as "no such file".
+func (s Server) TablespacesListAll() bool { return !s.IsMariaDB() }
+
+// BufferPageTable and BufferPageLRUTable are the per-page views of the buffer pool.
+func (s Server) BufferPageTable() string    { return "information_schema.INNODB_BUFFER_PAGE" }
+func (s Server) BufferPageLRUTable() string { return "information_schema.INNODB_BUFFER_PAGE_LRU" }
+
+// OldExpr is a SQL expression that is 1 when the page column col says "in the old sublist":
+// MariaDB stores 0/1, MySQL 'YES'/'NO'.
+func (s Server) OldExpr(col string) string {
+	if s.IsMariaDB() {
+		return fmt.Sprintf("(COALESCE(%s, 0) = 1)", col)
+	}
+	return fmt.Sprintf("(%s = 'YES')", col)
+}
+
+// WithTimeLimit gives a SELECT a server-side time limit: MariaDB's SET STATEMENT
+// max_statement_time, MySQL's MAX_EXECUTION_TIME optimizer hint. A zero limit returns
+// the statement unchanged.
+func (s Server) WithTimeLimit(selectStmt string, limit time.Duration) string {
+	if limit <= 0 {
+		return selectStmt
+	}
+	if s.IsMariaDB() {
+		if !s.Version.AtLeast(10, 1, 2) {
+			return selectStmt
+		}
+		return fmt.Sprintf("SET STATEMENT max_statement_time=%g FOR %s", limit.Seconds(), selectStmt)
+	}
+	if !s.Version.AtLeast(5, 7, 8) {
+		return selectStmt
+	}
+	trimmed := strings.TrimLeft(selectStmt, " \t\r\n")
+	if len(trimmed) < 6 || !strings.EqualFold(trimmed[:6], "SELECT") {
+		return selectStmt
+	}
+	return fmt.Sprintf("SELECT /*+ MAX_EXECUTION_TIME(%d) */%s", limit.Milliseconds(), trimmed[6:])
+}
+
+// TimeLimitErrors are the server error numbers a statement time limit produces.
+func (s Server) TimeLimitErrors() []uint16 {
+	if s.IsMariaDB() {
+		return []uint16{1969} // ER_STATEMENT_TIMEOUT
+	}
+	return []uint16{3024} // ER_QUERY_TIMEOUT
+}
+
+// DumpFileDynamic reports whether innodb_buffer_pool_filename may be changed at runtime
+// (MySQL); on MariaDB the dump file is fixed in the datadir.
+func (s Server) DumpFileDynamic() bool { return !s.IsMariaDB() }
+
+// DumpFilePath is where the server reads and writes its buffer-pool dump.
+func (s Server) DumpFilePath() string {
+	name := s.DumpFilename
+	if name == "" {
+		name = "ib_buffer_pool"
+	}
+	if filepath.IsAbs(name) {
+		return name
+	}
+	return filepath.Join(s.Datadir, name)
+}
+
+// LoadThrottledWhenBusy reports whether the native loader slows to ~innodb_io_capacity pages/s
+// as soon as the server has other activity (MySQL, and MariaDB before 10.5's async reads).
+func (s Server) LoadThrottledWhenBusy() bool {
+	return !s.IsMariaDB() || !s.Version.AtLeast(10, 5, 0)
+}
+
+// ParallelReadThreads reports whether COUNT(*) on the clustered index is read in parallel
+// (innodb_parallel_read_threads, MySQL 8.0.14+).
+func (s Server) ParallelReadThreads() bool {
+	return s.Kind == MySQL && s.Version.AtLeast(8, 0, 14)
+}
+
+// DigestSampleText reports whether performance_schema digests carry a sample statement
+// (QUERY_SAMPLE_TEXT, MySQL 8.0.3+).
+func (s Server) DigestSampleText() bool {
+	return s.Kind == MySQL && s.Version.AtLeast(8, 0, 3)
+}
+
+// PartitionSeparator is how InnoDB names a partition's table internally: "t#P#p0"
+// (MariaDB and MySQL 5.7) or "t#p#p0" (MySQL 8).
+func (s Server) PartitionSeparator() string {
+	if s.Kind == MySQL && s.Version.AtLeast(8, 0, 0) {
+		return "#p#"
+	}
+	return "#P#"
+}
+
+// CachedIndexes reports whether information_schema.INNODB_CACHED_INDEXES (MySQL 8) gives
+// resident pages per index without walking every page of the pool.
+func (s Server) CachedIndexes() bool { return s.HasInfoSchema("INNODB_CACHED_INDEXES") }

@@ -1,0 +1,145 @@
+package flavor
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func loadFixture(t *testing.T, name string) Server {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p Probe
+	if err := json.Unmarshal(b, &p); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	s, err := FromProbe(p)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return s
+}
+
+func TestParseVersion(t *testing.T) {
+	cases := []struct {
+		version, comment string
+		kind             Kind
+		want             Version
+	}{
+		{"10.11.19-MariaDB-0+deb12u1", "Debian 12", MariaDB, Version{10, 11, 19}},
+		{"5.5.5-10.6.16-MariaDB-log", "", MariaDB, Version{10, 6, 16}},
+		{"8.0.36", "MySQL Community Server - GPL", MySQL, Version{8, 0, 36}},
+		{"8.0.35-27", "Percona Server (GPL), Release 27", MySQL, Version{8, 0, 35}},
+		{"5.7.44-log", "MySQL Community Server (GPL)", MySQL, Version{5, 7, 44}},
+		{"11.4.2-MariaDB", "mariadb.org binary distribution", MariaDB, Version{11, 4, 2}},
+		{"mariadbd  Ver 10.11.19-MariaDB-0+deb12u1 for debian-linux-gnu", "", MariaDB, Version{10, 11, 19}},
+	}
+	for _, c := range cases {
+		v := c.version
+		if i := strings.Index(v, "Ver "); i >= 0 {
+			v = v[i+4:]
+		}
+		kind, ver, err := ParseVersion(v, c.version+" "+c.comment)
+		if err != nil || kind != c.kind || ver != c.want {
+			t.Errorf("ParseVersion(%q) = %s %v %v; want %s %v", c.version, kind, ver, err, c.kind, c.want)
+		}
+	}
+	if _, _, err := ParseVersion("garbage", ""); err == nil {
+		t.Error("ParseVersion(garbage) accepted")
+	}
+}
+
+func TestFixtures(t *testing.T) {
+	cases := []struct {
+		file                                   string
+		kind                                   Kind
+		tables, indexes, spaces, partSep, old  string
+		dumpDynamic, cached, parallel, listAll bool
+	}{
+		{"mariadb-10.11.19.json", MariaDB, "information_schema.INNODB_SYS_TABLES", "information_schema.INNODB_SYS_INDEXES", "information_schema.INNODB_SYS_TABLESPACES", "#P#", "(COALESCE(IS_OLD, 0) = 1)", false, false, false, false},
+		{"mysql-8.0.36.json", MySQL, "information_schema.INNODB_TABLES", "information_schema.INNODB_INDEXES", "information_schema.INNODB_TABLESPACES", "#p#", "(IS_OLD = 'YES')", true, true, true, true},
+		{"mysql-8.4.3.json", MySQL, "information_schema.INNODB_TABLES", "information_schema.INNODB_INDEXES", "information_schema.INNODB_TABLESPACES", "#p#", "(IS_OLD = 'YES')", true, true, true, true},
+		{"percona-8.0.35.json", MySQL, "information_schema.INNODB_TABLES", "information_schema.INNODB_INDEXES", "information_schema.INNODB_TABLESPACES", "#p#", "(IS_OLD = 'YES')", true, true, true, true},
+		{"mysql-5.7.44.json", MySQL, "information_schema.INNODB_SYS_TABLES", "information_schema.INNODB_SYS_INDEXES", "information_schema.INNODB_SYS_TABLESPACES", "#P#", "(IS_OLD = 'YES')", true, false, false, true},
+	}
+	for _, c := range cases {
+		s := loadFixture(t, c.file)
+		check := func(what string, got, want any) {
+			if got != want {
+				t.Errorf("%s: %s = %v; want %v", c.file, what, got, want)
+			}
+		}
+		check("kind", s.Kind, c.kind)
+		check("TablesTable", s.TablesTable(), c.tables)
+		check("IndexesTable", s.IndexesTable(), c.indexes)
+		check("TablespacesTable", s.TablespacesTable(), c.spaces)
+		check("PartitionSeparator", s.PartitionSeparator(), c.partSep)
+		check("OldExpr", s.OldExpr("IS_OLD"), c.old)
+		check("DumpFileDynamic", s.DumpFileDynamic(), c.dumpDynamic)
+		check("CachedIndexes", s.CachedIndexes(), c.cached)
+		check("ParallelReadThreads", s.ParallelReadThreads(), c.parallel)
+		check("TablespacesListAll", s.TablespacesListAll(), c.listAll)
+		check("page size", s.PageSize, 16384)
+		check("dump path", s.DumpFilePath(), filepath.Join(strings.TrimSuffix(s.Datadir, "/"), "ib_buffer_pool"))
+		if c.kind == MySQL && s.Identity() != s.UUID {
+			t.Errorf("%s: MySQL identity should be its server_uuid, got %s", c.file, s.Identity())
+		}
+	}
+	m := loadFixture(t, "mariadb-10.11.19.json")
+	if m.Identity() != "vm:33999" {
+		t.Errorf("MariaDB identity = %s", m.Identity())
+	}
+	if m.ReadOnly {
+		t.Error("MariaDB read_only=OFF read as true")
+	}
+	if !loadFixture(t, "percona-8.0.35.json").ReadOnly {
+		t.Error("Percona read_only=1 read as false")
+	}
+}
+
+func TestWithTimeLimit(t *testing.T) {
+	m := loadFixture(t, "mariadb-10.11.19.json")
+	my := loadFixture(t, "mysql-8.0.36.json")
+	q := "SELECT COUNT(*) FROM `d`.`t`"
+	if got := m.WithTimeLimit(q, 90*time.Second); got != "SET STATEMENT max_statement_time=90 FOR "+q {
+		t.Errorf("MariaDB: %s", got)
+	}
+	if got := m.WithTimeLimit(q, 1500*time.Millisecond); got != "SET STATEMENT max_statement_time=1.5 FOR "+q {
+		t.Errorf("MariaDB fractional: %s", got)
+	}
+	if got := my.WithTimeLimit(q, 90*time.Second); got != "SELECT /*+ MAX_EXECUTION_TIME(90000) */ COUNT(*) FROM `d`.`t`" {
+		t.Errorf("MySQL: %s", got)
+	}
+	if got := my.WithTimeLimit("  select 1", time.Second); got != "SELECT /*+ MAX_EXECUTION_TIME(1000) */ 1" {
+		t.Errorf("MySQL lower-case: %s", got)
+	}
+	if got := my.WithTimeLimit("SHOW STATUS", time.Second); got != "SHOW STATUS" {
+		t.Errorf("MySQL non-SELECT must stay unchanged: %s", got)
+	}
+	if got := m.WithTimeLimit(q, 0); got != q {
+		t.Errorf("zero limit: %s", got)
+	}
+}
+
+func TestBootstrap(t *testing.T) {
+	b, err := NewBootstrap(MySQL, "/opt/mysql-8.0.36/bin/mysqld", "/tmp/d", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	joined := strings.Join(b.Args, " ")
+	if b.Path != "/opt/mysql-8.0.36/bin/mysqld" || !strings.Contains(joined, "--initialize-insecure") || !strings.Contains(joined, "--basedir=/opt/mysql-8.0.36") || !strings.Contains(joined, "--user=root") {
+		t.Errorf("MySQL bootstrap = %s %s", b.Path, joined)
+	}
+	if args := SandboxServerArgs(MySQL, Version{8, 0, 36}); strings.Join(args, " ") != "--skip-log-bin --mysqlx=OFF" {
+		t.Errorf("MySQL server args = %v", args)
+	}
+	if args := SandboxServerArgs(MariaDB, Version{10, 11, 19}); len(args) != 0 {
+		t.Errorf("MariaDB server args = %v", args)
+	}
+}

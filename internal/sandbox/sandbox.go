@@ -1,0 +1,744 @@
+// Package sandbox runs throwaway local MariaDB/MySQL servers for demos, experiments and
+// tests: a data directory of its own, --no-defaults, a free 127.0.0.1 port, a socket inside
+// the sandbox directory, root with an empty password, O_DIRECT unless asked otherwise.
+package sandbox
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/innowarm/innowarm/internal/connection"
+	"github.com/innowarm/innowarm/internal/exitcode"
+	"github.com/innowarm/innowarm/internal/flavor"
+	"github.com/innowarm/innowarm/internal/units"
+)
+
+const (
+	stateFileName = "sandbox.json"
+	stateFormat   = 1
+	// MinPoolSize is the smallest pool a sandbox accepts; the servers refuse or silently raise
+	// smaller values.
+	MinPoolSize = 8 << 20
+	// DefaultPoolSize is the pool a sandbox gets unless told otherwise.
+	DefaultPoolSize = 256 << 20
+)
+
+// Config is what `sandbox up` is asked for.
+type Config struct {
+	Dir            string
+	PoolSize       int64
+	Port           int
+	ServerBinary   string
+	BufferedIO     bool     // default O_DIRECT: a restart is then cold without dropping caches
+	DumpAtShutdown bool     // innodb_buffer_pool_dump_at_shutdown
+	LoadAtStartup  bool     // innodb_buffer_pool_load_at_startup
+	ServerArgs     []string // extra server options, e.g. --performance-schema=ON
+	// DieWithParent kills the server when the creating process dies (test harnesses).
+	DieWithParent bool
+	StartTimeout  time.Duration
+}
+
+// State is persisted in DIR/sandbox.json so that later commands find the server.
+type State struct {
+	Format         int         `json:"format"`
+	Dir            string      `json:"dir"`
+	Datadir        string      `json:"datadir"`
+	Socket         string      `json:"socket"`
+	Port           int         `json:"port"`
+	PidFile        string      `json:"pid_file"`
+	ErrorLog       string      `json:"error_log"`
+	ServerBinary   string      `json:"server_binary"`
+	Flavor         flavor.Kind `json:"flavor"`
+	ServerVersion  string      `json:"server_version"`
+	PoolSize       int64       `json:"pool_size"`
+	BufferedIO     bool        `json:"buffered_io"`
+	DumpAtShutdown bool        `json:"dump_at_shutdown"`
+	LoadAtStartup  bool        `json:"load_at_startup"`
+	ServerArgs     []string    `json:"server_args,omitempty"`
+	CreatedAt      time.Time   `json:"created_at"`
+}
+
+// Sandbox is one sandbox directory and, when this process started it, its server process.
+type Sandbox struct {
+	State
+	dieWithParent bool
+	startTimeout  time.Duration
+	proc          *os.Process
+	exited        chan struct{}
+}
+
+// DefaultDir is under the user's cache directory.
+func DefaultDir() string {
+	base, err := os.UserCacheDir()
+	if err != nil {
+		base = os.TempDir()
+	}
+	return filepath.Join(base, "innowarm", "sandbox")
+}
+
+// Open loads the sandbox in dir.
+func Open(dir string) (*Sandbox, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, exitcode.UsageError(fmt.Errorf("sandbox dir %s: %w", dir, err))
+	}
+	b, err := os.ReadFile(filepath.Join(abs, stateFileName))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, exitcode.UsageError(fmt.Errorf("no sandbox in %s: create one with 'innowarm sandbox up --dir %s'", abs, abs))
+		}
+		return nil, fmt.Errorf("read sandbox state: %w", err)
+	}
+	var st State
+	if err := json.Unmarshal(b, &st); err != nil {
+		return nil, fmt.Errorf("sandbox state %s is corrupt: %w (remove the directory and run 'sandbox up' again)", filepath.Join(abs, stateFileName), err)
+	}
+	if st.Format != stateFormat {
+		return nil, fmt.Errorf("sandbox in %s has state format %d, this innowarm reads %d", abs, st.Format, stateFormat)
+	}
+	return &Sandbox{State: st, startTimeout: 120 * time.Second}, nil
+}
+
+func (s *Sandbox) save() error {
+	b, err := json.MarshalIndent(s.State, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(s.Dir, stateFileName+".tmp")
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(s.Dir, stateFileName))
+}
+
+// UpReport says what `up` did.
+type UpReport struct {
+	Action         string   `json:"action"` // created, started, already-running
+	InstallSeconds float64  `json:"install_seconds,omitempty"`
+	StartSeconds   float64  `json:"start_seconds,omitempty"`
+	Stale          []string `json:"stale,omitempty"`
+	Notes          []string `json:"notes,omitempty"`
+	Pid            int      `json:"pid"`
+	Binary         Binary   `json:"binary"`
+}
+
+// Up creates the sandbox if needed and starts its server if it is not running.
+func Up(ctx context.Context, cfg Config) (*Sandbox, *UpReport, error) {
+	if cfg.Dir == "" {
+		cfg.Dir = DefaultDir()
+	}
+	if cfg.PoolSize == 0 {
+		cfg.PoolSize = DefaultPoolSize
+	}
+	if cfg.PoolSize < MinPoolSize {
+		return nil, nil, exitcode.UsageError(fmt.Errorf("--pool-size %s is too small: the sandbox needs at least %s", units.FormatBytes(cfg.PoolSize), units.FormatBytes(MinPoolSize)))
+	}
+	if cfg.Port < 0 || cfg.Port > 65535 {
+		return nil, nil, exitcode.UsageError(fmt.Errorf("--port %d is out of range", cfg.Port))
+	}
+	dir, err := prepareDir(cfg.Dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	rep := &UpReport{}
+	if s, err := Open(dir); err == nil {
+		s.dieWithParent = cfg.DieWithParent
+		if cfg.StartTimeout > 0 {
+			s.startTimeout = cfg.StartTimeout
+		}
+		st := s.Status(ctx)
+		rep.Binary = Binary{Path: s.ServerBinary, Kind: s.Flavor, Line: s.ServerVersion}
+		if st.Running {
+			rep.Action, rep.Pid = "already-running", st.Pid
+			if cfg.PoolSize != s.PoolSize {
+				rep.Notes = append(rep.Notes, fmt.Sprintf("already running with a %s pool; 'sandbox restart --pool-size' changes it", units.FormatBytes(s.PoolSize)))
+			}
+			return s, rep, nil
+		}
+		s.PoolSize = cfg.PoolSize
+		s.BufferedIO, s.DumpAtShutdown, s.LoadAtStartup = cfg.BufferedIO, cfg.DumpAtShutdown, cfg.LoadAtStartup
+		if cfg.ServerArgs != nil {
+			s.ServerArgs = cfg.ServerArgs
+		}
+		if cfg.Port != 0 {
+			s.Port = cfg.Port
+		}
+		start, err := s.Start(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		rep.Action, rep.StartSeconds, rep.Stale, rep.Notes, rep.Pid = "started", start.Seconds, start.Stale, append(rep.Notes, start.Notes...), start.Pid
+		return s, rep, nil
+	} else if exitcode.Of(err) != exitcode.Usage {
+		return nil, nil, err
+	}
+
+	bin, err := FindServer(ctx, cfg.ServerBinary)
+	if err != nil {
+		return nil, nil, err
+	}
+	rep.Binary = bin
+	s := &Sandbox{
+		State: State{
+			Format: stateFormat, Dir: dir, Datadir: filepath.Join(dir, "data"),
+			PidFile: filepath.Join(dir, "mysqld.pid"), ErrorLog: filepath.Join(dir, "error.log"),
+			ServerBinary: bin.Path, Flavor: bin.Kind, ServerVersion: bin.Line,
+			PoolSize: cfg.PoolSize, BufferedIO: cfg.BufferedIO, DumpAtShutdown: cfg.DumpAtShutdown,
+			LoadAtStartup: cfg.LoadAtStartup, ServerArgs: cfg.ServerArgs, Port: cfg.Port, CreatedAt: time.Now().UTC(),
+		},
+		dieWithParent: cfg.DieWithParent,
+		startTimeout:  120 * time.Second,
+	}
+	if cfg.StartTimeout > 0 {
+		s.startTimeout = cfg.StartTimeout
+	}
+	var note string
+	s.Socket, note = socketPath(dir)
+	if note != "" {
+		rep.Notes = append(rep.Notes, note)
+	}
+	t0 := time.Now()
+	if err := s.install(ctx, bin); err != nil {
+		return nil, nil, err
+	}
+	rep.InstallSeconds = time.Since(t0).Seconds()
+	if err := s.save(); err != nil {
+		return nil, nil, exitcode.UsageError(fmt.Errorf("sandbox dir %s is not writable: %w", dir, err))
+	}
+	start, err := s.Start(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	rep.Action, rep.StartSeconds, rep.Pid = "created", start.Seconds, start.Pid
+	rep.Stale, rep.Notes = start.Stale, append(rep.Notes, start.Notes...)
+	return s, rep, nil
+}
+
+func prepareDir(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", exitcode.UsageError(fmt.Errorf("sandbox dir %s: %w", dir, err))
+	}
+	notWritable := func(err error) error {
+		return exitcode.UsageError(fmt.Errorf("sandbox dir %s is not writable (%v): choose another with --dir", abs, err))
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return "", notWritable(err)
+	}
+	f, err := os.CreateTemp(abs, ".write-test-*")
+	if err != nil {
+		return "", notWritable(err)
+	}
+	f.Close()
+	os.Remove(f.Name())
+	return abs, nil
+}
+
+// socketPath keeps the socket in the sandbox dir unless that path is too long for a Unix
+// socket address (108 bytes), in which case it goes to a short per-sandbox path in /tmp.
+func socketPath(dir string) (string, string) {
+	p := filepath.Join(dir, "mysqld.sock")
+	if len(p) < 100 {
+		return p, ""
+	}
+	sum := sha1.Sum([]byte(dir))
+	short := filepath.Join(os.TempDir(), "innowarm-"+hex.EncodeToString(sum[:6])+".sock")
+	return short, fmt.Sprintf("sandbox path is too long for a Unix socket; the socket is %s", short)
+}
+
+func (s *Sandbox) install(ctx context.Context, bin Binary) error {
+	if entries, err := os.ReadDir(s.Datadir); err == nil && len(entries) > 0 {
+		return exitcode.UsageError(fmt.Errorf("%s already holds files but no sandbox state: remove it or choose another --dir", s.Datadir))
+	}
+	if err := os.MkdirAll(s.Datadir, 0o750); err != nil {
+		return exitcode.UsageError(fmt.Errorf("sandbox dir %s is not writable: %w", s.Dir, err))
+	}
+	boot, err := flavor.NewBootstrap(bin.Kind, bin.Path, s.Datadir, os.Geteuid() == 0)
+	if err != nil {
+		return exitcode.UsageError(fmt.Errorf("cannot create a %s data directory: %w: %s", bin.Kind, err, InstallHint))
+	}
+	logPath := filepath.Join(s.Dir, "install.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return exitcode.UsageError(fmt.Errorf("sandbox dir %s is not writable: %w", s.Dir, err))
+	}
+	defer logFile.Close()
+	cmd := exec.CommandContext(ctx, boot.Path, boot.Args...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.Dir = s.Dir
+	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("%s failed (%v): %s (full log: %s)", filepath.Base(boot.Path), err, lastErrorLine(logPath), logPath)
+	}
+	return nil
+}
+
+// serverArgs builds the command line of the server.
+func (s *Sandbox) serverArgs() []string {
+	onOff := func(b bool) string {
+		if b {
+			return "ON"
+		}
+		return "OFF"
+	}
+	flush := "O_DIRECT"
+	if s.BufferedIO {
+		flush = "fsync"
+	}
+	kind, ver, _ := flavor.ParseVersion(versionFromLine(s.ServerVersion), s.ServerVersion)
+	if kind == "" {
+		kind = s.Flavor
+	}
+	args := []string{
+		"--no-defaults",
+		"--datadir=" + s.Datadir,
+		"--socket=" + s.Socket,
+		"--port=" + strconv.Itoa(s.Port),
+		"--bind-address=127.0.0.1",
+		"--pid-file=" + s.PidFile,
+		"--log-error=" + s.ErrorLog,
+		"--tmpdir=" + os.TempDir(),
+		"--innodb-buffer-pool-size=" + strconv.FormatInt(s.PoolSize, 10),
+		"--innodb-flush-method=" + flush,
+		"--innodb-buffer-pool-dump-at-shutdown=" + onOff(s.DumpAtShutdown),
+		"--innodb-buffer-pool-load-at-startup=" + onOff(s.LoadAtStartup),
+		"--character-set-server=utf8mb4",
+		"--max-connections=1000",
+		"--local-infile=1",
+	}
+	args = append(args, flavor.SandboxServerArgs(kind, ver)...)
+	if os.Geteuid() == 0 {
+		args = append(args, "--user=root")
+	}
+	return append(args, s.ServerArgs...)
+}
+
+// Description names the server: "MariaDB 10.11.19-MariaDB-0+deb12u1".
+func (st State) Description() string {
+	return fmt.Sprintf("%s %s", st.Flavor, versionFromLine(st.ServerVersion))
+}
+
+func versionFromLine(line string) string {
+	if m := verRe.FindStringSubmatch(line); m != nil {
+		return m[1]
+	}
+	return line
+}
+
+// StartReport says what Start did.
+type StartReport struct {
+	Seconds float64  `json:"seconds"`
+	Pid     int      `json:"pid"`
+	Stale   []string `json:"stale,omitempty"`
+	Notes   []string `json:"notes,omitempty"`
+}
+
+// Start starts the server if it is not running and waits until it answers.
+func (s *Sandbox) Start(ctx context.Context) (StartReport, error) {
+	var rep StartReport
+	st := s.Status(ctx)
+	if st.Running {
+		rep.Pid = st.Pid
+		return rep, nil
+	}
+	rep.Stale = s.clearStale(st)
+	if s.Port == 0 || !portFree(s.Port) {
+		old := s.Port
+		p, err := freePort()
+		if err != nil {
+			return rep, fmt.Errorf("find a free port: %w", err)
+		}
+		s.Port = p
+		if old != 0 {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("port %d is taken; now using %d", old, p))
+		}
+		if err := s.save(); err != nil {
+			return rep, err
+		}
+	}
+	if err := s.save(); err != nil {
+		return rep, exitcode.UsageError(fmt.Errorf("sandbox dir %s is not writable: %w", s.Dir, err))
+	}
+	out, err := os.OpenFile(filepath.Join(s.Dir, "server.out"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return rep, exitcode.UsageError(fmt.Errorf("sandbox dir %s is not writable: %w", s.Dir, err))
+	}
+	defer out.Close()
+	errLogOffset := fileSize(s.ErrorLog)
+	t0 := time.Now()
+	cmd := exec.Command(s.ServerBinary, s.serverArgs()...)
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.Dir = s.Dir
+	// A session of its own: the user's Ctrl-C in the terminal must not reach the server.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if s.dieWithParent {
+		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	}
+	if err := cmd.Start(); err != nil {
+		return rep, fmt.Errorf("start %s: %w", s.ServerBinary, err)
+	}
+	s.proc = cmd.Process
+	s.exited = make(chan struct{})
+	go func(exited chan struct{}) { _ = cmd.Wait(); close(exited) }(s.exited)
+	rep.Pid = cmd.Process.Pid
+
+	deadline := time.Now().Add(s.startTimeout)
+	for {
+		select {
+		case <-s.exited:
+			return rep, fmt.Errorf("the %s server exited during start-up: %s (log: %s)", s.Flavor, lastErrorLineFrom(s.ErrorLog, errLogOffset), s.ErrorLog)
+		case <-ctx.Done():
+			_ = s.proc.Kill()
+			return rep, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+		if s.ping(ctx) == nil {
+			rep.Seconds = time.Since(t0).Seconds()
+			return rep, nil
+		}
+		if time.Now().After(deadline) {
+			_ = s.proc.Kill()
+			return rep, fmt.Errorf("the server did not answer within %s: %s (log: %s)", s.startTimeout, lastErrorLineFrom(s.ErrorLog, errLogOffset), s.ErrorLog)
+		}
+	}
+}
+
+func (s *Sandbox) ping(ctx context.Context) error {
+	if _, err := os.Stat(s.Socket); err != nil {
+		return err
+	}
+	o := s.ConnOptions()
+	o.ConnectTimeout = time.Second
+	cfg, err := o.Config()
+	if err != nil {
+		return err
+	}
+	c, err := net.DialTimeout("unix", cfg.Addr, time.Second)
+	if err != nil {
+		return err
+	}
+	c.Close()
+	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	conn, err := connection.Open(pctx, o)
+	if err != nil {
+		return err
+	}
+	return conn.Close()
+}
+
+// ConnOptions connects as root through the sandbox's socket.
+func (s *Sandbox) ConnOptions() connection.Options {
+	return connection.ForSocket(s.Socket, "root", "")
+}
+
+// Connect opens a connection to the sandbox server.
+func (s *Sandbox) Connect(ctx context.Context) (*connection.Conn, error) {
+	return connection.Open(ctx, s.ConnOptions())
+}
+
+// Status is what `sandbox status` reports.
+type Status struct {
+	Dir         string  `json:"dir"`
+	Running     bool    `json:"running"`
+	Pid         int     `json:"pid,omitempty"`
+	Socket      string  `json:"socket"`
+	Port        int     `json:"port"`
+	Flavor      string  `json:"flavor"`
+	Version     string  `json:"server_version"`
+	PoolSize    int64   `json:"pool_size"`
+	FlushMethod string  `json:"flush_method"`
+	UptimeSecs  float64 `json:"uptime_seconds,omitempty"`
+	StalePid    string  `json:"stale_pid_file,omitempty"`
+	StaleSocket string  `json:"stale_socket,omitempty"`
+}
+
+// Status inspects the pid file and socket without changing anything.
+func (s *Sandbox) Status(ctx context.Context) Status {
+	st := Status{Dir: s.Dir, Socket: s.Socket, Port: s.Port, Flavor: string(s.Flavor), Version: s.ServerVersion, PoolSize: s.PoolSize, FlushMethod: "O_DIRECT"}
+	if s.BufferedIO {
+		st.FlushMethod = "fsync"
+	}
+	pid := s.livePid()
+	if pid > 0 {
+		st.Running, st.Pid = true, pid
+		if fi, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err == nil {
+			st.UptimeSecs = time.Since(fi.ModTime()).Seconds()
+		}
+		return st
+	}
+	if raw, err := os.ReadFile(s.PidFile); err == nil {
+		st.StalePid = fmt.Sprintf("%s names pid %s, which is not this sandbox's server", s.PidFile, strings.TrimSpace(string(raw)))
+	}
+	if _, err := os.Stat(s.Socket); err == nil {
+		st.StaleSocket = fmt.Sprintf("%s exists but no server of this sandbox is running", s.Socket)
+	}
+	return st
+}
+
+// livePid is the pid of this sandbox's running server, or 0.
+func (s *Sandbox) livePid() int {
+	if s.proc != nil {
+		select {
+		case <-s.exited:
+		default:
+			return s.proc.Pid
+		}
+	}
+	raw, err := os.ReadFile(s.PidFile)
+	if err != nil {
+		return 0
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(raw)))
+	if err != nil || pid <= 0 {
+		return 0
+	}
+	if !alive(pid) {
+		return 0
+	}
+	// A recycled pid belongs to some other program: check it serves our data directory.
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil || !strings.Contains(string(cmdline), "--datadir="+s.Datadir) {
+		return 0
+	}
+	return pid
+}
+
+// clearStale removes a stale pid file and socket, and says so.
+func (s *Sandbox) clearStale(st Status) []string {
+	var msgs []string
+	if st.StalePid != "" {
+		os.Remove(s.PidFile)
+		msgs = append(msgs, "removed stale pid file: "+st.StalePid)
+	}
+	if st.StaleSocket != "" {
+		os.Remove(s.Socket)
+		msgs = append(msgs, "removed stale socket: "+st.StaleSocket)
+	}
+	return msgs
+}
+
+// alive reports whether pid runs and is not a zombie.
+func alive(pid int) bool {
+	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// Field 3, after "pid (comm)", is the state; Z is a zombie, X dead.
+	i := strings.LastIndexByte(string(stat), ')')
+	if i < 0 || i+2 >= len(stat) {
+		return true
+	}
+	state := stat[i+2]
+	return state != 'Z' && state != 'X'
+}
+
+// Stop shuts the server down cleanly (SIGTERM, which both servers treat as SHUTDOWN) and
+// waits for it to exit. It reports how long that took; stopping a stopped server is a no-op.
+func (s *Sandbox) Stop(ctx context.Context) (float64, error) {
+	pid := s.livePid()
+	if pid == 0 {
+		s.clearStale(s.Status(ctx))
+		return 0, nil
+	}
+	t0 := time.Now()
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return 0, fmt.Errorf("stop server pid %d: %w", pid, err)
+	}
+	// Wait for the process itself: the server removes its pid file and socket early in the
+	// shutdown, long before InnoDB has flushed and closed its files.
+	exited := func() bool {
+		if s.proc != nil && s.proc.Pid == pid {
+			select {
+			case <-s.exited:
+				return true
+			default:
+				return false
+			}
+		}
+		return !alive(pid)
+	}
+	deadline := time.Now().Add(5 * time.Minute)
+	for !exited() {
+		if time.Now().After(deadline) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			return time.Since(t0).Seconds(), fmt.Errorf("server pid %d did not shut down within 5 minutes; killed it", pid)
+		}
+		select {
+		case <-ctx.Done():
+			return time.Since(t0).Seconds(), ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	s.proc = nil
+	os.Remove(s.PidFile)
+	return time.Since(t0).Seconds(), nil
+}
+
+// Kill stops the server at once (SIGKILL), as a crash would.
+func (s *Sandbox) Kill() {
+	if pid := s.livePid(); pid > 0 {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		for s.livePid() == pid {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	s.proc = nil
+}
+
+// RestartReport gives the timings of a restart.
+type RestartReport struct {
+	StopSeconds   float64  `json:"stop_seconds"`
+	DropCache     string   `json:"os_page_cache"`
+	DropSeconds   float64  `json:"drop_cache_seconds,omitempty"`
+	StartSeconds  float64  `json:"start_seconds"`
+	TotalSeconds  float64  `json:"total_seconds"`
+	Pid           int      `json:"pid"`
+	Stale         []string `json:"stale,omitempty"`
+	Notes         []string `json:"notes,omitempty"`
+	PoolSize      int64    `json:"pool_size"`
+	ColdGuarantee string   `json:"cold,omitempty"`
+}
+
+// Restart stops and starts the server; a non-zero poolSize changes the pool first.
+func (s *Sandbox) Restart(ctx context.Context, poolSize int64) (RestartReport, error) {
+	return s.restart(ctx, poolSize, false)
+}
+
+// ColdRestart is a clean shutdown, a drop of the OS page cache when permitted, and a start:
+// the buffer pool is then empty and reads come from the disk.
+func (s *Sandbox) ColdRestart(ctx context.Context) (RestartReport, error) {
+	return s.restart(ctx, 0, true)
+}
+
+func (s *Sandbox) restart(ctx context.Context, poolSize int64, cold bool) (RestartReport, error) {
+	var rep RestartReport
+	t0 := time.Now()
+	if poolSize != 0 {
+		if poolSize < MinPoolSize {
+			return rep, exitcode.UsageError(fmt.Errorf("--pool-size %s is too small: the sandbox needs at least %s", units.FormatBytes(poolSize), units.FormatBytes(MinPoolSize)))
+		}
+		s.PoolSize = poolSize
+	}
+	stop, err := s.Stop(ctx)
+	if err != nil {
+		return rep, err
+	}
+	rep.StopSeconds = stop
+	if cold {
+		d0 := time.Now()
+		rep.DropCache = DropPageCache()
+		rep.DropSeconds = time.Since(d0).Seconds()
+		switch {
+		case rep.DropCache == "dropped":
+			rep.ColdGuarantee = "pool empty, OS page cache dropped"
+		case !s.BufferedIO:
+			rep.ColdGuarantee = "pool empty; data files use O_DIRECT, so the OS cache does not serve InnoDB reads"
+		default:
+			rep.ColdGuarantee = "pool empty, but the OS page cache may still hold data pages (buffered I/O and no permission to drop caches)"
+		}
+	}
+	start, err := s.Start(ctx)
+	if err != nil {
+		return rep, err
+	}
+	rep.StartSeconds, rep.Pid, rep.Stale, rep.Notes = start.Seconds, start.Pid, start.Stale, start.Notes
+	rep.TotalSeconds = time.Since(t0).Seconds()
+	rep.PoolSize = s.PoolSize
+	return rep, nil
+}
+
+// DropPageCache syncs and drops the OS page cache; it says "dropped" or why it could not.
+func DropPageCache() string {
+	syscall.Sync()
+	err := os.WriteFile("/proc/sys/vm/drop_caches", []byte("3\n"), 0)
+	if err == nil {
+		return "dropped"
+	}
+	if errors.Is(err, fs.ErrPermission) {
+		return "not dropped: writing /proc/sys/vm/drop_caches needs root"
+	}
+	return "not dropped: " + err.Error()
+}
+
+// Purge stops the server and removes the sandbox directory. It refuses a directory without
+// sandbox state, so it can never delete anything it did not create.
+func (s *Sandbox) Purge(ctx context.Context) error {
+	if _, err := s.Stop(ctx); err != nil {
+		return err
+	}
+	if _, err := os.Stat(filepath.Join(s.Dir, stateFileName)); err != nil {
+		return fmt.Errorf("refusing to remove %s: it holds no sandbox state", s.Dir)
+	}
+	if !strings.HasPrefix(s.Socket, s.Dir) {
+		os.Remove(s.Socket)
+	}
+	return os.RemoveAll(s.Dir)
+}
+
+func portFree(port int) bool {
+	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err != nil {
+		return false
+	}
+	l.Close()
+	return true
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func fileSize(path string) int64 {
+	if st, err := os.Stat(path); err == nil {
+		return st.Size()
+	}
+	return 0
+}
+
+func lastErrorLine(path string) string { return lastErrorLineFrom(path, 0) }
+
+// lastErrorLineFrom finds the most telling line the server logged after offset: the last
+// [ERROR] line, else the last line.
+func lastErrorLineFrom(path string, offset int64) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "no log"
+	}
+	if offset > 0 && offset <= int64(len(b)) {
+		b = b[offset:]
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.Contains(lines[i], "[ERROR]") && !strings.Contains(lines[i], "Aborting") {
+			return strings.TrimSpace(lines[i])
+		}
+	}
+	if len(lines) > 0 && lines[len(lines)-1] != "" {
+		return strings.TrimSpace(lines[len(lines)-1])
+	}
+	return "nothing logged"
+}

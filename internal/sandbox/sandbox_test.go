@@ -1,0 +1,257 @@
+package sandbox
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/innowarm/innowarm/internal/bufferpool"
+	"github.com/innowarm/innowarm/internal/exitcode"
+)
+
+// newSandbox creates a sandbox for one test and removes it even when the test fails.
+func newSandbox(t *testing.T, cfg Config) (*Sandbox, *UpReport) {
+	t.Helper()
+	if cfg.Dir == "" {
+		cfg.Dir = filepath.Join(t.TempDir(), "sb")
+	}
+	if cfg.PoolSize == 0 {
+		cfg.PoolSize = 32 << 20
+	}
+	cfg.DieWithParent = true
+	sb, rep, err := Up(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("sandbox up: %v", err)
+	}
+	t.Cleanup(func() { sb.Kill(); os.RemoveAll(sb.Dir) })
+	return sb, rep
+}
+
+func TestLifecycle(t *testing.T) {
+	ctx := context.Background()
+	sb, rep := newSandbox(t, Config{})
+	if rep.Action != "created" || rep.Pid == 0 || rep.InstallSeconds <= 0 || rep.StartSeconds <= 0 {
+		t.Fatalf("up report: %+v", rep)
+	}
+	t.Logf("install %.2fs, start %.2fs", rep.InstallSeconds, rep.StartSeconds)
+	st := sb.Status(ctx)
+	if !st.Running || st.Pid != rep.Pid || st.FlushMethod != "O_DIRECT" || !strings.HasPrefix(st.Socket, sb.Dir) {
+		t.Fatalf("status: %+v", st)
+	}
+
+	conn, err := sb.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var flush, dumpAtShutdown, loadAtStartup, bind string
+	var pool int64
+	if err := conn.DB.QueryRow("SELECT @@innodb_flush_method, @@innodb_buffer_pool_dump_at_shutdown, @@innodb_buffer_pool_load_at_startup, @@innodb_buffer_pool_size, @@bind_address").Scan(&flush, &dumpAtShutdown, &loadAtStartup, &pool, &bind); err != nil {
+		t.Fatal(err)
+	}
+	conn.Close()
+	if flush != "O_DIRECT" || dumpAtShutdown != "0" || loadAtStartup != "0" || pool != 32<<20 || bind != "127.0.0.1" {
+		t.Errorf("server settings: flush=%s dump=%s load=%s pool=%d bind=%s", flush, dumpAtShutdown, loadAtStartup, pool, bind)
+	}
+
+	// up again is idempotent.
+	again, rep2, err := Up(ctx, Config{Dir: sb.Dir, PoolSize: 32 << 20})
+	if err != nil || rep2.Action != "already-running" || again.Port != sb.Port {
+		t.Fatalf("second up: %+v %v", rep2, err)
+	}
+
+	// A second process (no *os.Process handle) stops it through the pid file.
+	other, err := Open(sb.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secs, err := other.Stop(ctx)
+	if err != nil || secs <= 0 {
+		t.Fatalf("stop: %v %v", secs, err)
+	}
+	t.Logf("stop %.2fs", secs)
+	if st := sb.Status(ctx); st.Running || st.StalePid != "" || st.StaleSocket != "" {
+		t.Fatalf("after stop: %+v", st)
+	}
+	if _, err := os.Stat(sb.Socket); err == nil {
+		t.Error("socket left after a clean stop")
+	}
+}
+
+func TestStaleFilesAreReportedAndCleared(t *testing.T) {
+	ctx := context.Background()
+	sb, _ := newSandbox(t, Config{})
+	sb.Kill() // as a crash: the pid file and socket stay behind
+	// Make the pid file name a live process that is not our server (this test process).
+	os.WriteFile(sb.PidFile, []byte(strconv.Itoa(os.Getpid())), 0o644)
+	st := sb.Status(ctx)
+	if st.Running || st.StalePid == "" || st.StaleSocket == "" {
+		t.Fatalf("stale files not detected: %+v", st)
+	}
+	rep, err := sb.Start(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Stale) != 2 {
+		t.Errorf("start should report both stale files: %+v", rep.Stale)
+	}
+	if st := sb.Status(ctx); !st.Running {
+		t.Errorf("not running after start: %+v", st)
+	}
+}
+
+func TestColdRestartEmptiesThePool(t *testing.T) {
+	ctx := context.Background()
+	sb, _ := newSandbox(t, Config{})
+	conn, err := sb.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		"CREATE DATABASE cold",
+		"CREATE TABLE cold.t (id INT PRIMARY KEY, pad CHAR(200)) SELECT seq AS id, REPEAT('x', 200) AS pad FROM cold.seq_1_to_20000",
+		"SELECT COUNT(*) FROM cold.t",
+	} {
+		if _, err := conn.DB.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	warm, err := bufferpool.ReadTotals(ctx, conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn.Close()
+	rep, err := sb.ColdRestart(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("cold restart: %+v", rep)
+	if rep.DropCache == "" || rep.ColdGuarantee == "" || rep.StopSeconds <= 0 || rep.StartSeconds <= 0 {
+		t.Errorf("report incomplete: %+v", rep)
+	}
+	conn, err = sb.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	cold, err := bufferpool.ReadTotals(ctx, conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The table is ~4 MB (250+ pages); after a cold restart only start-up pages are resident.
+	if warm.PagesData < 250 || cold.PagesData >= warm.PagesData-200 {
+		t.Errorf("pool not emptied: %d data pages before, %d after", warm.PagesData, cold.PagesData)
+	}
+	var n int
+	if err := conn.DB.QueryRow("SELECT COUNT(*) FROM cold.t").Scan(&n); err != nil || n != 20000 {
+		t.Errorf("data lost across restart: %d %v", n, err)
+	}
+}
+
+func TestRestartChangesPoolSize(t *testing.T) {
+	ctx := context.Background()
+	sb, _ := newSandbox(t, Config{})
+	rep, err := sb.Restart(ctx, 48<<20)
+	if err != nil || rep.PoolSize != 48<<20 {
+		t.Fatalf("restart: %+v %v", rep, err)
+	}
+	conn, err := sb.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if conn.Server.PoolSize != 48<<20 {
+		t.Errorf("pool = %d after restart", conn.Server.PoolSize)
+	}
+	reopened, _ := Open(sb.Dir)
+	if reopened.PoolSize != 48<<20 {
+		t.Error("new pool size not persisted")
+	}
+}
+
+func TestPurgeOnlyRemovesSandboxes(t *testing.T) {
+	ctx := context.Background()
+	sb, _ := newSandbox(t, Config{})
+	if err := sb.Purge(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(sb.Dir); err == nil {
+		t.Error("purge left the directory")
+	}
+	// A directory without sandbox state is never deleted.
+	plain := t.TempDir()
+	os.WriteFile(filepath.Join(plain, "precious"), []byte("data"), 0o644)
+	fake := &Sandbox{State: State{Dir: plain, PidFile: filepath.Join(plain, "x.pid"), Socket: filepath.Join(plain, "x.sock")}}
+	if err := fake.Purge(ctx); err == nil {
+		t.Error("purge removed a directory that holds no sandbox")
+	}
+	if _, err := os.Stat(filepath.Join(plain, "precious")); err != nil {
+		t.Error("purge deleted foreign data")
+	}
+}
+
+func TestStartFailureShowsServerError(t *testing.T) {
+	ctx := context.Background()
+	sb, _ := newSandbox(t, Config{})
+	if _, err := sb.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sb.ServerArgs = []string{"--innodb-no-such-option=1"}
+	sb.startTimeout = 30 * time.Second
+	_, err := sb.Start(ctx)
+	if err == nil || !strings.Contains(err.Error(), "exited during start-up") || !strings.Contains(err.Error(), "innodb-no-such-option") {
+		t.Errorf("start with a bad option: %v", err)
+	}
+}
+
+func TestBadConfig(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	if _, _, err := Up(ctx, Config{Dir: filepath.Join(dir, "a"), PoolSize: 1 << 20}); exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), "too small") {
+		t.Errorf("tiny pool: %v", err)
+	}
+	file := filepath.Join(dir, "file")
+	os.WriteFile(file, nil, 0o644)
+	if _, _, err := Up(ctx, Config{Dir: filepath.Join(file, "sb")}); exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), "not writable") {
+		t.Errorf("unwritable dir: %v", err)
+	}
+	if _, err := Open(filepath.Join(dir, "none")); exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), "sandbox up") {
+		t.Errorf("open missing: %v", err)
+	}
+}
+
+func TestServerNotFoundNamesThePackage(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	saved := SbinDirs
+	SbinDirs = []string{t.TempDir()}
+	defer func() { SbinDirs = saved }()
+	_, err := FindServer(context.Background(), "")
+	if exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), "apt-get install -y mariadb-server") {
+		t.Errorf("no server: %v", err)
+	}
+	_, _, err = Up(context.Background(), Config{Dir: filepath.Join(t.TempDir(), "sb")})
+	if exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), "mariadb-server") {
+		t.Errorf("up without server: %v", err)
+	}
+}
+
+func TestFindServerReadsVersion(t *testing.T) {
+	b, err := FindServer(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Kind == "" || b.Version.Major == 0 || !strings.Contains(b.Line, "Ver") {
+		t.Errorf("binary: %+v", b)
+	}
+}
+
+func TestLongDirectoryGetsShortSocket(t *testing.T) {
+	long := filepath.Join(t.TempDir(), strings.Repeat("d", 90))
+	sock, note := socketPath(long)
+	if len(sock) >= 100 || note == "" {
+		t.Errorf("socket %q (%d bytes), note %q", sock, len(sock), note)
+	}
+}
