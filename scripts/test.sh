@@ -8,7 +8,7 @@ echo "== go vet"
 $GO vet ./...
 # Packages whose tests start a sandbox import sandboxtest; the others are pure logic.
 pure=$($GO list -f '{{.ImportPath}} {{join .TestImports " "}} {{join .XTestImports " "}}' ./... |
-	awk '!/sandboxtest/ && $1 !~ /internal/sandbox$/ && NF > 1 {print $1}')
+	awk '!/sandboxtest/ && $1 !~ /internal\/sandbox$/ && NF > 1 {print $1}')
 if [ -n "$pure" ]; then
 	echo "== go test -race (packages without a server)"
 	# shellcheck disable=SC2086
