@@ -319,3 +319,30 @@ func (s Server) PartitionSeparator() string {
 // CachedIndexes reports whether information_schema.INNODB_CACHED_INDEXES (MySQL 8) gives
 // resident pages per index without walking every page of the pool.
 func (s Server) CachedIndexes() bool { return s.HasInfoSchema("INNODB_CACHED_INDEXES") }
+
+// SubpartitionSeparator follows the partition name in InnoDB's internal table name:
+// "t#P#p0#SP#p0sp0" (MariaDB, MySQL 5.7) or "t#p#p0#sp#p0sp0" (MySQL 8).
+func (s Server) SubpartitionSeparator() string {
+	if s.Kind == MySQL && s.Version.AtLeast(8, 0, 0) {
+		return "#sp#"
+	}
+	return "#SP#"
+}
+
+// IndexUsableExpr is a SQL expression over information_schema.STATISTICS that is true when
+// the optimizer may use the index, and so FORCE INDEX can scan it: MariaDB 10.6+ has
+// IGNORED indexes, MySQL 8 invisible ones.
+func (s Server) IndexUsableExpr() string {
+	switch {
+	case s.IsMariaDB() && s.Version.AtLeast(10, 6, 0):
+		return "(IGNORED = 'NO')"
+	case s.Kind == MySQL && s.Version.AtLeast(8, 0, 0):
+		return "(IS_VISIBLE = 'YES')"
+	}
+	return "1"
+}
+
+// SystemVersioning reports whether tables may keep row history (MariaDB 10.3+); a scan of
+// such a table must say FOR SYSTEM_TIME ALL, or the server filters on the hidden row_end
+// column and reads the clustered index for every secondary-index entry.
+func (s Server) SystemVersioning() bool { return s.IsMariaDB() && s.Version.AtLeast(10, 3, 4) }

@@ -1,0 +1,646 @@
+// Package catalog reads what there is to warm: the base tables of the chosen schemas, every
+// index with its columns in order and their prefix lengths, partitions and subpartitions,
+// tables whose clustered index is hidden, columns that may live on off-page LOB pages,
+// InnoDB tablespace ids and persistent-statistics sizes. What cannot be warmed (views,
+// other engines, FULLTEXT and SPATIAL indexes, ignored indexes) is listed with the reason.
+package catalog
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/innowarm/innowarm/internal/connection"
+	"github.com/innowarm/innowarm/internal/exitcode"
+	"github.com/innowarm/innowarm/internal/flavor"
+)
+
+// SystemSchemas are never selected by --all-databases or wildcards.
+var SystemSchemas = map[string]bool{"mysql": true, "information_schema": true, "performance_schema": true, "sys": true}
+
+// Filter chooses tables.
+type Filter struct {
+	Schemas []string  // -D a,b
+	All     bool      // --all-databases
+	Tables  []Pattern // --tables
+	Exclude []Pattern // --exclude
+}
+
+// Empty reports whether nothing was chosen.
+func (f Filter) Empty() bool { return len(f.Schemas) == 0 && !f.All && len(f.Tables) == 0 }
+
+// Catalog is the chosen tables and what was skipped.
+type Catalog struct {
+	Server  flavor.Server
+	Tables  []*Table
+	Skipped []Skip
+	Notes   []string
+}
+
+// Skip is something that was chosen but cannot be warmed, with the reason.
+type Skip struct {
+	Schema string `json:"schema"`
+	Table  string `json:"table"`
+	Index  string `json:"index,omitempty"`
+	Reason string `json:"reason"`
+}
+
+// Table is one base table.
+type Table struct {
+	Schema, Name    string
+	Engine          string
+	Rows            int64
+	DataLength      int64
+	IndexLength     int64
+	Columns         []*Column
+	Indexes         []*Index
+	Parts           []*Part
+	SystemVersioned bool
+}
+
+// Part is one B-tree set of a table: the whole table, a partition, or a subpartition.
+type Part struct {
+	Name         string // for PARTITION (...); "" when the table is not partitioned
+	Partition    string
+	Subpartition string
+	StatsName    string // table name in mysql.innodb_index_stats / InnoDB's internal name suffix
+	Space        uint32
+	SpaceKnown   bool
+	Rows         int64
+	DataLength   int64
+	IndexLength  int64
+}
+
+// Index is one index of a table.
+type Index struct {
+	Name      string
+	Unique    bool
+	Primary   bool
+	Clustered bool   // InnoDB's clustered index: PRIMARY, the first NOT NULL unique key, or GEN_CLUST_INDEX
+	Hidden    bool   // GEN_CLUST_INDEX: no SQL name
+	Type      string // BTREE, FULLTEXT, SPATIAL, HASH
+	Usable    bool   // the optimizer may use it (not IGNORED / invisible)
+	Columns   []IndexColumn
+	Sizes     map[string]IndexSize // by Part.Name
+}
+
+// IndexColumn is one key part.
+type IndexColumn struct {
+	Name    string // empty for a functional key part (MySQL 8)
+	SubPart int    // prefix length in characters; 0 = whole column
+	Column  *Column
+	seq     int
+}
+
+// IndexSize comes from mysql.innodb_index_stats (or an estimate when it is unreadable).
+type IndexSize struct {
+	Pages     int64 `json:"pages"`      // allocated ("size"): whole extents, and LOB pages for the clustered index
+	LeafPages int64 `json:"leaf_pages"` // B-tree leaf pages in use
+	Known     bool  `json:"known"`      // false: estimated from information_schema.TABLES
+}
+
+// Column is one table column.
+type Column struct {
+	Name        string
+	DataType    string
+	ColumnType  string
+	Collation   string
+	OctetLength int64
+	Nullable    bool
+	Generated   bool // virtual or stored generated column
+}
+
+// GenClustIndex is InnoDB's name for the hidden clustered index of a table without a key.
+const GenClustIndex = "GEN_CLUST_INDEX"
+
+// Quoted is `schema`.`table`.
+func (t *Table) Quoted() string { return QuoteTable(t.Schema, t.Name) }
+
+// FullName is schema.table for messages.
+func (t *Table) FullName() string { return t.Schema + "." + t.Name }
+
+// Clustered returns the clustered index.
+func (t *Table) Clustered() *Index {
+	for _, ix := range t.Indexes {
+		if ix.Clustered {
+			return ix
+		}
+	}
+	return nil
+}
+
+// Partitioned reports whether the table has partitions.
+func (t *Table) Partitioned() bool {
+	return len(t.Parts) > 1 || (len(t.Parts) == 1 && t.Parts[0].Name != "")
+}
+
+// LOBColumns are the columns InnoDB may store on off-page (LOB) pages: BLOB/TEXT/JSON/
+// geometry types, and variable-length columns longer than 255 bytes (DATA_BIG_COL).
+func (t *Table) LOBColumns() []*Column {
+	var out []*Column
+	for _, c := range t.Columns {
+		if c.Generated && strings.Contains(strings.ToLower(c.ColumnType), "virtual") {
+			continue
+		}
+		switch strings.ToLower(c.DataType) {
+		case "tinyblob", "blob", "mediumblob", "longblob", "tinytext", "text", "mediumtext", "longtext", "json",
+			"geometry", "point", "linestring", "polygon", "multipoint", "multilinestring", "multipolygon", "geometrycollection":
+			out = append(out, c)
+		case "varchar", "varbinary":
+			if c.OctetLength > 255 {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// Load reads the catalog for the filter.
+func Load(ctx context.Context, conn *connection.Conn, f Filter) (*Catalog, error) {
+	srv := conn.Server
+	cat := &Catalog{Server: srv}
+	schemas, err := selectSchemas(ctx, conn.DB, f)
+	if err != nil {
+		return nil, err
+	}
+	if len(schemas) == 0 {
+		return cat, nil
+	}
+	in, args := inList(schemas)
+
+	tables := map[string]*Table{}
+	key := func(schema, table string) string { return schema + "\x00" + table }
+	rows, err := conn.DB.QueryContext(ctx, `SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE, COALESCE(ENGINE, ''),
+		COALESCE(TABLE_ROWS, 0), COALESCE(DATA_LENGTH, 0), COALESCE(INDEX_LENGTH, 0)
+		FROM information_schema.TABLES WHERE TABLE_SCHEMA IN (`+in+`) ORDER BY TABLE_SCHEMA, TABLE_NAME`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list tables: %w", err)
+	}
+	for rows.Next() {
+		var t Table
+		var typ string
+		if err := rows.Scan(&t.Schema, &t.Name, &typ, &t.Engine, &t.Rows, &t.DataLength, &t.IndexLength); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		if !f.selects(t.Schema, t.Name) {
+			continue
+		}
+		switch {
+		case typ == "VIEW" || typ == "SYSTEM VIEW":
+			cat.Skipped = append(cat.Skipped, Skip{Schema: t.Schema, Table: t.Name, Reason: "view: it has no pages of its own (select its base tables instead)"})
+			continue
+		case typ == "SEQUENCE":
+			cat.Skipped = append(cat.Skipped, Skip{Schema: t.Schema, Table: t.Name, Reason: "sequence: a one-row table, read on first use"})
+			continue
+		case typ == "TEMPORARY" || typ == "LOCAL TEMPORARY":
+			continue
+		case !strings.EqualFold(t.Engine, "InnoDB"):
+			engine := t.Engine
+			if engine == "" {
+				engine = "unknown"
+			}
+			cat.Skipped = append(cat.Skipped, Skip{Schema: t.Schema, Table: t.Name, Reason: fmt.Sprintf("engine %s: not stored in the InnoDB buffer pool", engine)})
+			continue
+		}
+		t.SystemVersioned = typ == "SYSTEM VERSIONED"
+		tt := t
+		tables[key(t.Schema, t.Name)] = &tt
+		cat.Tables = append(cat.Tables, &tt)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(cat.Tables) == 0 {
+		return cat, nil
+	}
+
+	if err := loadColumns(ctx, conn.DB, in, args, tables, key); err != nil {
+		return nil, err
+	}
+	if err := loadIndexes(ctx, conn.DB, srv, in, args, tables, key, cat); err != nil {
+		return nil, err
+	}
+	if err := loadPartitions(ctx, conn.DB, srv, in, args, tables, key); err != nil {
+		return nil, err
+	}
+	if err := loadSizes(ctx, conn.DB, srv, in, args, cat); err != nil {
+		return nil, err
+	}
+	if err := loadSpaces(ctx, conn.DB, srv, cat); err != nil {
+		return nil, err
+	}
+	return cat, nil
+}
+
+func (f Filter) selects(schema, table string) bool {
+	for _, p := range f.Exclude {
+		if p.Matches(schema, table) {
+			return false
+		}
+	}
+	if len(f.Tables) == 0 {
+		return true
+	}
+	for _, p := range f.Tables {
+		if p.Matches(schema, table) {
+			return true
+		}
+	}
+	return false
+}
+
+// selectSchemas resolves -D, --all-databases and the schema parts of --tables against the
+// server's schemas; a schema named literally that does not exist is a usage error.
+func selectSchemas(ctx context.Context, db *sql.DB, f Filter) ([]string, error) {
+	if f.Empty() {
+		return nil, exitcode.UsageError(errors.New("choose what to warm: -D schema[,schema], --tables 'schema.table*' or --all-databases"))
+	}
+	rows, err := db.QueryContext(ctx, "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA")
+	if err != nil {
+		return nil, fmt.Errorf("list schemas: %w", err)
+	}
+	defer rows.Close()
+	exists := map[string]bool{}
+	var all []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return nil, err
+		}
+		exists[s] = true
+		all = append(all, s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	chosen := map[string]bool{}
+	for _, s := range f.Schemas {
+		if !exists[s] {
+			return nil, exitcode.UsageError(fmt.Errorf("unknown database %q (from -D): it does not exist or you may not see it", s))
+		}
+		chosen[s] = true
+	}
+	if f.All {
+		for _, s := range all {
+			if !SystemSchemas[s] {
+				chosen[s] = true
+			}
+		}
+	}
+	for _, p := range f.Tables {
+		if s, ok := p.literalSchema(); ok {
+			if !exists[s] {
+				return nil, exitcode.UsageError(fmt.Errorf("unknown database %q (from --tables %s)", s, p.Raw))
+			}
+			chosen[s] = true
+			continue
+		}
+		if p.Schema == "" {
+			if len(f.Schemas) == 0 && !f.All {
+				return nil, exitcode.UsageError(fmt.Errorf("--tables %s names no schema: write schema.%s or add -D schema", p.Raw, p.Table))
+			}
+			continue
+		}
+		for _, s := range all {
+			if !SystemSchemas[s] && p.Matches(s, p.Table) {
+				chosen[s] = true
+			}
+		}
+	}
+	out := make([]string, 0, len(chosen))
+	for s := range chosen {
+		out = append(out, s)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+func inList(vals []string) (string, []any) {
+	args := make([]any, len(vals))
+	for i, v := range vals {
+		args[i] = v
+	}
+	return strings.TrimSuffix(strings.Repeat("?,", len(vals)), ","), args
+}
+
+func loadColumns(ctx context.Context, db *sql.DB, in string, args []any, tables map[string]*Table, key func(string, string) string) error {
+	rows, err := db.QueryContext(ctx, `SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, DATA_TYPE, COLUMN_TYPE,
+		COALESCE(COLLATION_NAME, ''), COALESCE(CHARACTER_OCTET_LENGTH, 0), IS_NULLABLE, COALESCE(EXTRA, '')
+		FROM information_schema.COLUMNS WHERE TABLE_SCHEMA IN (`+in+`) ORDER BY TABLE_SCHEMA, TABLE_NAME, ORDINAL_POSITION`, args...)
+	if err != nil {
+		return fmt.Errorf("list columns: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var schema, table, nullable, extra string
+		var c Column
+		if err := rows.Scan(&schema, &table, &c.Name, &c.DataType, &c.ColumnType, &c.Collation, &c.OctetLength, &nullable, &extra); err != nil {
+			return err
+		}
+		t := tables[key(schema, table)]
+		if t == nil {
+			continue
+		}
+		c.Nullable = nullable == "YES"
+		lower := strings.ToLower(extra)
+		c.Generated = strings.Contains(lower, "generated") || strings.Contains(lower, "virtual") || strings.Contains(lower, "persistent")
+		if c.Generated && strings.Contains(lower, "virtual") {
+			c.ColumnType += " virtual"
+		}
+		cc := c
+		t.Columns = append(t.Columns, &cc)
+	}
+	return rows.Err()
+}
+
+func loadIndexes(ctx context.Context, db *sql.DB, srv flavor.Server, in string, args []any, tables map[string]*Table, key func(string, string) string, cat *Catalog) error {
+	rows, err := db.QueryContext(ctx, `SELECT TABLE_SCHEMA, TABLE_NAME, INDEX_NAME, NON_UNIQUE, SEQ_IN_INDEX,
+		COALESCE(COLUMN_NAME, ''), COALESCE(SUB_PART, 0), INDEX_TYPE, `+srv.IndexUsableExpr()+`
+		FROM information_schema.STATISTICS WHERE TABLE_SCHEMA IN (`+in+`)`, args...)
+	if err != nil {
+		return fmt.Errorf("list indexes: %w", err)
+	}
+	defer rows.Close()
+	// No ORDER BY: the natural order lists each table's keys in definition order, which decides
+	// InnoDB's clustered index when there is no primary key; key parts are sorted below.
+	type ixKey struct {
+		t    *Table
+		name string
+	}
+	byKey := map[ixKey]*Index{}
+	for rows.Next() {
+		var schema, table, name, col, typ string
+		var nonUnique, seq, sub int
+		var usable bool
+		if err := rows.Scan(&schema, &table, &name, &nonUnique, &seq, &col, &sub, &typ, &usable); err != nil {
+			return err
+		}
+		t := tables[key(schema, table)]
+		if t == nil {
+			continue
+		}
+		ix := byKey[ixKey{t, name}]
+		if ix == nil {
+			ix = &Index{Name: name, Unique: nonUnique == 0, Primary: name == "PRIMARY", Type: strings.ToUpper(typ), Usable: usable, Sizes: map[string]IndexSize{}}
+			byKey[ixKey{t, name}] = ix
+			t.Indexes = append(t.Indexes, ix)
+		}
+		ic := IndexColumn{Name: col, SubPart: sub}
+		for _, c := range t.Columns {
+			if c.Name == col {
+				ic.Column = c
+			}
+		}
+		ic.seq = seq
+		ix.Columns = append(ix.Columns, ic)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, ix := range byKey {
+		sort.SliceStable(ix.Columns, func(i, j int) bool { return ix.Columns[i].seq < ix.Columns[j].seq })
+	}
+	for _, t := range cat.Tables {
+		markClustered(t)
+	}
+	return nil
+}
+
+// markClustered applies InnoDB's rule: the PRIMARY KEY, else the first UNIQUE index whose
+// key parts are all NOT NULL whole columns, else a hidden GEN_CLUST_INDEX on a row id.
+func markClustered(t *Table) {
+	sort.SliceStable(t.Indexes, func(i, j int) bool { return t.Indexes[i].Primary && !t.Indexes[j].Primary })
+	for _, ix := range t.Indexes {
+		if ix.Primary {
+			ix.Clustered = true
+			return
+		}
+	}
+	// InnoDB picks the first such key in the order the table definition lists them, which
+	// information_schema does not expose; the .frm order is the creation order, and
+	// STATISTICS lists unique keys first in that order on both servers.
+	for _, ix := range t.Indexes {
+		if !ix.Unique || ix.Type != "BTREE" {
+			continue
+		}
+		ok := true
+		for _, c := range ix.Columns {
+			if c.Column == nil || c.Column.Nullable || c.SubPart != 0 || c.Column.Generated {
+				ok = false
+			}
+		}
+		if ok {
+			ix.Clustered = true
+			return
+		}
+	}
+	t.Indexes = append([]*Index{{Name: GenClustIndex, Clustered: true, Hidden: true, Type: "BTREE", Usable: true, Sizes: map[string]IndexSize{}}}, t.Indexes...)
+}
+
+func loadPartitions(ctx context.Context, db *sql.DB, srv flavor.Server, in string, args []any, tables map[string]*Table, key func(string, string) string) error {
+	rows, err := db.QueryContext(ctx, `SELECT TABLE_SCHEMA, TABLE_NAME, COALESCE(PARTITION_NAME, ''), COALESCE(SUBPARTITION_NAME, ''),
+		COALESCE(TABLE_ROWS, 0), COALESCE(DATA_LENGTH, 0), COALESCE(INDEX_LENGTH, 0)
+		FROM information_schema.PARTITIONS WHERE TABLE_SCHEMA IN (`+in+`)
+		ORDER BY TABLE_SCHEMA, TABLE_NAME, PARTITION_ORDINAL_POSITION, SUBPARTITION_ORDINAL_POSITION`, args...)
+	if err != nil {
+		return fmt.Errorf("list partitions: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var schema, table string
+		var p Part
+		if err := rows.Scan(&schema, &table, &p.Partition, &p.Subpartition, &p.Rows, &p.DataLength, &p.IndexLength); err != nil {
+			return err
+		}
+		t := tables[key(schema, table)]
+		if t == nil {
+			continue
+		}
+		switch {
+		case p.Partition == "":
+			p.StatsName = table
+		case p.Subpartition == "":
+			p.Name = p.Partition
+			p.StatsName = table + srv.PartitionSeparator() + p.Partition
+		default:
+			p.Name = p.Subpartition
+			p.StatsName = table + srv.PartitionSeparator() + p.Partition + srv.SubpartitionSeparator() + p.Subpartition
+		}
+		pp := p
+		t.Parts = append(t.Parts, &pp)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, t := range tables {
+		if len(t.Parts) == 0 {
+			t.Parts = []*Part{{StatsName: t.Name, Rows: t.Rows, DataLength: t.DataLength, IndexLength: t.IndexLength}}
+		}
+	}
+	return nil
+}
+
+// loadSizes reads mysql.innodb_index_stats; without access to it (a least-privilege user),
+// sizes are estimated from information_schema.TABLES/PARTITIONS and marked as such.
+func loadSizes(ctx context.Context, db *sql.DB, srv flavor.Server, in string, args []any, cat *Catalog) error {
+	type statKey struct{ schema, table, index string }
+	stats := map[statKey]*IndexSize{}
+	rows, err := db.QueryContext(ctx, `SELECT database_name, table_name, index_name, stat_name, stat_value
+		FROM mysql.innodb_index_stats WHERE database_name IN (`+in+`) AND stat_name IN ('size', 'n_leaf_pages')`, args...)
+	if err != nil {
+		var me *mysql.MySQLError
+		if errors.As(err, &me) && (me.Number == 1142 || me.Number == 1044 || me.Number == 1146) {
+			cat.Notes = append(cat.Notes, "cannot read mysql.innodb_index_stats ("+me.Message+"): index sizes are estimated from information_schema.TABLES")
+		} else {
+			return fmt.Errorf("read index sizes from mysql.innodb_index_stats: %w", err)
+		}
+	} else {
+		defer rows.Close()
+		for rows.Next() {
+			var k statKey
+			var stat string
+			var v int64
+			if err := rows.Scan(&k.schema, &k.table, &k.index, &stat, &v); err != nil {
+				return err
+			}
+			s := stats[k]
+			if s == nil {
+				s = &IndexSize{Known: true}
+				stats[k] = s
+			}
+			if stat == "size" {
+				s.Pages = v
+			} else {
+				s.LeafPages = v
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+	}
+	page := int64(srv.PageSize)
+	estimated := false
+	for _, t := range cat.Tables {
+		var secondaries int64
+		for _, ix := range t.Indexes {
+			if !ix.Clustered && ix.Type == "BTREE" {
+				secondaries++
+			}
+		}
+		for _, p := range t.Parts {
+			for _, ix := range t.Indexes {
+				if s, ok := stats[statKey{t.Schema, p.StatsName, ix.Name}]; ok {
+					ix.Sizes[p.Name] = *s
+					continue
+				}
+				if ix.Type == "FULLTEXT" || ix.Type == "SPATIAL" && secondaries == 0 {
+					continue
+				}
+				var bytes int64
+				if ix.Clustered {
+					bytes = p.DataLength
+				} else if secondaries > 0 {
+					bytes = p.IndexLength / secondaries
+				}
+				pages := (bytes + page - 1) / page
+				ix.Sizes[p.Name] = IndexSize{Pages: pages, LeafPages: pages}
+				estimated = true
+			}
+		}
+	}
+	if estimated && len(stats) > 0 {
+		cat.Notes = append(cat.Notes, "some indexes have no persistent statistics (STATS_PERSISTENT=0 or never analyzed): their sizes are estimated")
+	}
+	return nil
+}
+
+// loadSpaces maps every part to its InnoDB tablespace id. The dictionary writes names in the
+// server's filename character set ("my@0020db/t#P#p0"), matched here by pattern.
+func loadSpaces(ctx context.Context, db *sql.DB, srv flavor.Server, cat *Catalog) error {
+	rows, err := db.QueryContext(ctx, "SELECT NAME, SPACE FROM "+srv.TablesTable())
+	if err != nil {
+		return explainPrivilege(err, srv.TablesTable())
+	}
+	defer rows.Close()
+	type sysTable struct {
+		name  string
+		space uint32
+	}
+	var sys []sysTable
+	exact := map[string]uint32{}
+	for rows.Next() {
+		var s sysTable
+		if err := rows.Scan(&s.name, &s.space); err != nil {
+			return err
+		}
+		sys = append(sys, s)
+		exact[s.name] = s.space
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, t := range cat.Tables {
+		for _, p := range t.Parts {
+			internal := internalName(srv, t.Name, p)
+			pat := filenamePattern(t.Schema) + "/" + internal
+			if sp, ok := exact[pat]; ok && !strings.ContainsAny(pat, `\(`) {
+				p.Space, p.SpaceKnown = sp, true
+				continue
+			}
+			re, err := regexp.Compile("^" + pat + "$")
+			if err != nil {
+				continue
+			}
+			matches := 0
+			for _, s := range sys {
+				if re.MatchString(s.name) {
+					p.Space = s.space
+					matches++
+				}
+			}
+			p.SpaceKnown = matches == 1
+		}
+	}
+	return nil
+}
+
+// internalName is the regexp for the table part of InnoDB's name for p of table.
+func internalName(srv flavor.Server, table string, p *Part) string {
+	name := filenamePattern(table)
+	if p.Partition != "" {
+		name += regexp.QuoteMeta(srv.PartitionSeparator()) + filenamePattern(p.Partition)
+		if p.Subpartition != "" {
+			name += regexp.QuoteMeta(srv.SubpartitionSeparator()) + filenamePattern(p.Subpartition)
+		}
+		// MySQL 8 lower-cases partition names in the dictionary on case-insensitive setups.
+		if srv.Kind == flavor.MySQL {
+			name = "(?i:" + name + ")"
+		}
+	}
+	return name
+}
+
+// ErrNoProcess is returned when the user lacks PROCESS, which the InnoDB information_schema
+// tables require.
+var ErrNoProcess = errors.New("missing the PROCESS privilege")
+
+// explainPrivilege turns "access denied; you need PROCESS" into a one-line usage error that
+// names the grant.
+func explainPrivilege(err error, table string) error {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) && (me.Number == 1227 || me.Number == 1142) {
+		return exitcode.UsageError(fmt.Errorf("%w: reading %s needs it; ask for GRANT PROCESS ON *.* TO your user (innowarm also needs SELECT on the tables it warms)", ErrNoProcess, table))
+	}
+	return fmt.Errorf("read %s: %w", table, err)
+}
+
+// ExplainPrivilege is explainPrivilege for other packages reading InnoDB tables.
+func ExplainPrivilege(err error, table string) error { return explainPrivilege(err, table) }

@@ -1,0 +1,120 @@
+package catalog
+
+import (
+	"fmt"
+	"path"
+	"regexp"
+	"strings"
+)
+
+// QuoteIdent quotes a schema, table, index or column name for SQL: backticks, with any
+// backtick inside doubled.
+func QuoteIdent(name string) string {
+	return "`" + strings.ReplaceAll(name, "`", "``") + "`"
+}
+
+// QuoteTable is `schema`.`table`.
+func QuoteTable(schema, table string) string {
+	return QuoteIdent(schema) + "." + QuoteIdent(table)
+}
+
+// QuoteString quotes a string literal for SQL (for the few statements that cannot take
+// placeholders, such as EXPLAIN of a built statement).
+func QuoteString(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `'`, `\'`, "\x00", `\0`, "\n", `\n`, "\r", `\r`, "\x1a", `\Z`)
+	return "'" + r.Replace(s) + "'"
+}
+
+// filenameSafe are the characters InnoDB keeps as they are in its internal names; every
+// other character is written as '@' and a code (the server's "filename" character set).
+func filenameSafe(r rune) bool {
+	return r < 128 && (r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '_')
+}
+
+// lettersWithShortCode are the code-point ranges where the filename character set may use a
+// 3-character code ('@' + two characters) instead of '@' + 4 hex digits. Which letters get a
+// short code is table-driven in the server; without that table both forms are accepted.
+func lettersWithShortCode(r rune) bool {
+	return r >= 0x00C0 && r <= 0x05FF || r >= 0x1E00 && r <= 0x1FFF || r >= 0x2160 && r <= 0x217F ||
+		r >= 0x24B0 && r <= 0x24EF || r >= 0xFF20 && r <= 0xFF5F
+}
+
+// filenamePattern is a regular expression matching name as InnoDB writes it in
+// INNODB_SYS_TABLES.NAME ("db/t#P#p0"): exact for ASCII, and for letters that may have a
+// short code, either form.
+func filenamePattern(name string) string {
+	var b strings.Builder
+	for _, r := range name {
+		switch {
+		case filenameSafe(r):
+			b.WriteString(regexp.QuoteMeta(string(r)))
+		case r > 0xFFFF:
+			// Outside the BMP the server cannot store the name in a file name at all.
+			b.WriteString(`@[0-9a-f]{4}`)
+		case lettersWithShortCode(r):
+			fmt.Fprintf(&b, `(?:@%04x|@[0-9][0-9A-Za-z\x30-\x7f])`, r)
+		default:
+			fmt.Fprintf(&b, `@%04x`, r)
+		}
+	}
+	return b.String()
+}
+
+// Pattern selects tables: "db.t*", "db.*", "*.orders", or "t*" (any selected schema).
+type Pattern struct {
+	Schema string // glob; "" means any selected schema
+	Table  string // glob
+	Raw    string
+}
+
+// ParsePattern reads "schema.table" with shell-style globs (* ? [..]); a backslash escapes
+// a literal '.', '*' or '?' in names that contain them.
+func ParsePattern(s string) (Pattern, error) {
+	raw := strings.TrimSpace(s)
+	if raw == "" {
+		return Pattern{}, fmt.Errorf("empty table pattern")
+	}
+	dot := -1
+	for i := 0; i < len(raw); i++ {
+		if raw[i] == '\\' {
+			i++
+			continue
+		}
+		if raw[i] == '.' {
+			dot = i
+			break
+		}
+	}
+	p := Pattern{Raw: raw, Table: raw}
+	if dot >= 0 {
+		p.Schema, p.Table = raw[:dot], raw[dot+1:]
+	}
+	for _, g := range []string{p.Schema, p.Table} {
+		if _, err := path.Match(g, ""); err != nil {
+			return Pattern{}, fmt.Errorf("bad table pattern %q: %v", s, err)
+		}
+	}
+	if p.Table == "" {
+		return Pattern{}, fmt.Errorf("bad table pattern %q: no table part (use %s.* for a whole schema)", s, p.Schema)
+	}
+	return p, nil
+}
+
+// Matches reports whether schema.table is selected by the pattern.
+func (p Pattern) Matches(schema, table string) bool {
+	if p.Schema != "" {
+		if ok, _ := path.Match(p.Schema, schema); !ok {
+			return false
+		}
+	}
+	ok, _ := path.Match(p.Table, table)
+	return ok
+}
+
+// literalSchema returns the schema a pattern names without wildcards, if any.
+func (p Pattern) literalSchema() (string, bool) {
+	if p.Schema == "" || strings.ContainsAny(p.Schema, "*?[") {
+		return "", false
+	}
+	return strings.ReplaceAll(p.Schema, `\`, ""), true
+}

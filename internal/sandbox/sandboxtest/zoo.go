@@ -1,0 +1,101 @@
+package sandboxtest
+
+import (
+	"strings"
+	"testing"
+)
+
+// ZooSchema is the name of the schema Zoo creates: hostile on purpose (a backtick, quotes,
+// a space and non-ASCII letters), so every statement must quote it right.
+const ZooSchema = "zoo `db` \"q\" 'ü'"
+
+// Zoo tables with what makes each of them hard to warm.
+const (
+	ZooCompositePK = "composite pk"                        // PRIMARY (a, b), UNIQUE (c), KEY (b, c)
+	ZooNoPK        = "nopk"                                // hidden GEN_CLUST_INDEX, KEY (y)
+	ZooUniqueNN    = "uniq_nn"                             // no PK: UNIQUE NOT NULL (u) is the clustered index
+	ZooPrefixed    = "prefixed"                            // prefix indexes s(12), t(20)
+	ZooParts       = "parts"                               // RANGE partitions x HASH subpartitions
+	ZooHashParts   = "hparts"                              // HASH partitions
+	ZooLOBs        = "lobs"                                // rows with off-page LONGTEXT/LONGBLOB
+	ZooFulltext    = "ft"                                  // FULLTEXT index
+	ZooSpatial     = "sp"                                  // SPATIAL index
+	ZooWeird       = "we`ird \"name\" 'quoted' spaces ünï" // hostile table, column and index names
+	ZooReserved    = "select"                              // reserved words as names
+	ZooEmpty       = "empty_t"                             // no rows at all
+	ZooMyISAM      = "my"                                  // not InnoDB
+	ZooView        = "v"                                   // a view
+	ZooIgnored     = "ignored_ix"                          // an IGNORED index (MariaDB 10.6+)
+)
+
+// ZooInnoDBTables are the zoo's InnoDB tables.
+var ZooInnoDBTables = []string{ZooCompositePK, ZooNoPK, ZooUniqueNN, ZooPrefixed, ZooParts, ZooHashParts, ZooLOBs, ZooFulltext, ZooSpatial, ZooWeird, ZooReserved, ZooEmpty, ZooIgnored}
+
+func q(name string) string { return "`" + strings.ReplaceAll(name, "`", "``") + "`" }
+
+// Zoo (re)creates ZooSchema with every kind of table and index innowarm must handle, about
+// 20 MB in all, analyzes it, and drops it when the test ends. It returns the schema name.
+func Zoo(t testing.TB) string {
+	t.Helper()
+	db := q(ZooSchema)
+	tbl := func(name string) string { return db + "." + q(name) }
+	seq := func(n string) string { return db + ".seq_1_to_" + n }
+	Exec(t, "DROP DATABASE IF EXISTS "+db, "CREATE DATABASE "+db)
+	t.Cleanup(func() { dropSchema(ZooSchema) })
+	Exec(t,
+		"CREATE TABLE "+tbl(ZooCompositePK)+" (a INT NOT NULL, b VARCHAR(20) NOT NULL, c INT, payload CHAR(100), PRIMARY KEY (a, b), UNIQUE KEY uc (c), KEY kb_c (b, c))",
+		"INSERT INTO "+tbl(ZooCompositePK)+" SELECT seq DIV 3, CONCAT('b', seq MOD 3, '-', seq), seq, REPEAT('p', 100) FROM "+seq("40000"),
+
+		"CREATE TABLE "+tbl(ZooNoPK)+" (x INT, y VARCHAR(50), KEY ky (y))",
+		"INSERT INTO "+tbl(ZooNoPK)+" SELECT seq, MD5(seq) FROM "+seq("20000"),
+
+		"CREATE TABLE "+tbl(ZooUniqueNN)+" (u INT NOT NULL, v INT, UNIQUE KEY uu (u), KEY kv (v))",
+		"INSERT INTO "+tbl(ZooUniqueNN)+" SELECT seq, seq MOD 97 FROM "+seq("20000"),
+
+		"CREATE TABLE "+tbl(ZooPrefixed)+" (id INT PRIMARY KEY, s VARCHAR(500), t TEXT, KEY ks (s(12)), KEY kt (t(20)))",
+		"INSERT INTO "+tbl(ZooPrefixed)+" SELECT seq, REPEAT(MD5(seq), 4), REPEAT(MD5(seq + 1), 3) FROM "+seq("15000"),
+
+		"CREATE TABLE "+tbl(ZooParts)+" (id INT NOT NULL, d DATE NOT NULL, v INT, PRIMARY KEY (id, d), KEY kv (v)) "+
+			"PARTITION BY RANGE (YEAR(d)) SUBPARTITION BY HASH (id) SUBPARTITIONS 2 "+
+			"(PARTITION p2023 VALUES LESS THAN (2024), PARTITION pmax VALUES LESS THAN MAXVALUE)",
+		"INSERT INTO "+tbl(ZooParts)+" SELECT seq, DATE_ADD('2023-06-01', INTERVAL seq MOD 400 DAY), seq MOD 1000 FROM "+seq("30000"),
+
+		"CREATE TABLE "+tbl(ZooHashParts)+" (id INT PRIMARY KEY, w INT, KEY kw (w)) PARTITION BY HASH (id) PARTITIONS 3",
+		"INSERT INTO "+tbl(ZooHashParts)+" SELECT seq, seq * 7 MOD 1000 FROM "+seq("15000"),
+
+		"CREATE TABLE "+tbl(ZooLOBs)+" (id INT PRIMARY KEY, body LONGTEXT, bin LONGBLOB, small VARCHAR(1000)) ROW_FORMAT=DYNAMIC",
+		"INSERT INTO "+tbl(ZooLOBs)+" SELECT seq, REPEAT(MD5(seq), 1500), REPEAT(UNHEX(MD5(seq)), 1000), MD5(seq) FROM "+seq("120"),
+
+		"CREATE TABLE "+tbl(ZooFulltext)+" (id INT PRIMARY KEY, doc TEXT, FULLTEXT KEY fdoc (doc))",
+		"INSERT INTO "+tbl(ZooFulltext)+" SELECT seq, CONCAT('word', seq, ' other', seq MOD 10) FROM "+seq("2000"),
+
+		"CREATE TABLE "+tbl(ZooSpatial)+" (id INT PRIMARY KEY, g GEOMETRY NOT NULL, SPATIAL KEY sg (g))",
+		"INSERT INTO "+tbl(ZooSpatial)+" SELECT seq, POINT(seq, seq) FROM "+seq("2000"),
+
+		"CREATE TABLE "+tbl(ZooWeird)+" ("+q("sel`ect")+" INT PRIMARY KEY, "+q("from")+" VARCHAR(30), KEY "+q("in dex ü")+" ("+q("from")+"))",
+		"INSERT INTO "+tbl(ZooWeird)+" SELECT seq, CONCAT('f', seq) FROM "+seq("5000"),
+
+		"CREATE TABLE "+tbl(ZooReserved)+" ("+q("order")+" INT PRIMARY KEY, "+q("group")+" INT, KEY "+q("key")+" ("+q("group")+"))",
+		"INSERT INTO "+tbl(ZooReserved)+" SELECT seq, seq MOD 50 FROM "+seq("5000"),
+
+		"CREATE TABLE "+tbl(ZooEmpty)+" (id INT PRIMARY KEY, z INT, KEY kz (z))",
+		"CREATE TABLE "+tbl(ZooMyISAM)+" (id INT PRIMARY KEY) ENGINE=MyISAM",
+		"INSERT INTO "+tbl(ZooMyISAM)+" SELECT seq FROM "+seq("100"),
+		"CREATE VIEW "+tbl(ZooView)+" AS SELECT * FROM "+tbl(ZooReserved),
+
+		"CREATE TABLE "+tbl(ZooIgnored)+" (id INT PRIMARY KEY, qq INT, KEY kq (qq) IGNORED)",
+		"INSERT INTO "+tbl(ZooIgnored)+" SELECT seq, seq FROM "+seq("3000"),
+	)
+	var tables []string
+	for _, name := range ZooInnoDBTables {
+		tables = append(tables, tbl(name))
+	}
+	Exec(t, "ANALYZE TABLE "+strings.Join(tables, ", "))
+	return ZooSchema
+}
+
+func dropSchema(name string) {
+	if conn != nil {
+		_, _ = conn.DB.Exec("DROP DATABASE IF EXISTS " + q(name))
+	}
+}
