@@ -1,0 +1,323 @@
+package bufferpool
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/innowarm/innowarm/internal/catalog"
+	"github.com/innowarm/innowarm/internal/connection"
+)
+
+// Page types that hold B-tree nodes, and those that hold off-page column data.
+var (
+	indexPageTypes = map[string]bool{"INDEX": true, "RTREE_INDEX": true, "SDI_INDEX": true}
+	lobPageTypes   = map[string]bool{
+		"BLOB": true, "COMPRESSED_BLOB": true, "COMPRESSED_BLOB2": true, "LOB_FIRST": true, "LOB_DATA": true,
+		"LOB_INDEX": true, "ZLOB_FIRST": true, "ZLOB_DATA": true, "ZLOB_INDEX": true, "ZLOB_FRAG": true, "ZLOB_FRAG_ENTRY": true,
+		"SDI_BLOB": true, "SDI_COMPRESSED_BLOB": true,
+	}
+)
+
+// UnknownIndex names resident B-tree pages whose index the server could not name.
+const UnknownIndex = "(unknown index)"
+
+// IndexResidency is what the pool holds of one index of one table part.
+type IndexResidency struct {
+	Schema    string `json:"schema"`
+	Table     string `json:"table"`
+	Partition string `json:"partition,omitempty"`
+	Index     string `json:"index"`
+	Clustered bool   `json:"clustered,omitempty"`
+	Resident  int64  `json:"resident_pages"`
+	Old       int64  `json:"old_pages"`
+	Dirty     int64  `json:"dirty_pages"`
+	// LOB pages belong to the clustered index's allocation but are counted apart.
+	LOBResident int64 `json:"lob_resident_pages,omitempty"`
+	// LeafPages and SizePages come from the catalog (persistent statistics); Known is false
+	// for estimates and for indexes not in the catalog.
+	LeafPages int64   `json:"leaf_pages"`
+	SizePages int64   `json:"size_pages"`
+	LOBPages  int64   `json:"lob_pages_estimate,omitempty"`
+	Known     bool    `json:"size_known"`
+	Coverage  float64 `json:"coverage"` // resident B-tree pages / leaf pages, at most 1
+	Space     uint32  `json:"space"`
+}
+
+// Residency is the pool's content by index, plus the pool totals.
+type Residency struct {
+	Totals  Totals           `json:"totals"`
+	Indexes []IndexResidency `json:"indexes"`
+	// Other counts data pages not attributed to any index: system and undo pages, page-type
+	// bookkeeping pages of tables, spaces of tables outside the selection.
+	Other        int64   `json:"other_pages"`
+	Selected     int64   `json:"selected_pages"` // pages of the catalog's tables
+	ReadSeconds  float64 `json:"read_seconds"`
+	OpenedTables int     `json:"opened_tables,omitempty"`
+}
+
+type pageGroup struct {
+	space      uint32
+	table      string
+	index      string
+	pageType   string
+	pages, old int64
+	dirty      int64
+}
+
+// ReadOptions shape Read's answer.
+type ReadOptions struct {
+	// IncludeZero lists catalog indexes with no resident page too.
+	IncludeZero bool
+	// OnlyCatalog leaves out the system tables' indexes, which are otherwise listed by name.
+	OnlyCatalog bool
+}
+
+// Read aggregates information_schema.INNODB_BUFFER_PAGE by tablespace and index and maps it
+// onto the catalog. Pages of tables the server has not opened since its restart carry no
+// names; Read opens those tables (SELECT ... LIMIT 0 reads no rows) and reads again, so
+// their pages are attributed to the right index.
+func Read(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, o ReadOptions) (*Residency, error) {
+	includeZero := o.IncludeZero
+	t0 := time.Now()
+	spaces := map[uint32]spaceOwner{}
+	if cat != nil {
+		for _, t := range cat.Tables {
+			for _, p := range t.Parts {
+				if p.SpaceKnown && p.Space != 0 {
+					spaces[p.Space] = spaceOwner{t, p}
+				}
+			}
+		}
+	}
+	groups, err := readGroups(ctx, conn)
+	if err != nil {
+		return nil, err
+	}
+	opened := 0
+	if unnamed := tablesWithUnnamedPages(groups, spaces); len(unnamed) > 0 {
+		for _, t := range unnamed {
+			if _, err := conn.DB.ExecContext(ctx, "SELECT * FROM "+t.Quoted()+" LIMIT 0"); err != nil {
+				return nil, fmt.Errorf("open %s to attribute its pages: %w", t.FullName(), err)
+			}
+			opened++
+		}
+		if groups, err = readGroups(ctx, conn); err != nil {
+			return nil, err
+		}
+	}
+	totals, err := ReadTotals(ctx, conn)
+	if err != nil {
+		return nil, err
+	}
+	res := &Residency{Totals: totals, OpenedTables: opened}
+	type key struct {
+		space uint32
+		index string
+	}
+	byKey := map[key]*IndexResidency{}
+	get := func(space uint32, owner spaceOwner, index string) *IndexResidency {
+		k := key{space, index}
+		if r := byKey[k]; r != nil {
+			return r
+		}
+		r := &IndexResidency{Schema: owner.t.Schema, Table: owner.t.Name, Partition: owner.p.Name, Index: index, Space: space}
+		byKey[k] = r
+		return r
+	}
+	for _, g := range groups {
+		owner, inCatalog := spaces[g.space]
+		switch {
+		case !inCatalog:
+			if g.table != "" && indexPageTypes[g.pageType] {
+				schema, table, part := ParseTableName(g.table)
+				if cat == nil || (catalog.SystemSchemas[schema] && !o.OnlyCatalog) {
+					k := key{g.space, g.index}
+					r := byKey[k]
+					if r == nil {
+						r = &IndexResidency{Schema: schema, Table: table, Partition: part, Index: g.index, Space: g.space}
+						byKey[k] = r
+					}
+					r.Resident += g.pages
+					r.Old += g.old
+					r.Dirty += g.dirty
+					continue
+				}
+			}
+			res.Other += g.pages
+		case indexPageTypes[g.pageType]:
+			name := g.index
+			if name == "" {
+				name = UnknownIndex
+			}
+			r := get(g.space, owner, name)
+			r.Resident += g.pages
+			r.Old += g.old
+			r.Dirty += g.dirty
+			res.Selected += g.pages
+		case lobPageTypes[g.pageType]:
+			clustered := owner.t.Clustered()
+			r := get(g.space, owner, clustered.Name)
+			r.LOBResident += g.pages
+			r.Old += g.old
+			r.Dirty += g.dirty
+			res.Selected += g.pages
+		default:
+			res.Other += g.pages
+			res.Selected += g.pages
+		}
+	}
+	if cat != nil {
+		for _, t := range cat.Tables {
+			for _, p := range t.Parts {
+				for _, ix := range t.Indexes {
+					if ix.Type == "FULLTEXT" {
+						continue
+					}
+					k := key{p.Space, ix.Name}
+					r := byKey[k]
+					if r == nil {
+						if !includeZero || !p.SpaceKnown {
+							continue
+						}
+						r = get(p.Space, spaceOwner{t, p}, ix.Name)
+					}
+					sz := ix.Sizes[p.Name]
+					r.LeafPages, r.SizePages, r.Known, r.Clustered = sz.LeafPages, sz.Pages, sz.Known, ix.Clustered
+					// LOB pages are allocated to the clustered index but are not leaf pages; what
+					// is left after the leaves (minus the slack of partly used extents) is them.
+					if extra := sz.Pages - sz.LeafPages; ix.Clustered && len(t.LOBColumns()) > 0 && extra > max(8, sz.Pages/20) {
+						r.LOBPages = extra
+					}
+				}
+			}
+		}
+	}
+	for _, r := range byKey {
+		r.Coverage = coverage(r.Resident, r.LeafPages)
+		res.Indexes = append(res.Indexes, *r)
+	}
+	sort.Slice(res.Indexes, func(i, j int) bool {
+		a, b := res.Indexes[i], res.Indexes[j]
+		if a.Resident+a.LOBResident != b.Resident+b.LOBResident {
+			return a.Resident+a.LOBResident > b.Resident+b.LOBResident
+		}
+		return a.Schema+"\x00"+a.Table+"\x00"+a.Partition+"\x00"+a.Index < b.Schema+"\x00"+b.Table+"\x00"+b.Partition+"\x00"+b.Index
+	})
+	res.ReadSeconds = time.Since(t0).Seconds()
+	return res, nil
+}
+
+// coverage is resident B-tree pages over leaf pages: the non-leaf pages a full index also
+// has are few (well under 1%), so a complete index reads as 100%.
+func coverage(resident, leaf int64) float64 {
+	if leaf <= 0 {
+		if resident > 0 {
+			return 1
+		}
+		return 0
+	}
+	c := float64(resident) / float64(leaf)
+	if c > 1 {
+		c = 1
+	}
+	return c
+}
+
+type spaceOwner struct {
+	t *catalog.Table
+	p *catalog.Part
+}
+
+func readGroups(ctx context.Context, conn *connection.Conn) ([]pageGroup, error) {
+	srv := conn.Server
+	sess, err := conn.NewSession(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer sess.Close()
+	q := fmt.Sprintf(`SELECT /* innowarm:inspect */ SPACE, COALESCE(TABLE_NAME, ''), COALESCE(INDEX_NAME, ''), PAGE_TYPE,
+		COUNT(*), SUM(%s), SUM(OLDEST_MODIFICATION > 0)
+		FROM %s WHERE PAGE_STATE = 'FILE_PAGE' GROUP BY SPACE, TABLE_NAME, INDEX_NAME, PAGE_TYPE`,
+		srv.OldExpr("IS_OLD"), srv.BufferPageTable())
+	var out []pageGroup
+	err = sess.Query(ctx, q, nil, func(rows *sql.Rows) error {
+		var g pageGroup
+		if err := rows.Scan(&g.space, &g.table, &g.index, &g.pageType, &g.pages, &g.old, &g.dirty); err != nil {
+			return err
+		}
+		out = append(out, g)
+		return nil
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, catalog.ExplainPrivilege(err, srv.BufferPageTable())
+	}
+	return out, nil
+}
+
+func tablesWithUnnamedPages(groups []pageGroup, spaces map[uint32]spaceOwner) []*catalog.Table {
+	seen := map[*catalog.Table]bool{}
+	var out []*catalog.Table
+	for _, g := range groups {
+		if g.index != "" || !indexPageTypes[g.pageType] {
+			continue
+		}
+		if o, ok := spaces[g.space]; ok && !seen[o.t] {
+			seen[o.t] = true
+			out = append(out, o.t)
+		}
+	}
+	return out
+}
+
+// ParseTableName reads INNODB_BUFFER_PAGE.TABLE_NAME: "`db`.`t`", with
+// " /* Partition `p0` */" (and a subpartition) for partitions; backticks inside names are
+// doubled.
+func ParseTableName(s string) (schema, table, partition string) {
+	parts := readQuoted(s)
+	if len(parts) > 0 {
+		schema = parts[0]
+	}
+	if len(parts) > 1 {
+		table = parts[1]
+	}
+	if len(parts) > 2 {
+		partition = parts[len(parts)-1]
+	}
+	if len(parts) == 0 && strings.Contains(s, "/") {
+		schema, table, _ = strings.Cut(s, "/")
+	}
+	return schema, table, partition
+}
+
+// readQuoted returns every backtick-quoted name in s, in order.
+func readQuoted(s string) []string {
+	var out []string
+	for i := 0; i < len(s); i++ {
+		if s[i] != '`' {
+			continue
+		}
+		var b strings.Builder
+		j := i + 1
+		for ; j < len(s); j++ {
+			if s[j] == '`' {
+				if j+1 < len(s) && s[j+1] == '`' {
+					b.WriteByte('`')
+					j++
+					continue
+				}
+				break
+			}
+			b.WriteByte(s[j])
+		}
+		out = append(out, b.String())
+		i = j
+	}
+	return out
+}

@@ -1,0 +1,209 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/jedib0t/go-pretty/v6/table"
+	"github.com/jedib0t/go-pretty/v6/text"
+	"github.com/spf13/cobra"
+
+	"github.com/innowarm/innowarm/internal/bufferpool"
+	"github.com/innowarm/innowarm/internal/catalog"
+	"github.com/innowarm/innowarm/internal/connection"
+	"github.com/innowarm/innowarm/internal/units"
+)
+
+func init() { register(newInspectCmd) }
+
+type inspectOptions struct {
+	sel    selectionFlags
+	top    int
+	by     string
+	asJSON bool
+	zero   bool
+}
+
+func newInspectCmd() *cobra.Command {
+	var o inspectOptions
+	cmd := &cobra.Command{
+		Use:   "inspect",
+		Short: "Show what the buffer pool holds now, per schema/table/partition/index, as % resident",
+		Long: `inspect reads information_schema.INNODB_BUFFER_PAGE and reports, per index of each table
+(and partition), the pages resident, the index's leaf pages from persistent statistics, the
+share resident, the share in the old LRU sublist, and off-page LOB pages; then the pool
+totals (size, free, data, dirty pages, hit rate since start-up).
+
+Without a selection it lists every index with resident pages; with -D/--tables it lists
+every index of the selected tables, resident or not. It needs the PROCESS privilege.
+Reading the page list costs about 0.05 s per 256 MiB of pool.`,
+		Example: `  innowarm inspect -u admin -p --top 20
+  innowarm inspect -D shop --tables 'shop.order*' --by table
+  innowarm inspect -S /run/mysqld/mysqld.sock -D shop --json`,
+	}
+	cf := addConnFlags(cmd)
+	o.sel.bind(cmd)
+	cmd.Flags().IntVar(&o.top, "top", 0, "show only the N rows with the most resident pages")
+	cmd.Flags().StringVar(&o.by, "by", "index", "group rows by index, table or schema")
+	cmd.Flags().BoolVar(&o.zero, "with-empty", false, "also list indexes with no resident page when no tables are selected")
+	cmd.Flags().BoolVar(&o.asJSON, "json", false, "print as JSON")
+	cmd.RunE = run(func(cmd *cobra.Command, _ []string) error {
+		opts, err := cf.resolve(cmd)
+		if err != nil {
+			return err
+		}
+		if o.by != "index" && o.by != "table" && o.by != "schema" {
+			return usagef("--by %q: use index, table or schema", o.by)
+		}
+		if o.top < 0 {
+			return usagef("--top must be positive")
+		}
+		f, err := o.sel.filter(&opts)
+		if err != nil {
+			return err
+		}
+		conn, err := connection.Open(cmd.Context(), opts)
+		if err != nil {
+			return err
+		}
+		defer conn.Close()
+		selected := !f.Empty()
+		if !selected {
+			f.All = true
+		}
+		cat, err := catalog.Load(cmd.Context(), conn, f)
+		if err != nil {
+			return err
+		}
+		res, err := bufferpool.Read(cmd.Context(), conn, cat, bufferpool.ReadOptions{IncludeZero: selected || o.zero, OnlyCatalog: selected})
+		if err != nil {
+			return err
+		}
+		rows := groupResidency(res.Indexes, o.by)
+		if o.top > 0 && len(rows) > o.top {
+			rows = rows[:o.top]
+		}
+		if o.asJSON {
+			return printJSON(cmd.OutOrStdout(), map[string]any{
+				"server": conn.Server.String(), "by": o.by, "rows": rows, "totals": res.Totals,
+				"selected_pages": res.Selected, "other_pages": res.Other, "read_seconds": res.ReadSeconds,
+				"skipped": cat.Skipped, "notes": cat.Notes,
+			})
+		}
+		printResidency(cmd.OutOrStdout(), rows, res, int64(conn.Server.PageSize), o.by)
+		for _, n := range cat.Notes {
+			fmt.Fprintf(cmd.OutOrStdout(), "note: %s\n", n)
+		}
+		return nil
+	})
+	return cmd
+}
+
+// groupResidency sums index rows into table or schema rows.
+func groupResidency(rows []bufferpool.IndexResidency, by string) []bufferpool.IndexResidency {
+	if by == "index" {
+		return rows
+	}
+	sums := map[string]*bufferpool.IndexResidency{}
+	var order []string
+	for _, r := range rows {
+		k := r.Schema
+		g := bufferpool.IndexResidency{Schema: r.Schema, Known: true}
+		if by == "table" {
+			k += "\x00" + r.Table
+			g.Table = r.Table
+		}
+		s := sums[k]
+		if s == nil {
+			s = &g
+			sums[k] = s
+			order = append(order, k)
+		}
+		s.Resident += r.Resident
+		s.Old += r.Old
+		s.Dirty += r.Dirty
+		s.LOBResident += r.LOBResident
+		s.LeafPages += r.LeafPages
+		s.SizePages += r.SizePages
+		s.LOBPages += r.LOBPages
+		s.Known = s.Known && r.Known
+	}
+	out := make([]bufferpool.IndexResidency, 0, len(order))
+	for _, k := range order {
+		s := sums[k]
+		if s.LeafPages > 0 {
+			s.Coverage = min(1, float64(s.Resident)/float64(s.LeafPages))
+		}
+		out = append(out, *s)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		return out[i].Resident+out[i].LOBResident > out[j].Resident+out[j].LOBResident
+	})
+	return out
+}
+
+func pct(part, whole int64) string {
+	if whole <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", 100*float64(part)/float64(whole))
+}
+
+func printResidency(w io.Writer, rows []bufferpool.IndexResidency, res *bufferpool.Residency, pageSize int64, by string) {
+	t := table.NewWriter()
+	t.SetOutputMirror(w)
+	t.SetStyle(table.StyleLight)
+	t.Style().Format.Header = text.FormatDefault
+	header := table.Row{"schema"}
+	if by != "schema" {
+		header = append(header, "table")
+	}
+	if by == "index" {
+		header = append(header, "partition", "index")
+	}
+	header = append(header, "resident", "leaf pages", "resident %", "old %", "LOB resident", "MiB")
+	t.AppendHeader(header)
+	for _, r := range rows {
+		row := table.Row{r.Schema}
+		if by != "schema" {
+			row = append(row, r.Table)
+		}
+		if by == "index" {
+			row = append(row, r.Partition, r.Index)
+		}
+		leaf := fmt.Sprint(r.LeafPages)
+		if !r.Known && r.LeafPages > 0 {
+			leaf = "~" + leaf
+		}
+		if r.LeafPages == 0 && !r.Known {
+			leaf = "-"
+		}
+		cov := "-"
+		if r.LeafPages > 0 || r.Resident > 0 {
+			cov = fmt.Sprintf("%.1f%%", 100*r.Coverage)
+		}
+		lob := "-"
+		if r.LOBResident > 0 || r.LOBPages > 0 {
+			lob = fmt.Sprintf("%d of ~%d", r.LOBResident, r.LOBPages)
+		}
+		row = append(row, r.Resident, leaf, cov, pct(r.Old, r.Resident+r.LOBResident), lob,
+			fmt.Sprintf("%.1f", float64((r.Resident+r.LOBResident)*pageSize)/(1<<20)))
+		t.AppendRow(row)
+	}
+	n := len(header)
+	cfg := make([]table.ColumnConfig, 0, 6)
+	for i := n - 6; i < n; i++ {
+		cfg = append(cfg, table.ColumnConfig{Number: i + 1, Align: text.AlignRight})
+	}
+	t.SetColumnConfigs(cfg)
+	t.Render()
+	tot := res.Totals
+	fmt.Fprintf(w, "buffer pool: %s = %d pages: %d free, %d data (%d of the tables listed), %d dirty, %d old; hit rate %.2f%% since start-up\n",
+		units.FormatBytes(tot.PoolBytes), tot.PagesTotal, tot.PagesFree, tot.PagesData, res.Selected, tot.PagesDirty, tot.PagesOld, 100*tot.HitRate)
+	fmt.Fprintf(w, "read in %.2f s", res.ReadSeconds)
+	if res.OpenedTables > 0 {
+		fmt.Fprintf(w, " (opened %d tables to name their pages; no rows read)", res.OpenedTables)
+	}
+	fmt.Fprintln(w)
+}
