@@ -346,3 +346,11 @@ func (s Server) IndexUsableExpr() string {
 // such a table must say FOR SYSTEM_TIME ALL, or the server filters on the hidden row_end
 // column and reads the clustered index for every secondary-index entry.
 func (s Server) SystemVersioning() bool { return s.IsMariaDB() && s.Version.AtLeast(10, 3, 4) }
+
+// SchemaComments reports whether CREATE SCHEMA takes a COMMENT, shown as SCHEMA_COMMENT in
+// information_schema.SCHEMATA (MariaDB 10.5+).
+func (s Server) SchemaComments() bool { return s.IsMariaDB() && s.Version.AtLeast(10, 5, 0) }
+
+// SequenceEngine reports whether the Sequence engine's seq_1_to_N tables exist (MariaDB
+// 10.0.3+), so rows can be generated server-side with INSERT ... SELECT.
+func (s Server) SequenceEngine() bool { return s.IsMariaDB() && s.Version.AtLeast(10, 0, 3) }
