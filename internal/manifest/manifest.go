@@ -1,0 +1,177 @@
+// Package manifest is innowarm's portable buffer-pool manifest: a versioned, line-oriented
+// UTF-8 text file (gzip when the name ends in .gz) that `innowarm snapshot` writes and
+// `warm --from` / `inspect --manifest` read. Unlike InnoDB's own ib_buffer_pool dump
+// (space_id,page_no lines), it names every page's schema, table, partition and index, so a
+// reader can resolve the pages on another server whose tablespace ids differ.
+//
+// The file is written in one streaming pass, so what is only known at the end (entry and
+// object counts, capture duration, the SHA-256 of everything before it) goes in a trailer
+// line; a file without its trailer is therefore always recognisably truncated. The format
+// is described in docs/manifest-format.md.
+//
+// Reading: Open/NewReader stream entries with no allocation per entry; Verify checks a whole
+// file without keeping its entries; Load/Read keep everything in memory and return only a
+// fully valid manifest. A caller that acts on entries while streaming must Verify first:
+// corruption near the end of a file is only found at the end.
+package manifest
+
+import (
+	"fmt"
+	"math/bits"
+	"time"
+
+	"github.com/innowarm/innowarm/internal/flavor"
+	"github.com/innowarm/innowarm/internal/units"
+)
+
+// FormatVersion is the format this package writes and the newest it reads.
+const FormatVersion = 1
+
+// magic starts the first line of every manifest, followed by the format version.
+const magic = "innowarm-manifest"
+
+// Page sizes InnoDB supports for innodb_page_size; a header outside them is refused.
+const (
+	MinPageSize = 4 << 10
+	MaxPageSize = 64 << 10
+)
+
+// Header describes the capture. The Writer fills Entries, Objects, CaptureDuration and
+// SHA256 when it finishes; the Reader fills them from the trailer, so they are only set
+// once a whole file has been read.
+type Header struct {
+	FormatVersion int `json:"format_version"`
+	// ServerID identifies the source server: @@server_uuid, or host:port where the server
+	// has none (MariaDB); see flavor.Server.Identity.
+	ServerID      string      `json:"server_id"`
+	Hostname      string      `json:"hostname"`
+	Flavor        flavor.Kind `json:"flavor"`
+	ServerVersion string      `json:"server_version"`
+	PageSize      int         `json:"page_size"`
+	PoolBytes     int64       `json:"pool_bytes"`
+	PoolPages     int64       `json:"pool_pages"`
+	// CapturedAt is when the capture started, stored in UTC to the second.
+	CapturedAt  time.Time `json:"captured_at"`
+	ToolVersion string    `json:"tool_version"`
+
+	Entries         int64         `json:"entries"`
+	Objects         int64         `json:"objects"`
+	CaptureDuration time.Duration `json:"capture_duration_ns"`
+	// SHA256 is the hex digest of the uncompressed file up to the trailer's " sha256=".
+	SHA256 string `json:"sha256"`
+}
+
+// HeaderFor fills a header from a detected server. PoolPages is the configured pool size in
+// pages; a caller that read Innodb_buffer_pool_pages_total may overwrite it.
+func HeaderFor(s flavor.Server, capturedAt time.Time, toolVersion string) Header {
+	h := Header{
+		FormatVersion: FormatVersion,
+		ServerID:      s.Identity(),
+		Hostname:      s.Hostname,
+		Flavor:        s.Kind,
+		ServerVersion: s.VersionString,
+		PageSize:      s.PageSize,
+		PoolBytes:     s.PoolSize,
+		CapturedAt:    capturedAt,
+		ToolVersion:   toolVersion,
+	}
+	if s.PageSize > 0 {
+		h.PoolPages = s.PoolSize / int64(s.PageSize)
+	}
+	return h
+}
+
+// validPageSize reports whether n is a power of two InnoDB can use as innodb_page_size.
+func validPageSize(n int) bool {
+	return n >= MinPageSize && n <= MaxPageSize && bits.OnesCount(uint(n)) == 1
+}
+
+// Object is one thing pages belong to: an index of a table (or of one partition), or for
+// pages that carry no index (off-page BLOB/LOB pages, which InnoDB attributes only to the
+// tablespace) the table itself with an empty Index. Readers resolve it by name.
+type Object struct {
+	// SpaceID is the tablespace id on the source server. It is informational: ids differ
+	// between servers, so readers resolve objects by name, not by id.
+	SpaceID uint32 `json:"space_id"`
+	// PageType is INNODB_BUFFER_PAGE_LRU.PAGE_TYPE: INDEX, BLOB, LOB_DATA, RTREE_INDEX, ...
+	PageType string `json:"page_type"`
+	Schema   string `json:"schema"`
+	Table    string `json:"table"`
+	// Partition is the partition, or for subpartitioned tables the subpartition, whose
+	// tablespace holds the page (subpartition names are unique within a table); empty for
+	// unpartitioned tables.
+	Partition string `json:"partition,omitempty"`
+	// Index is empty for pages that belong to no index (BLOB/LOB pages).
+	Index string `json:"index,omitempty"`
+}
+
+func (o Object) String() string {
+	s := fmt.Sprintf("%s.%s", o.Schema, o.Table)
+	if o.Partition != "" {
+		s += " partition " + o.Partition
+	}
+	if o.Index != "" {
+		s += " index " + o.Index
+	}
+	return s + " (" + o.PageType + ")"
+}
+
+// Entry is one page in the source server's buffer pool. It is 16 bytes in memory, so a
+// 33M-page (512 GiB) pool fits in about 530 MB.
+type Entry struct {
+	// Object is the index of the page's object in the manifest's object list.
+	Object uint32 `json:"object"`
+	// Page is the page number within the object's tablespace.
+	Page uint32 `json:"page"`
+	// LRU is INNODB_BUFFER_PAGE_LRU.LRU_POSITION: 0 is the most recently used page. With
+	// several buffer pool instances each has its own list, so positions may repeat.
+	LRU uint32 `json:"lru"`
+	// Old is set for pages in the old sublist (IS_OLD), the first to be evicted.
+	Old bool `json:"old"`
+}
+
+// PageCount is the number of young and old pages of one object.
+type PageCount struct {
+	Young int64 `json:"young"`
+	Old   int64 `json:"old"`
+}
+
+// Pages is young + old.
+func (c PageCount) Pages() int64 { return c.Young + c.Old }
+
+// Summary is everything about a manifest except its entries: what Verify returns, and what
+// inspect shows.
+type Summary struct {
+	// Name is the file name the manifest was read from ("stdin" for -), used in errors.
+	Name    string   `json:"name"`
+	Header  Header   `json:"header"`
+	Objects []Object `json:"objects"`
+	// Counts[i] counts the pages of Objects[i].
+	Counts []PageCount `json:"counts"`
+}
+
+// Manifest is a whole manifest in memory.
+type Manifest struct {
+	Summary
+	Entries []Entry `json:"entries"`
+}
+
+// CheckPageSize refuses a manifest captured with another innodb_page_size than the target
+// server's: page numbers would point at the wrong bytes.
+func (s *Summary) CheckPageSize(serverPageSize int) error {
+	return checkPageSize(s.Name, s.Header, serverPageSize)
+}
+
+// CheckPageSize is Summary.CheckPageSize for a streaming reader: the header is known as
+// soon as Open returns, so a mismatch is refused before the body is read.
+func (r *Reader) CheckPageSize(serverPageSize int) error {
+	return checkPageSize(r.name, r.header, serverPageSize)
+}
+
+func checkPageSize(name string, h Header, serverPageSize int) error {
+	if h.PageSize == serverPageSize {
+		return nil
+	}
+	return formatError(name, ErrPageSize, 0, "manifest was captured with %s pages, this server uses %s: capture a manifest on a server with the same innodb_page_size",
+		units.FormatBytes(int64(h.PageSize)), units.FormatBytes(int64(serverPageSize)))
+}

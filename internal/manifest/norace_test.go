@@ -1,0 +1,5 @@
+//go:build !race
+
+package manifest
+
+const raceEnabled = false

@@ -1,0 +1,502 @@
+package manifest
+
+import (
+	"bufio"
+	"bytes"
+	"compress/flate"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"math"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/innowarm/innowarm/internal/flavor"
+)
+
+// maxLine bounds one line (and so the reader's memory): object names are at most 64
+// characters, 768 bytes fully escaped, so only a damaged file comes near it.
+const maxLine = 64 << 10
+
+var trailerPrefix = []byte("end ")
+
+// Reader streams a manifest's entries. NewReader has read and checked the magic line and
+// header when it returns; object lines are taken in as they come; the trailer (counts and
+// checksum) is checked when Next reaches it and returns io.EOF. Any problem is returned as
+// a one-line usage error, and every later call returns the same error.
+type Reader struct {
+	name    string
+	br      *bufio.Reader
+	gz      *gzip.Reader
+	file    io.Closer
+	sum     hash.Hash
+	header  Header
+	objects []Object
+	known   map[Object]uint32 // to refuse an object defined twice
+	entries int64
+	line    int64
+
+	pending    Entry // the first entry, read while looking for the end of the header
+	hasPending bool
+	done       bool // the trailer was read and verified
+	err        error
+}
+
+// NewReader reads a manifest from src, plain or gzip (recognised by its content, not its
+// name). name is used in error messages.
+func NewReader(src io.Reader, name string) (*Reader, error) {
+	r := &Reader{name: name, sum: sha256.New(), known: map[Object]uint32{}}
+	outer := bufio.NewReaderSize(src, maxLine)
+	head, _ := outer.Peek(2)
+	if len(head) == 1 && head[0] == 0x1f {
+		return nil, r.fail(ErrTruncated, 0, "the file ends inside the gzip header")
+	}
+	if len(head) == 2 && head[0] == 0x1f && head[1] == 0x8b {
+		gz, err := gzip.NewReader(outer)
+		if err != nil {
+			return nil, r.readError(err)
+		}
+		r.gz = gz
+		r.br = bufio.NewReaderSize(gz, maxLine)
+	} else {
+		r.br = outer
+	}
+	if err := r.readMagic(); err != nil {
+		return nil, err
+	}
+	if err := r.readHeader(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// Name is the name given to NewReader or Open.
+func (r *Reader) Name() string { return r.name }
+
+// Header is the header; its counts and checksum are set once Next has returned io.EOF.
+func (r *Reader) Header() Header { return r.header }
+
+// Objects are the objects defined so far: all of them once Next has returned io.EOF.
+// Entries returned by Next only refer to objects already in the list.
+func (r *Reader) Objects() []Object { return r.objects }
+
+// Close releases the file opened by Open (not a reader given to NewReader).
+func (r *Reader) Close() error {
+	var err error
+	if r.gz != nil {
+		err = r.gz.Close()
+	}
+	if r.file != nil {
+		if cerr := r.file.Close(); err == nil {
+			err = cerr
+		}
+	}
+	return err
+}
+
+// Next returns the next entry, or io.EOF after the trailer has been read and verified.
+func (r *Reader) Next() (Entry, error) {
+	if r.hasPending {
+		r.hasPending = false
+		return r.pending, nil
+	}
+	for {
+		if r.err != nil {
+			return Entry{}, r.err
+		}
+		if r.done {
+			return Entry{}, io.EOF
+		}
+		line, err := r.nextLine()
+		if err == io.EOF {
+			return Entry{}, r.fail(ErrTruncated, 0, "no trailer after %d entries (line %d): the write was interrupted or the file was cut", r.entries, r.line)
+		}
+		if err != nil {
+			return Entry{}, err
+		}
+		e, isEntry, err := r.bodyLine(line)
+		if err != nil {
+			return Entry{}, err
+		}
+		if isEntry {
+			return e, nil
+		}
+	}
+}
+
+// fail records the first problem; every later call returns it.
+func (r *Reader) fail(kind error, line int64, format string, args ...any) error {
+	if r.err == nil {
+		r.err = formatError(r.name, kind, line, format, args...)
+	}
+	return r.err
+}
+
+// readError classifies an error from the file or the gzip stream.
+func (r *Reader) readError(err error) error {
+	if r.err != nil {
+		return r.err
+	}
+	var corrupt flate.CorruptInputError
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return r.fail(ErrTruncated, 0, "the compressed data ends early (after line %d)", r.line)
+	case errors.Is(err, gzip.ErrHeader), errors.Is(err, gzip.ErrChecksum), errors.As(err, &corrupt):
+		return r.fail(ErrCorrupt, 0, "gzip: %v (after line %d)", err, r.line)
+	}
+	// An I/O error says nothing about the manifest: a runtime failure, not bad input.
+	r.err = fmt.Errorf("manifest %s: read: %w", r.name, err)
+	return r.err
+}
+
+// nextLine returns the next line without its newline, hashing it unless it is the trailer
+// (parseTrailer hashes the part of it the checksum covers).
+// It returns io.EOF only at a clean end of input (after a newline).
+func (r *Reader) nextLine() ([]byte, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
+	raw, err := r.br.ReadSlice('\n')
+	if err != nil {
+		switch {
+		case err == io.EOF && len(raw) == 0:
+			return nil, io.EOF
+		case err == io.EOF:
+			return nil, r.fail(ErrTruncated, r.line+1, "the last line is incomplete")
+		case err == bufio.ErrBufferFull:
+			return nil, r.fail(ErrCorrupt, r.line+1, "line longer than %d bytes", maxLine)
+		default:
+			return nil, r.readError(err)
+		}
+	}
+	r.line++
+	if !bytes.HasPrefix(raw, trailerPrefix) {
+		r.sum.Write(raw)
+	}
+	return raw[:len(raw)-1], nil
+}
+
+// ibBufferPoolLine matches InnoDB's own dump format, to say so when someone passes one.
+var ibBufferPoolLine = regexp.MustCompile(`^\d+,\s*\d+\r?\n?$`)
+
+func (r *Reader) readMagic() error {
+	raw, err := r.br.ReadSlice('\n')
+	want := []byte(magic + " ")
+	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
+		return r.readError(err)
+	}
+	if err != nil { // no complete first line
+		switch {
+		case len(raw) == 0:
+			return r.fail(ErrTruncated, 0, "the file is empty")
+		case err == io.EOF && (bytes.HasPrefix(want, raw) || bytes.HasPrefix(raw, want)):
+			return r.fail(ErrTruncated, 1, "the file ends inside the first line")
+		case !bytes.HasPrefix(raw, want):
+			return r.fail(ErrNotManifest, 0, "it does not start with %q", magic)
+		default:
+			return r.fail(ErrCorrupt, 1, "line longer than %d bytes", maxLine)
+		}
+	}
+	r.line = 1
+	r.sum.Write(raw)
+	line := raw[:len(raw)-1]
+	if !bytes.HasPrefix(line, want) {
+		hint := ""
+		if ibBufferPoolLine.Match(raw) {
+			hint = " (this looks like InnoDB's own ib_buffer_pool dump; innowarm snapshot writes manifests)"
+		}
+		return r.fail(ErrNotManifest, 0, "first line is %s, not %q%s", quoteFragment(line), magic+" VERSION", hint)
+	}
+	v := line[len(want):]
+	version, perr := strconv.Atoi(string(v))
+	if perr != nil || version < 1 || !isDigits(v) {
+		return r.fail(ErrCorrupt, 1, "bad format version %s", quoteFragment(v))
+	}
+	if version > FormatVersion {
+		return r.fail(ErrVersion, 0, "the file is format version %d, this innowarm reads up to version %d: upgrade innowarm", version, FormatVersion)
+	}
+	r.header.FormatVersion = version
+	return nil
+}
+
+var headerKey = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+
+// isBodyLine tells the first line after the header: an entry, an object or the trailer.
+func isBodyLine(line []byte) bool {
+	return (len(line) > 0 && line[0] >= '0' && line[0] <= '9') ||
+		bytes.HasPrefix(line, []byte("object ")) || bytes.HasPrefix(line, trailerPrefix)
+}
+
+func (r *Reader) readHeader() error {
+	seen := map[string]bool{}
+	for {
+		line, err := r.nextLine()
+		if err == io.EOF {
+			return r.fail(ErrTruncated, 0, "the file ends inside the header (line %d)", r.line)
+		}
+		if err != nil {
+			return err
+		}
+		if isBodyLine(line) {
+			if err := r.checkHeader(seen); err != nil {
+				return err
+			}
+			e, isEntry, err := r.bodyLine(line)
+			if err != nil {
+				return err
+			}
+			r.pending, r.hasPending = e, isEntry
+			return nil
+		}
+		key, value, ok := bytes.Cut(line, []byte(" "))
+		if !ok || !headerKey.Match(key) {
+			return r.fail(ErrCorrupt, r.line, "malformed header line %s (want: KEY VALUE)", quoteFragment(line))
+		}
+		if seen[string(key)] {
+			return r.fail(ErrCorrupt, r.line, "header field %s given twice", key)
+		}
+		seen[string(key)] = true
+		if err := r.headerField(string(key), value); err != nil {
+			return err
+		}
+	}
+}
+
+// headerField stores one header value. Unknown keys are skipped (after checking they are
+// well formed) so that a later version can add fields that older readers may ignore.
+func (r *Reader) headerField(key string, raw []byte) error {
+	value, err := parseField(raw)
+	if err != nil {
+		return r.fail(ErrCorrupt, r.line, "header field %s: %v", key, err)
+	}
+	bad := func(what string) error {
+		return r.fail(ErrCorrupt, r.line, "header field %s: %s %s", key, what, quoteFragment(raw))
+	}
+	h := &r.header
+	switch key {
+	case "server_id":
+		h.ServerID = value
+	case "hostname":
+		h.Hostname = value
+	case "flavor":
+		h.Flavor = flavor.Kind(value)
+	case "server_version":
+		h.ServerVersion = value
+	case "tool_version":
+		h.ToolVersion = value
+	case "page_size":
+		n, err := strconv.Atoi(value)
+		if err != nil || !isDigits(raw) {
+			return bad("bad number")
+		}
+		if !validPageSize(n) {
+			return bad("not an InnoDB page size:")
+		}
+		h.PageSize = n
+	case "pool_bytes", "pool_pages":
+		n, err := strconv.ParseInt(value, 10, 64)
+		if err != nil || !isDigits(raw) {
+			return bad("bad number")
+		}
+		if key == "pool_bytes" {
+			h.PoolBytes = n
+		} else {
+			h.PoolPages = n
+		}
+	case "captured_at":
+		t, err := time.Parse(time.RFC3339, value)
+		if err != nil {
+			return bad("bad RFC 3339 time")
+		}
+		h.CapturedAt = t.UTC()
+	}
+	return nil
+}
+
+// checkHeader runs when the header ends: the fields a reader cannot do without.
+func (r *Reader) checkHeader(seen map[string]bool) error {
+	for _, key := range []string{"page_size", "captured_at"} {
+		if !seen[key] {
+			return r.fail(ErrCorrupt, 0, "the header has no %s", key)
+		}
+	}
+	return nil
+}
+
+// bodyLine handles one line after the header.
+func (r *Reader) bodyLine(line []byte) (Entry, bool, error) {
+	switch {
+	case len(line) > 0 && line[0] >= '0' && line[0] <= '9':
+		e, err := r.parseEntry(line)
+		return e, err == nil, err
+	case bytes.HasPrefix(line, []byte("object ")):
+		return Entry{}, false, r.parseObject(line)
+	case bytes.HasPrefix(line, trailerPrefix):
+		return Entry{}, false, r.parseTrailer(line)
+	}
+	return Entry{}, false, r.fail(ErrCorrupt, r.line, "unexpected line %s", quoteFragment(line))
+}
+
+// cutUint32 reads a decimal number followed by a space. It does not allocate: this runs
+// once per page.
+func cutUint32(b []byte) (uint32, []byte, bool) {
+	var v uint64
+	i := 0
+	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+		v = v*10 + uint64(b[i]-'0')
+		if v > math.MaxUint32 {
+			return 0, nil, false
+		}
+	}
+	if i == 0 || i >= len(b) || b[i] != ' ' {
+		return 0, nil, false
+	}
+	return uint32(v), b[i+1:], true
+}
+
+func (r *Reader) parseEntry(line []byte) (Entry, error) {
+	obj, rest, ok1 := cutUint32(line)
+	page, rest, ok2 := cutUint32(rest)
+	lru, rest, ok3 := cutUint32(rest)
+	if !ok1 || !ok2 || !ok3 || len(rest) != 1 || (rest[0] != 'y' && rest[0] != 'o') {
+		return Entry{}, r.fail(ErrCorrupt, r.line, "malformed entry %s (want: OBJECT PAGE LRU y|o)", quoteFragment(line))
+	}
+	if int(obj) >= len(r.objects) {
+		return Entry{}, r.fail(ErrCorrupt, r.line, "object reference %d out of range (%d objects defined before it)", obj, len(r.objects))
+	}
+	r.entries++
+	return Entry{Object: obj, Page: page, LRU: lru, Old: rest[0] == 'o'}, nil
+}
+
+func (r *Reader) parseObject(line []byte) error {
+	f := bytes.Split(line, []byte(" "))
+	if len(f) != 8 {
+		return r.fail(ErrCorrupt, r.line, "malformed object line %s (want: object ID SPACE TYPE SCHEMA TABLE PARTITION INDEX)", quoteFragment(line))
+	}
+	id, ok := parseUint32(f[1])
+	if !ok || int64(id) != int64(len(r.objects)) {
+		return r.fail(ErrCorrupt, r.line, "object id %s out of sequence (expected %d)", quoteFragment(f[1]), len(r.objects))
+	}
+	space, ok := parseUint32(f[2])
+	if !ok {
+		return r.fail(ErrCorrupt, r.line, "bad tablespace id %s", quoteFragment(f[2]))
+	}
+	var names [5]string
+	for i := range names {
+		s, err := parseField(f[3+i])
+		if err != nil {
+			return r.fail(ErrCorrupt, r.line, "object %d field %d: %v", id, 3+i, err)
+		}
+		names[i] = s
+	}
+	o := Object{SpaceID: space, PageType: names[0], Schema: names[1], Table: names[2], Partition: names[3], Index: names[4]}
+	if prev, dup := r.known[o]; dup {
+		return r.fail(ErrCorrupt, r.line, "object %d repeats object %d", id, prev)
+	}
+	r.known[o] = id
+	r.objects = append(r.objects, o)
+	return nil
+}
+
+var sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+func (r *Reader) parseTrailer(line []byte) error {
+	var (
+		entries, objects int64
+		duration         time.Duration
+		checksum         string
+		seen             = map[string]bool{}
+	)
+	// The checksum covers everything before its own field, which must be the last one.
+	at := bytes.LastIndex(line, []byte(" sha256="))
+	if at < 0 {
+		return r.fail(ErrCorrupt, r.line, "the trailer has no sha256")
+	}
+	if bytes.IndexByte(line[at+1:], ' ') >= 0 {
+		return r.fail(ErrCorrupt, r.line, "sha256 is not the trailer's last field")
+	}
+	r.sum.Write(line[:at])
+	for _, kv := range bytes.Split(line[len(trailerPrefix):], []byte(" ")) {
+		key, value, ok := bytes.Cut(kv, []byte("="))
+		if !ok || !headerKey.Match(key) {
+			return r.fail(ErrCorrupt, r.line, "malformed trailer field %s (want: KEY=VALUE)", quoteFragment(kv))
+		}
+		if seen[string(key)] {
+			return r.fail(ErrCorrupt, r.line, "trailer field %s given twice", key)
+		}
+		seen[string(key)] = true
+		var err error
+		switch string(key) {
+		case "entries":
+			entries, err = strconv.ParseInt(string(value), 10, 64)
+		case "objects":
+			objects, err = strconv.ParseInt(string(value), 10, 64)
+		case "capture_duration":
+			duration, err = time.ParseDuration(string(value))
+			if err == nil && duration < 0 {
+				err = errors.New("negative")
+			}
+		case "sha256":
+			checksum = string(value)
+			if !sha256Hex.MatchString(checksum) {
+				err = errors.New("not 64 lowercase hex digits")
+			}
+		}
+		if err != nil {
+			return r.fail(ErrCorrupt, r.line, "trailer field %s: bad value %s", key, quoteFragment(value))
+		}
+	}
+	for _, key := range []string{"entries", "objects", "sha256"} {
+		if !seen[key] {
+			return r.fail(ErrCorrupt, r.line, "the trailer has no %s", key)
+		}
+	}
+	if entries > r.entries {
+		return r.fail(ErrTruncated, r.line, "the trailer says %d entries but only %d precede it", entries, r.entries)
+	}
+	if entries != r.entries {
+		return r.fail(ErrCorrupt, r.line, "the trailer says %d entries but %d precede it", entries, r.entries)
+	}
+	if objects != int64(len(r.objects)) {
+		return r.fail(ErrCorrupt, r.line, "the trailer says %d objects but %d are defined", objects, len(r.objects))
+	}
+	if got := hex.EncodeToString(r.sum.Sum(nil)); got != checksum {
+		return r.fail(ErrCorrupt, 0, "checksum mismatch: the content hashes to sha256 %s..., the trailer says %s...", got[:12], checksum[:12])
+	}
+	// Nothing may follow the trailer. Reading to the end also makes gzip verify its own CRC.
+	if _, err := r.br.ReadByte(); err == nil {
+		return r.fail(ErrCorrupt, r.line+1, "data after the trailer")
+	} else if err != io.EOF {
+		return r.readError(err)
+	}
+	r.header.Entries, r.header.Objects = entries, objects
+	r.header.CaptureDuration, r.header.SHA256 = duration, checksum
+	r.done = true
+	return nil
+}
+
+// parseUint32 reads a whole field as a decimal number.
+func parseUint32(b []byte) (uint32, bool) {
+	if !isDigits(b) {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(string(b), 10, 32)
+	return uint32(n), err == nil
+}
+
+func isDigits(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,244 @@
+package manifest
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"strconv"
+	"time"
+)
+
+// Writer streams a manifest: the header when it is created, an object line the first time
+// each object is used, one line per page, and the trailer on Finish. Memory is bounded by
+// the number of distinct objects, not pages.
+type Writer struct {
+	buf     *bufio.Writer // everything but the checksum goes through it, and so into the hash
+	dst     io.Writer     // the checksum goes straight here
+	sum     hash.Hash
+	header  Header
+	ids     map[Object]uint32
+	objects uint32
+	entries int64
+
+	started     time.Time
+	duration    time.Duration
+	durationSet bool
+
+	err      error // sticky: the first write error ends the manifest
+	finished bool
+}
+
+// hashingWriter feeds what it writes to a hash as well.
+type hashingWriter struct {
+	h   hash.Hash
+	dst io.Writer
+}
+
+func (w hashingWriter) Write(p []byte) (int, error) {
+	w.h.Write(p)
+	return w.dst.Write(p)
+}
+
+// NewWriter validates h and writes the magic line and header to dst. Entries, Objects,
+// CaptureDuration and SHA256 in h are ignored: the Writer computes them.
+func NewWriter(dst io.Writer, h Header) (*Writer, error) {
+	if !validPageSize(h.PageSize) {
+		return nil, fmt.Errorf("manifest header: page size %d is not one InnoDB uses (%d to %d, a power of two)", h.PageSize, MinPageSize, MaxPageSize)
+	}
+	if h.CapturedAt.IsZero() {
+		return nil, errors.New("manifest header: capture time is not set")
+	}
+	if h.PoolBytes < 0 || h.PoolPages < 0 {
+		return nil, errors.New("manifest header: negative pool size")
+	}
+	h.FormatVersion = FormatVersion
+	h.CapturedAt = h.CapturedAt.UTC().Truncate(time.Second)
+	h.Entries, h.Objects, h.CaptureDuration, h.SHA256 = 0, 0, 0, ""
+	sum := sha256.New()
+	w := &Writer{
+		buf:     bufio.NewWriterSize(hashingWriter{h: sum, dst: dst}, 64<<10),
+		dst:     dst,
+		sum:     sum,
+		header:  h,
+		ids:     map[Object]uint32{},
+		started: time.Now(),
+	}
+	var b []byte
+	b = append(b, magic+" "+strconv.Itoa(FormatVersion)+"\n"...)
+	for _, kv := range headerFields(h) {
+		b = append(b, kv.key...)
+		b = append(b, ' ')
+		b = appendField(b, kv.value)
+		b = append(b, '\n')
+	}
+	w.write(b)
+	return w, w.err
+}
+
+type keyValue struct{ key, value string }
+
+// headerFields lists the header lines in the order they are written.
+func headerFields(h Header) []keyValue {
+	return []keyValue{
+		{"server_id", h.ServerID},
+		{"hostname", h.Hostname},
+		{"flavor", string(h.Flavor)},
+		{"server_version", h.ServerVersion},
+		{"page_size", strconv.Itoa(h.PageSize)},
+		{"pool_bytes", strconv.FormatInt(h.PoolBytes, 10)},
+		{"pool_pages", strconv.FormatInt(h.PoolPages, 10)},
+		{"captured_at", h.CapturedAt.Format(time.RFC3339)},
+		{"tool_version", h.ToolVersion},
+	}
+}
+
+func (w *Writer) write(b []byte) {
+	if w.err != nil {
+		return
+	}
+	if _, err := w.buf.Write(b); err != nil {
+		w.err = fmt.Errorf("write manifest: %w", err)
+	}
+}
+
+func (w *Writer) usable() error {
+	if w.finished {
+		return errors.New("manifest writer: already finished")
+	}
+	return w.err
+}
+
+// Object returns o's id, writing its object line the first time o is seen.
+func (w *Writer) Object(o Object) (uint32, error) {
+	if err := w.usable(); err != nil {
+		return 0, err
+	}
+	if id, ok := w.ids[o]; ok {
+		return id, nil
+	}
+	id := w.objects
+	b := append(w.buf.AvailableBuffer(), "object "...)
+	b = strconv.AppendUint(b, uint64(id), 10)
+	b = append(b, ' ')
+	b = strconv.AppendUint(b, uint64(o.SpaceID), 10)
+	for _, f := range [...]string{o.PageType, o.Schema, o.Table, o.Partition, o.Index} {
+		b = append(b, ' ')
+		b = appendField(b, f)
+	}
+	b = append(b, '\n')
+	w.write(b)
+	if w.err != nil {
+		return 0, w.err
+	}
+	w.ids[o] = id
+	w.objects++
+	return id, nil
+}
+
+// WriteEntry writes one page of an object already returned by Object.
+func (w *Writer) WriteEntry(e Entry) error {
+	if err := w.usable(); err != nil {
+		return err
+	}
+	if e.Object >= w.objects {
+		return fmt.Errorf("manifest writer: entry refers to object %d, only %d defined", e.Object, w.objects)
+	}
+	// AvailableBuffer lets the line be formatted in bufio's own buffer: no copy, no allocation.
+	b := w.buf.AvailableBuffer()
+	b = strconv.AppendUint(b, uint64(e.Object), 10)
+	b = append(b, ' ')
+	b = strconv.AppendUint(b, uint64(e.Page), 10)
+	b = append(b, ' ')
+	b = strconv.AppendUint(b, uint64(e.LRU), 10)
+	if e.Old {
+		b = append(b, " o\n"...)
+	} else {
+		b = append(b, " y\n"...)
+	}
+	w.write(b)
+	if w.err == nil {
+		w.entries++
+	}
+	return w.err
+}
+
+// Page writes one page of object o: Object then WriteEntry.
+func (w *Writer) Page(o Object, page, lru uint32, old bool) error {
+	id, err := w.Object(o)
+	if err != nil {
+		return err
+	}
+	return w.WriteEntry(Entry{Object: id, Page: page, LRU: lru, Old: old})
+}
+
+// Entries is the number of entries written so far.
+func (w *Writer) Entries() int64 { return w.entries }
+
+// SetCaptureDuration records how long the capture took; by default Finish uses the time
+// since NewWriter.
+func (w *Writer) SetCaptureDuration(d time.Duration) {
+	w.duration, w.durationSet = d, true
+}
+
+// Finish writes the trailer and returns the complete header. It does not close the
+// destination. A manifest whose writer was not finished has no trailer, and every reader
+// refuses it as truncated.
+func (w *Writer) Finish() (Header, error) {
+	if err := w.usable(); err != nil {
+		return Header{}, err
+	}
+	w.finished = true
+	h := w.header
+	h.Entries = w.entries
+	h.Objects = int64(w.objects)
+	h.CaptureDuration = w.duration
+	if !w.durationSet {
+		h.CaptureDuration = time.Since(w.started)
+	}
+	h.CaptureDuration = max(h.CaptureDuration.Round(time.Millisecond), 0)
+	// The checksum covers the trailer too, up to its own field.
+	w.write(fmt.Appendf(nil, "end entries=%d objects=%d capture_duration=%s", h.Entries, h.Objects, h.CaptureDuration))
+	if w.err == nil {
+		if err := w.buf.Flush(); err != nil {
+			w.err = fmt.Errorf("write manifest: %w", err)
+		}
+	}
+	if w.err != nil {
+		return Header{}, w.err
+	}
+	h.SHA256 = hex.EncodeToString(w.sum.Sum(nil))
+	if _, err := io.WriteString(w.dst, " sha256="+h.SHA256+"\n"); err != nil {
+		w.err = fmt.Errorf("write manifest: %w", err)
+		return Header{}, w.err
+	}
+	return h, nil
+}
+
+// Write writes a whole in-memory manifest to dst: its objects first, in order (so ids are
+// kept), then its entries. The header's CaptureDuration is kept.
+func Write(dst io.Writer, m *Manifest) (Header, error) {
+	w, err := NewWriter(dst, m.Header)
+	if err != nil {
+		return Header{}, err
+	}
+	for i, o := range m.Objects {
+		id, err := w.Object(o)
+		if err != nil {
+			return Header{}, err
+		}
+		if id != uint32(i) {
+			return Header{}, fmt.Errorf("manifest writer: object %d repeats object %d", i, id)
+		}
+	}
+	for _, e := range m.Entries {
+		if err := w.WriteEntry(e); err != nil {
+			return Header{}, err
+		}
+	}
+	w.SetCaptureDuration(m.Header.CaptureDuration)
+	return w.Finish()
+}
