@@ -10,6 +10,7 @@ import (
 
 	"github.com/innowarm/innowarm/internal/catalog"
 	"github.com/innowarm/innowarm/internal/connection"
+	"github.com/innowarm/innowarm/internal/flavor"
 )
 
 // Page types that hold B-tree nodes, and those that hold off-page column data.
@@ -40,10 +41,12 @@ type IndexResidency struct {
 	// LeafPages and SizePages come from the catalog (persistent statistics); Known is false
 	// for estimates and for indexes not in the catalog.
 	LeafPages int64   `json:"leaf_pages"`
+	Pages     int64   `json:"pages"`     // B-tree pages the index has, at most (from statistics)
+	MinPages  int64   `json:"min_pages"` // and at least; equal when statistics are exact
 	SizePages int64   `json:"size_pages"`
 	LOBPages  int64   `json:"lob_pages_estimate,omitempty"`
-	Known     bool    `json:"size_known"`
-	Coverage  float64 `json:"coverage"` // resident B-tree pages / leaf pages, at most 1
+	Known     bool    `json:"size_known"` // Pages is exact: coverage is exact, else a lower bound
+	Coverage  float64 `json:"coverage"`   // resident B-tree pages / Pages, at most 1
 	Space     uint32  `json:"space"`
 }
 
@@ -93,19 +96,28 @@ func Read(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, o Re
 			}
 		}
 	}
-	groups, err := readGroups(ctx, conn)
+	sess, err := conn.NewSession(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer sess.Close()
+	groups, err := readGroups(ctx, sess, conn.Server)
 	if err != nil {
 		return nil, err
 	}
 	opened := 0
 	if unnamed := tablesWithUnnamedPages(groups, spaces); len(unnamed) > 0 {
+		// Opening a table waits for its metadata lock behind DDL; not for long.
+		if err := sess.SetLockWaitTimeout(ctx, 10*time.Second); err != nil {
+			return nil, err
+		}
 		for _, t := range unnamed {
-			if _, err := conn.DB.ExecContext(ctx, "SELECT * FROM "+t.Quoted()+" LIMIT 0"); err != nil {
+			if _, err := sess.Exec(ctx, "SELECT * FROM "+t.Quoted()+" LIMIT 0"); err != nil {
 				return nil, fmt.Errorf("open %s to attribute its pages: %w", t.FullName(), err)
 			}
 			opened++
 		}
-		if groups, err = readGroups(ctx, conn); err != nil {
+		if groups, err = readGroups(ctx, sess, conn.Server); err != nil {
 			return nil, err
 		}
 	}
@@ -186,18 +198,18 @@ func Read(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, o Re
 						r = get(p.Space, spaceOwner{t, p}, ix.Name)
 					}
 					sz := ix.Sizes[p.Name]
-					r.LeafPages, r.SizePages, r.Known, r.Clustered = sz.LeafPages, sz.Pages, sz.Known, ix.Clustered
-					// LOB pages are allocated to the clustered index but are not leaf pages; what
-					// is left after the leaves (minus the slack of partly used extents) is them.
-					if extra := sz.Pages - sz.LeafPages; ix.Clustered && len(t.LOBColumns()) > 0 && extra > max(8, sz.Pages/20) {
-						r.LOBPages = extra
+					lo, hi := t.IndexPages(ix, p)
+					r.LeafPages, r.Pages, r.MinPages, r.SizePages, r.Clustered = sz.LeafPages, hi, lo, sz.Pages, ix.Clustered
+					r.Known = sz.Known && lo == hi
+					if ix.Clustered {
+						r.LOBPages = t.LOBPages(p)
 					}
 				}
 			}
 		}
 	}
 	for _, r := range byKey {
-		r.Coverage = coverage(r.Resident, r.LeafPages)
+		r.Coverage = coverage(r.Resident, r.Pages)
 		res.Indexes = append(res.Indexes, *r)
 	}
 	sort.Slice(res.Indexes, func(i, j int) bool {
@@ -211,16 +223,16 @@ func Read(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, o Re
 	return res, nil
 }
 
-// coverage is resident B-tree pages over leaf pages: the non-leaf pages a full index also
-// has are few (well under 1%), so a complete index reads as 100%.
-func coverage(resident, leaf int64) float64 {
-	if leaf <= 0 {
+// coverage is resident B-tree pages over the pages the index has, at most 1. Where
+// statistics only bound the size from above (Known false), it is a lower bound.
+func coverage(resident, pages int64) float64 {
+	if pages <= 0 {
 		if resident > 0 {
 			return 1
 		}
 		return 0
 	}
-	c := float64(resident) / float64(leaf)
+	c := float64(resident) / float64(pages)
 	if c > 1 {
 		c = 1
 	}
@@ -232,19 +244,13 @@ type spaceOwner struct {
 	p *catalog.Part
 }
 
-func readGroups(ctx context.Context, conn *connection.Conn) ([]pageGroup, error) {
-	srv := conn.Server
-	sess, err := conn.NewSession(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer sess.Close()
+func readGroups(ctx context.Context, sess *connection.Session, srv flavor.Server) ([]pageGroup, error) {
 	q := fmt.Sprintf(`SELECT /* innowarm:inspect */ SPACE, COALESCE(TABLE_NAME, ''), COALESCE(INDEX_NAME, ''), PAGE_TYPE,
 		COUNT(*), SUM(%s), SUM(OLDEST_MODIFICATION > 0)
 		FROM %s WHERE PAGE_STATE = 'FILE_PAGE' GROUP BY SPACE, TABLE_NAME, INDEX_NAME, PAGE_TYPE`,
 		srv.OldExpr("IS_OLD"), srv.BufferPageTable())
 	var out []pageGroup
-	err = sess.Query(ctx, q, nil, func(rows *sql.Rows) error {
+	err := sess.Query(ctx, q, nil, func(rows *sql.Rows) error {
 		var g pageGroup
 		if err := rows.Scan(&g.space, &g.table, &g.index, &g.pageType, &g.pages, &g.old, &g.dirty); err != nil {
 			return err

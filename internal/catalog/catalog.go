@@ -105,6 +105,35 @@ type IndexSize struct {
 	Known     bool  `json:"known"`      // false: estimated from information_schema.TABLES
 }
 
+// fragmentPages is how many single pages a segment gets before InnoDB reserves whole
+// extents for it.
+const fragmentPages = 32
+
+// PageRange bounds how many pages the index's B-tree really has. Persistent statistics
+// count leaves exactly for indexes of more than a few dozen pages; for smaller ones MariaDB
+// 10.11 leaves n_leaf_pages at 1 (it sampled them all), and then "size" is exact while the
+// segment still lives in fragment pages and an upper bound after that. A clustered index
+// with off-page columns has its LOB pages in "size" too (lobs). The levels above the leaves
+// add a few per mille.
+func (s IndexSize) PageRange(lobs bool, fanout int64) (lo, hi int64) {
+	switch {
+	case !s.Known:
+		// Estimated from information_schema.TABLES: allocated pages, an upper bound.
+		return 1, max(s.Pages, 1)
+	case s.LeafPages > 1:
+		n := s.LeafPages + upperLevels(s.LeafPages, fanout)
+		return n, n
+	case s.Pages <= 1:
+		return 1, 1
+	case lobs:
+		return 1, min(s.Pages, 2*fragmentPages)
+	case s.Pages <= fragmentPages:
+		return s.Pages, s.Pages
+	default:
+		return fragmentPages + 1, s.Pages
+	}
+}
+
 // Column is one table column.
 type Column struct {
 	Name        string
@@ -161,11 +190,120 @@ func (t *Table) LOBColumns() []*Column {
 	return out
 }
 
+// LOBPages estimates the off-page LOB pages of a part. They are allocated to the clustered
+// index but are not its leaf pages, so they are in what its allocation has beyond the
+// B-tree; but so is the slack of reserved extents. Rows averaging more than a quarter page
+// cannot all be stored inline, which tells the two apart. Zero without LOB-capable columns.
+func (t *Table) LOBPages(p *Part) int64 {
+	c := t.Clustered()
+	if c == nil || len(t.LOBColumns()) == 0 || p.Rows <= 0 {
+		return 0
+	}
+	sz := c.Sizes[p.Name]
+	if p.DataLength/p.Rows < 4096 {
+		return 0
+	}
+	lo, _ := sz.PageRange(true, t.fanout(c))
+	return max(sz.Pages-lo, 0)
+}
+
+// IndexPages bounds the B-tree pages of ix in part p (see IndexSize.PageRange).
+func (t *Table) IndexPages(ix *Index, p *Part) (lo, hi int64) {
+	return ix.Sizes[p.Name].PageRange(ix.Clustered && len(t.LOBColumns()) > 0, t.fanout(ix))
+}
+
+// upperLevels counts the pages above the leaves of a B-tree with this fanout.
+func upperLevels(leaves, fanout int64) int64 {
+	fanout = max(fanout, 2)
+	var n int64
+	for level := leaves; level > 1; {
+		level = (level + fanout - 1) / fanout
+		n += level
+	}
+	return n
+}
+
+// fanout estimates how many child pointers a non-leaf page of ix holds: a node record is the
+// key (for a secondary index, with the clustered key appended) plus about 11 bytes of
+// header and child page number, in pages about 90% full.
+func (t *Table) fanout(ix *Index) int64 {
+	keyBytes := int64(0)
+	seen := map[string]bool{}
+	add := func(c IndexColumn) {
+		if seen[c.Name] {
+			return
+		}
+		seen[c.Name] = true
+		keyBytes += keyPartBytes(c)
+	}
+	for _, c := range ix.Columns {
+		add(c)
+	}
+	if !ix.Clustered {
+		if cl := t.Clustered(); cl != nil && !cl.Hidden {
+			for _, c := range cl.Columns {
+				add(c)
+			}
+		} else {
+			keyBytes += 6 // DB_ROW_ID
+		}
+	}
+	if ix.Hidden {
+		keyBytes = 6
+	}
+	return int64(16384*9/10) / (max(keyBytes, 1) + 11)
+}
+
+// keyPartBytes guesses the stored size of one key part; variable-length values count half
+// their maximum, as a typical fill.
+func keyPartBytes(c IndexColumn) int64 {
+	if c.Column == nil {
+		return 8
+	}
+	switch strings.ToLower(c.Column.DataType) {
+	case "tinyint", "year":
+		return 1
+	case "smallint":
+		return 2
+	case "mediumint", "date", "time":
+		return 3
+	case "int", "integer", "float", "timestamp":
+		return 4
+	case "datetime":
+		return 5
+	case "bigint", "double", "real":
+		return 8
+	case "decimal", "numeric":
+		return 8
+	case "char", "varchar", "binary", "varbinary", "text", "tinytext", "mediumtext", "longtext", "blob", "tinyblob", "mediumblob", "longblob":
+		n := c.Column.OctetLength
+		if c.SubPart > 0 {
+			n = min(n, int64(c.SubPart)*4)
+		}
+		if n > 16 {
+			n = n / 2
+		}
+		return min(max(n, 1), 767) + 1
+	}
+	return 8
+}
+
 // Load reads the catalog for the filter.
+//
+// Every statement runs on one session of its own, so that an interrupt stops it on the
+// server too.
 func Load(ctx context.Context, conn *connection.Conn, f Filter) (*Catalog, error) {
 	srv := conn.Server
 	cat := &Catalog{Server: srv}
-	schemas, err := selectSchemas(ctx, conn.DB, f)
+	if f.Empty() {
+		return nil, exitcode.UsageError(errors.New("choose what to warm: -D schema[,schema], --tables 'schema.table*' or --all-databases"))
+	}
+	sess, err := conn.NewSession(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer sess.Close()
+	schemas, err := selectSchemas(ctx, sess, f)
 	if err != nil {
 		return nil, err
 	}
@@ -176,65 +314,60 @@ func Load(ctx context.Context, conn *connection.Conn, f Filter) (*Catalog, error
 
 	tables := map[string]*Table{}
 	key := func(schema, table string) string { return schema + "\x00" + table }
-	rows, err := conn.DB.QueryContext(ctx, `SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE, COALESCE(ENGINE, ''),
+	err = sess.Query(ctx, `SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE, COALESCE(ENGINE, ''),
 		COALESCE(TABLE_ROWS, 0), COALESCE(DATA_LENGTH, 0), COALESCE(INDEX_LENGTH, 0)
-		FROM information_schema.TABLES WHERE TABLE_SCHEMA IN (`+in+`) ORDER BY TABLE_SCHEMA, TABLE_NAME`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("list tables: %w", err)
-	}
-	for rows.Next() {
+		FROM information_schema.TABLES WHERE TABLE_SCHEMA IN (`+in+`) ORDER BY TABLE_SCHEMA, TABLE_NAME`, args, func(rows *sql.Rows) error {
 		var t Table
 		var typ string
 		if err := rows.Scan(&t.Schema, &t.Name, &typ, &t.Engine, &t.Rows, &t.DataLength, &t.IndexLength); err != nil {
-			rows.Close()
-			return nil, err
+			return err
 		}
 		if !f.selects(t.Schema, t.Name) {
-			continue
+			return nil
 		}
 		switch {
 		case typ == "VIEW" || typ == "SYSTEM VIEW":
 			cat.Skipped = append(cat.Skipped, Skip{Schema: t.Schema, Table: t.Name, Reason: "view: it has no pages of its own (select its base tables instead)"})
-			continue
+			return nil
 		case typ == "SEQUENCE":
 			cat.Skipped = append(cat.Skipped, Skip{Schema: t.Schema, Table: t.Name, Reason: "sequence: a one-row table, read on first use"})
-			continue
+			return nil
 		case typ == "TEMPORARY" || typ == "LOCAL TEMPORARY":
-			continue
+			return nil
 		case !strings.EqualFold(t.Engine, "InnoDB"):
 			engine := t.Engine
 			if engine == "" {
 				engine = "unknown"
 			}
 			cat.Skipped = append(cat.Skipped, Skip{Schema: t.Schema, Table: t.Name, Reason: fmt.Sprintf("engine %s: not stored in the InnoDB buffer pool", engine)})
-			continue
+			return nil
 		}
 		t.SystemVersioned = typ == "SYSTEM VERSIONED"
 		tt := t
 		tables[key(t.Schema, t.Name)] = &tt
 		cat.Tables = append(cat.Tables, &tt)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list tables: %w", err)
 	}
 	if len(cat.Tables) == 0 {
 		return cat, nil
 	}
 
-	if err := loadColumns(ctx, conn.DB, in, args, tables, key); err != nil {
+	if err := loadColumns(ctx, sess, in, args, tables, key); err != nil {
 		return nil, err
 	}
-	if err := loadIndexes(ctx, conn.DB, srv, in, args, tables, key, cat); err != nil {
+	if err := loadIndexes(ctx, sess, srv, in, args, tables, key, cat); err != nil {
 		return nil, err
 	}
-	if err := loadPartitions(ctx, conn.DB, srv, in, args, tables, key); err != nil {
+	if err := loadPartitions(ctx, sess, srv, in, args, tables, key); err != nil {
 		return nil, err
 	}
-	if err := loadSizes(ctx, conn.DB, srv, in, args, cat); err != nil {
+	if err := loadSizes(ctx, sess, srv, in, args, cat); err != nil {
 		return nil, err
 	}
-	if err := loadSpaces(ctx, conn.DB, srv, cat); err != nil {
+	if err := loadSpaces(ctx, sess, srv, cat); err != nil {
 		return nil, err
 	}
 	return cat, nil
@@ -259,27 +392,20 @@ func (f Filter) selects(schema, table string) bool {
 
 // selectSchemas resolves -D, --all-databases and the schema parts of --tables against the
 // server's schemas; a schema named literally that does not exist is a usage error.
-func selectSchemas(ctx context.Context, db *sql.DB, f Filter) ([]string, error) {
-	if f.Empty() {
-		return nil, exitcode.UsageError(errors.New("choose what to warm: -D schema[,schema], --tables 'schema.table*' or --all-databases"))
-	}
-	rows, err := db.QueryContext(ctx, "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA")
-	if err != nil {
-		return nil, fmt.Errorf("list schemas: %w", err)
-	}
-	defer rows.Close()
+func selectSchemas(ctx context.Context, sess *connection.Session, f Filter) ([]string, error) {
 	exists := map[string]bool{}
 	var all []string
-	for rows.Next() {
+	err := sess.Query(ctx, "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA", nil, func(rows *sql.Rows) error {
 		var s string
 		if err := rows.Scan(&s); err != nil {
-			return nil, err
+			return err
 		}
 		exists[s] = true
 		all = append(all, s)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list schemas: %w", err)
 	}
 	chosen := map[string]bool{}
 	for _, s := range f.Schemas {
@@ -331,15 +457,10 @@ func inList(vals []string) (string, []any) {
 	return strings.TrimSuffix(strings.Repeat("?,", len(vals)), ","), args
 }
 
-func loadColumns(ctx context.Context, db *sql.DB, in string, args []any, tables map[string]*Table, key func(string, string) string) error {
-	rows, err := db.QueryContext(ctx, `SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, DATA_TYPE, COLUMN_TYPE,
+func loadColumns(ctx context.Context, sess *connection.Session, in string, args []any, tables map[string]*Table, key func(string, string) string) error {
+	err := sess.Query(ctx, `SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, DATA_TYPE, COLUMN_TYPE,
 		COALESCE(COLLATION_NAME, ''), COALESCE(CHARACTER_OCTET_LENGTH, 0), IS_NULLABLE, COALESCE(EXTRA, '')
-		FROM information_schema.COLUMNS WHERE TABLE_SCHEMA IN (`+in+`) ORDER BY TABLE_SCHEMA, TABLE_NAME, ORDINAL_POSITION`, args...)
-	if err != nil {
-		return fmt.Errorf("list columns: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
+		FROM information_schema.COLUMNS WHERE TABLE_SCHEMA IN (`+in+`) ORDER BY TABLE_SCHEMA, TABLE_NAME, ORDINAL_POSITION`, args, func(rows *sql.Rows) error {
 		var schema, table, nullable, extra string
 		var c Column
 		if err := rows.Scan(&schema, &table, &c.Name, &c.DataType, &c.ColumnType, &c.Collation, &c.OctetLength, &nullable, &extra); err != nil {
@@ -347,7 +468,7 @@ func loadColumns(ctx context.Context, db *sql.DB, in string, args []any, tables 
 		}
 		t := tables[key(schema, table)]
 		if t == nil {
-			continue
+			return nil
 		}
 		c.Nullable = nullable == "YES"
 		lower := strings.ToLower(extra)
@@ -357,18 +478,15 @@ func loadColumns(ctx context.Context, db *sql.DB, in string, args []any, tables 
 		}
 		cc := c
 		t.Columns = append(t.Columns, &cc)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("list columns: %w", err)
 	}
-	return rows.Err()
+	return nil
 }
 
-func loadIndexes(ctx context.Context, db *sql.DB, srv flavor.Server, in string, args []any, tables map[string]*Table, key func(string, string) string, cat *Catalog) error {
-	rows, err := db.QueryContext(ctx, `SELECT TABLE_SCHEMA, TABLE_NAME, INDEX_NAME, NON_UNIQUE, SEQ_IN_INDEX,
-		COALESCE(COLUMN_NAME, ''), COALESCE(SUB_PART, 0), INDEX_TYPE, `+srv.IndexUsableExpr()+`
-		FROM information_schema.STATISTICS WHERE TABLE_SCHEMA IN (`+in+`)`, args...)
-	if err != nil {
-		return fmt.Errorf("list indexes: %w", err)
-	}
-	defer rows.Close()
+func loadIndexes(ctx context.Context, sess *connection.Session, srv flavor.Server, in string, args []any, tables map[string]*Table, key func(string, string) string, cat *Catalog) error {
 	// No ORDER BY: the natural order lists each table's keys in definition order, which decides
 	// InnoDB's clustered index when there is no primary key; key parts are sorted below.
 	type ixKey struct {
@@ -376,7 +494,9 @@ func loadIndexes(ctx context.Context, db *sql.DB, srv flavor.Server, in string, 
 		name string
 	}
 	byKey := map[ixKey]*Index{}
-	for rows.Next() {
+	err := sess.Query(ctx, `SELECT TABLE_SCHEMA, TABLE_NAME, INDEX_NAME, NON_UNIQUE, SEQ_IN_INDEX,
+		COALESCE(COLUMN_NAME, ''), COALESCE(SUB_PART, 0), INDEX_TYPE, `+srv.IndexUsableExpr()+`
+		FROM information_schema.STATISTICS WHERE TABLE_SCHEMA IN (`+in+`)`, args, func(rows *sql.Rows) error {
 		var schema, table, name, col, typ string
 		var nonUnique, seq, sub int
 		var usable bool
@@ -385,7 +505,7 @@ func loadIndexes(ctx context.Context, db *sql.DB, srv flavor.Server, in string, 
 		}
 		t := tables[key(schema, table)]
 		if t == nil {
-			continue
+			return nil
 		}
 		ix := byKey[ixKey{t, name}]
 		if ix == nil {
@@ -401,9 +521,10 @@ func loadIndexes(ctx context.Context, db *sql.DB, srv flavor.Server, in string, 
 		}
 		ic.seq = seq
 		ix.Columns = append(ix.Columns, ic)
-	}
-	if err := rows.Err(); err != nil {
-		return err
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("list indexes: %w", err)
 	}
 	for _, ix := range byKey {
 		sort.SliceStable(ix.Columns, func(i, j int) bool { return ix.Columns[i].seq < ix.Columns[j].seq })
@@ -445,16 +566,11 @@ func markClustered(t *Table) {
 	t.Indexes = append([]*Index{{Name: GenClustIndex, Clustered: true, Hidden: true, Type: "BTREE", Usable: true, Sizes: map[string]IndexSize{}}}, t.Indexes...)
 }
 
-func loadPartitions(ctx context.Context, db *sql.DB, srv flavor.Server, in string, args []any, tables map[string]*Table, key func(string, string) string) error {
-	rows, err := db.QueryContext(ctx, `SELECT TABLE_SCHEMA, TABLE_NAME, COALESCE(PARTITION_NAME, ''), COALESCE(SUBPARTITION_NAME, ''),
+func loadPartitions(ctx context.Context, sess *connection.Session, srv flavor.Server, in string, args []any, tables map[string]*Table, key func(string, string) string) error {
+	err := sess.Query(ctx, `SELECT TABLE_SCHEMA, TABLE_NAME, COALESCE(PARTITION_NAME, ''), COALESCE(SUBPARTITION_NAME, ''),
 		COALESCE(TABLE_ROWS, 0), COALESCE(DATA_LENGTH, 0), COALESCE(INDEX_LENGTH, 0)
 		FROM information_schema.PARTITIONS WHERE TABLE_SCHEMA IN (`+in+`)
-		ORDER BY TABLE_SCHEMA, TABLE_NAME, PARTITION_ORDINAL_POSITION, SUBPARTITION_ORDINAL_POSITION`, args...)
-	if err != nil {
-		return fmt.Errorf("list partitions: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
+		ORDER BY TABLE_SCHEMA, TABLE_NAME, PARTITION_ORDINAL_POSITION, SUBPARTITION_ORDINAL_POSITION`, args, func(rows *sql.Rows) error {
 		var schema, table string
 		var p Part
 		if err := rows.Scan(&schema, &table, &p.Partition, &p.Subpartition, &p.Rows, &p.DataLength, &p.IndexLength); err != nil {
@@ -462,7 +578,7 @@ func loadPartitions(ctx context.Context, db *sql.DB, srv flavor.Server, in strin
 		}
 		t := tables[key(schema, table)]
 		if t == nil {
-			continue
+			return nil
 		}
 		switch {
 		case p.Partition == "":
@@ -476,9 +592,10 @@ func loadPartitions(ctx context.Context, db *sql.DB, srv flavor.Server, in strin
 		}
 		pp := p
 		t.Parts = append(t.Parts, &pp)
-	}
-	if err := rows.Err(); err != nil {
-		return err
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("list partitions: %w", err)
 	}
 	for _, t := range tables {
 		if len(t.Parts) == 0 {
@@ -490,40 +607,35 @@ func loadPartitions(ctx context.Context, db *sql.DB, srv flavor.Server, in strin
 
 // loadSizes reads mysql.innodb_index_stats; without access to it (a least-privilege user),
 // sizes are estimated from information_schema.TABLES/PARTITIONS and marked as such.
-func loadSizes(ctx context.Context, db *sql.DB, srv flavor.Server, in string, args []any, cat *Catalog) error {
+func loadSizes(ctx context.Context, sess *connection.Session, srv flavor.Server, in string, args []any, cat *Catalog) error {
 	type statKey struct{ schema, table, index string }
 	stats := map[statKey]*IndexSize{}
-	rows, err := db.QueryContext(ctx, `SELECT database_name, table_name, index_name, stat_name, stat_value
-		FROM mysql.innodb_index_stats WHERE database_name IN (`+in+`) AND stat_name IN ('size', 'n_leaf_pages')`, args...)
+	err := sess.Query(ctx, `SELECT database_name, table_name, index_name, stat_name, stat_value
+		FROM mysql.innodb_index_stats WHERE database_name IN (`+in+`) AND stat_name IN ('size', 'n_leaf_pages')`, args, func(rows *sql.Rows) error {
+		var k statKey
+		var stat string
+		var v int64
+		if err := rows.Scan(&k.schema, &k.table, &k.index, &stat, &v); err != nil {
+			return err
+		}
+		s := stats[k]
+		if s == nil {
+			s = &IndexSize{Known: true}
+			stats[k] = s
+		}
+		if stat == "size" {
+			s.Pages = v
+		} else {
+			s.LeafPages = v
+		}
+		return nil
+	})
 	if err != nil {
 		var me *mysql.MySQLError
 		if errors.As(err, &me) && (me.Number == 1142 || me.Number == 1044 || me.Number == 1146) {
 			cat.Notes = append(cat.Notes, "cannot read mysql.innodb_index_stats ("+me.Message+"): index sizes are estimated from information_schema.TABLES")
 		} else {
 			return fmt.Errorf("read index sizes from mysql.innodb_index_stats: %w", err)
-		}
-	} else {
-		defer rows.Close()
-		for rows.Next() {
-			var k statKey
-			var stat string
-			var v int64
-			if err := rows.Scan(&k.schema, &k.table, &k.index, &stat, &v); err != nil {
-				return err
-			}
-			s := stats[k]
-			if s == nil {
-				s = &IndexSize{Known: true}
-				stats[k] = s
-			}
-			if stat == "size" {
-				s.Pages = v
-			} else {
-				s.LeafPages = v
-			}
-		}
-		if err := rows.Err(); err != nil {
-			return err
 		}
 	}
 	page := int64(srv.PageSize)
@@ -551,7 +663,7 @@ func loadSizes(ctx context.Context, db *sql.DB, srv flavor.Server, in string, ar
 					bytes = p.IndexLength / secondaries
 				}
 				pages := (bytes + page - 1) / page
-				ix.Sizes[p.Name] = IndexSize{Pages: pages, LeafPages: pages}
+				ix.Sizes[p.Name] = IndexSize{Pages: pages}
 				estimated = true
 			}
 		}
@@ -564,28 +676,24 @@ func loadSizes(ctx context.Context, db *sql.DB, srv flavor.Server, in string, ar
 
 // loadSpaces maps every part to its InnoDB tablespace id. The dictionary writes names in the
 // server's filename character set ("my@0020db/t#P#p0"), matched here by pattern.
-func loadSpaces(ctx context.Context, db *sql.DB, srv flavor.Server, cat *Catalog) error {
-	rows, err := db.QueryContext(ctx, "SELECT NAME, SPACE FROM "+srv.TablesTable())
-	if err != nil {
-		return explainPrivilege(err, srv.TablesTable())
-	}
-	defer rows.Close()
+func loadSpaces(ctx context.Context, sess *connection.Session, srv flavor.Server, cat *Catalog) error {
 	type sysTable struct {
 		name  string
 		space uint32
 	}
 	var sys []sysTable
 	exact := map[string]uint32{}
-	for rows.Next() {
+	err := sess.Query(ctx, "SELECT NAME, SPACE FROM "+srv.TablesTable(), nil, func(rows *sql.Rows) error {
 		var s sysTable
 		if err := rows.Scan(&s.name, &s.space); err != nil {
 			return err
 		}
 		sys = append(sys, s)
 		exact[s.name] = s.space
-	}
-	if err := rows.Err(); err != nil {
-		return err
+		return nil
+	})
+	if err != nil {
+		return explainPrivilege(err, srv.TablesTable())
 	}
 	for _, t := range cat.Tables {
 		for _, p := range t.Parts {

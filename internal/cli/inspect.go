@@ -125,6 +125,8 @@ func groupResidency(rows []bufferpool.IndexResidency, by string) []bufferpool.In
 		s.Dirty += r.Dirty
 		s.LOBResident += r.LOBResident
 		s.LeafPages += r.LeafPages
+		s.Pages += r.Pages
+		s.MinPages += r.MinPages
 		s.SizePages += r.SizePages
 		s.LOBPages += r.LOBPages
 		s.Known = s.Known && r.Known
@@ -132,8 +134,8 @@ func groupResidency(rows []bufferpool.IndexResidency, by string) []bufferpool.In
 	out := make([]bufferpool.IndexResidency, 0, len(order))
 	for _, k := range order {
 		s := sums[k]
-		if s.LeafPages > 0 {
-			s.Coverage = min(1, float64(s.Resident)/float64(s.LeafPages))
+		if s.Pages > 0 {
+			s.Coverage = min(1, float64(s.Resident)/float64(s.Pages))
 		}
 		out = append(out, *s)
 	}
@@ -141,6 +143,15 @@ func groupResidency(rows []bufferpool.IndexResidency, by string) []bufferpool.In
 		return out[i].Resident+out[i].LOBResident > out[j].Resident+out[j].LOBResident
 	})
 	return out
+}
+
+// fmtCoverage prints a coverage; one computed against an upper bound of the index's pages
+// is a lower bound, and says so.
+func fmtCoverage(c float64, exact bool) string {
+	if exact || c >= 1 {
+		return fmt.Sprintf("%.1f%%", 100*c)
+	}
+	return fmt.Sprintf("≥%.1f%%", 100*c)
 }
 
 func pct(part, whole int64) string {
@@ -162,7 +173,7 @@ func printResidency(w io.Writer, rows []bufferpool.IndexResidency, res *bufferpo
 	if by == "index" {
 		header = append(header, "partition", "index")
 	}
-	header = append(header, "resident", "leaf pages", "resident %", "old %", "LOB resident", "MiB")
+	header = append(header, "resident", "pages", "resident %", "old %", "LOB resident", "MiB")
 	t.AppendHeader(header)
 	for _, r := range rows {
 		row := table.Row{r.Schema}
@@ -172,16 +183,18 @@ func printResidency(w io.Writer, rows []bufferpool.IndexResidency, res *bufferpo
 		if by == "index" {
 			row = append(row, r.Partition, r.Index)
 		}
-		leaf := fmt.Sprint(r.LeafPages)
-		if !r.Known && r.LeafPages > 0 {
+		leaf := fmt.Sprint(r.Pages)
+		if r.MinPages != r.Pages {
+			leaf = fmt.Sprintf("%d-%d", r.MinPages, r.Pages)
+		} else if !r.Known && r.Pages > 0 {
 			leaf = "~" + leaf
 		}
-		if r.LeafPages == 0 && !r.Known {
+		if r.Pages == 0 && !r.Known {
 			leaf = "-"
 		}
 		cov := "-"
-		if r.LeafPages > 0 || r.Resident > 0 {
-			cov = fmt.Sprintf("%.1f%%", 100*r.Coverage)
+		if r.Pages > 0 || r.Resident > 0 {
+			cov = fmtCoverage(r.Coverage, r.Known)
 		}
 		lob := "-"
 		if r.LOBResident > 0 || r.LOBPages > 0 {

@@ -109,3 +109,10 @@ func (s *Session) Close() error {
 	}
 	return s.conn.Close()
 }
+
+// SetLockWaitTimeout bounds how long this session's statements wait for a metadata lock
+// (behind DDL or LOCK TABLES) before failing, instead of the server default of a day.
+func (s *Session) SetLockWaitTimeout(ctx context.Context, d time.Duration) error {
+	_, err := s.Exec(ctx, fmt.Sprintf("SET SESSION lock_wait_timeout = %d", max(int(d.Seconds()), 1)))
+	return err
+}

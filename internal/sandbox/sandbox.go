@@ -348,7 +348,9 @@ type StartReport struct {
 	Notes   []string `json:"notes,omitempty"`
 }
 
-// Start starts the server if it is not running and waits until it answers.
+// Start starts the server if it is not running and waits until it answers. A free port can
+// be taken by another process between the check and the server's bind; then it tries again
+// on another port.
 func (s *Sandbox) Start(ctx context.Context) (StartReport, error) {
 	var rep StartReport
 	st := s.Status(ctx)
@@ -357,26 +359,39 @@ func (s *Sandbox) Start(ctx context.Context) (StartReport, error) {
 		return rep, nil
 	}
 	rep.Stale = s.clearStale(st)
+	for attempt := 0; ; attempt++ {
+		err := s.start(ctx, &rep)
+		if err == nil || attempt == 2 || !errors.Is(err, errPortTaken) {
+			return rep, err
+		}
+		rep.Notes = append(rep.Notes, fmt.Sprintf("port %d was taken while the server started; retrying on another", s.Port))
+		s.Port = 0
+	}
+}
+
+var errPortTaken = errors.New("port taken")
+
+func (s *Sandbox) start(ctx context.Context, rep *StartReport) error {
 	if s.Port == 0 || !portFree(s.Port) {
 		old := s.Port
 		p, err := freePort()
 		if err != nil {
-			return rep, fmt.Errorf("find a free port: %w", err)
+			return fmt.Errorf("find a free port: %w", err)
 		}
 		s.Port = p
 		if old != 0 {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("port %d is taken; now using %d", old, p))
 		}
 		if err := s.save(); err != nil {
-			return rep, err
+			return err
 		}
 	}
 	if err := s.save(); err != nil {
-		return rep, exitcode.UsageError(fmt.Errorf("sandbox dir %s is not writable: %w", s.Dir, err))
+		return exitcode.UsageError(fmt.Errorf("sandbox dir %s is not writable: %w", s.Dir, err))
 	}
 	out, err := os.OpenFile(filepath.Join(s.Dir, "server.out"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
-		return rep, exitcode.UsageError(fmt.Errorf("sandbox dir %s is not writable: %w", s.Dir, err))
+		return exitcode.UsageError(fmt.Errorf("sandbox dir %s is not writable: %w", s.Dir, err))
 	}
 	defer out.Close()
 	errLogOffset := fileSize(s.ErrorLog)
@@ -390,7 +405,7 @@ func (s *Sandbox) Start(ctx context.Context) (StartReport, error) {
 		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
 	}
 	if err := cmd.Start(); err != nil {
-		return rep, fmt.Errorf("start %s: %w", s.ServerBinary, err)
+		return fmt.Errorf("start %s: %w", s.ServerBinary, err)
 	}
 	s.proc = cmd.Process
 	s.exited = make(chan struct{})
@@ -401,19 +416,23 @@ func (s *Sandbox) Start(ctx context.Context) (StartReport, error) {
 	for {
 		select {
 		case <-s.exited:
-			return rep, fmt.Errorf("the %s server exited during start-up: %s (log: %s)", s.Flavor, lastErrorLineFrom(s.ErrorLog, errLogOffset), s.ErrorLog)
+			line := lastErrorLineFrom(s.ErrorLog, errLogOffset)
+			if strings.Contains(line, "Address already in use") || strings.Contains(line, "Bind on TCP/IP port") {
+				return fmt.Errorf("%w: %s", errPortTaken, line)
+			}
+			return fmt.Errorf("the %s server exited during start-up: %s (log: %s)", s.Flavor, line, s.ErrorLog)
 		case <-ctx.Done():
 			_ = s.proc.Kill()
-			return rep, ctx.Err()
+			return ctx.Err()
 		case <-time.After(50 * time.Millisecond):
 		}
 		if s.ping(ctx) == nil {
 			rep.Seconds = time.Since(t0).Seconds()
-			return rep, nil
+			return nil
 		}
 		if time.Now().After(deadline) {
 			_ = s.proc.Kill()
-			return rep, fmt.Errorf("the server did not answer within %s: %s (log: %s)", s.startTimeout, lastErrorLineFrom(s.ErrorLog, errLogOffset), s.ErrorLog)
+			return fmt.Errorf("the server did not answer within %s: %s (log: %s)", s.startTimeout, lastErrorLineFrom(s.ErrorLog, errLogOffset), s.ErrorLog)
 		}
 	}
 }
@@ -722,7 +741,7 @@ func fileSize(path string) int64 {
 func lastErrorLine(path string) string { return lastErrorLineFrom(path, 0) }
 
 // lastErrorLineFrom finds the most telling line the server logged after offset: the last
-// [ERROR] line, else the last line.
+// line saying ERROR (or error), else the last line.
 func lastErrorLineFrom(path string, offset int64) string {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -732,9 +751,14 @@ func lastErrorLineFrom(path string, offset int64) string {
 		b = b[offset:]
 	}
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	for i := len(lines) - 1; i >= 0; i-- {
-		if strings.Contains(lines[i], "[ERROR]") && !strings.Contains(lines[i], "Aborting") {
-			return strings.TrimSpace(lines[i])
+	for _, pick := range []func(string) bool{
+		func(l string) bool { return strings.Contains(l, "[ERROR]") && !strings.Contains(l, "Aborting") },
+		func(l string) bool { return strings.Contains(strings.ToLower(l), "error") },
+	} {
+		for i := len(lines) - 1; i >= 0; i-- {
+			if pick(lines[i]) {
+				return strings.TrimSpace(lines[i])
+			}
 		}
 	}
 	if len(lines) > 0 && lines[len(lines)-1] != "" {

@@ -75,7 +75,14 @@ func run(m *testing.M, o Options) int {
 		BufferedIO: o.BufferedIO, DieWithParent: true,
 	})
 	if err != nil {
+		// Show the server's own logs: a failure here is otherwise hard to diagnose.
+		for _, f := range []string{"install.log", "error.log"} {
+			if b, rerr := os.ReadFile(filepath.Join(rootDir, "sb", f)); rerr == nil {
+				fmt.Fprintf(os.Stderr, "sandboxtest: %s:\n%s\n", f, tail(string(b), 40))
+			}
+		}
 		fmt.Fprintln(os.Stderr, "sandboxtest: cannot start the test server:", err)
+		killSandboxesUnder(rootDir)
 		os.RemoveAll(rootDir)
 		return 1
 	}
@@ -92,6 +99,14 @@ func run(m *testing.M, o Options) int {
 	}()
 	defer teardown()
 	return m.Run()
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
 }
 
 var teardownOnce sync.Once

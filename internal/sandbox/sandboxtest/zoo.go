@@ -2,6 +2,7 @@ package sandboxtest
 
 import (
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -15,7 +16,7 @@ const (
 	ZooNoPK        = "nopk"                                // hidden GEN_CLUST_INDEX, KEY (y)
 	ZooUniqueNN    = "uniq_nn"                             // no PK: UNIQUE NOT NULL (u) is the clustered index
 	ZooPrefixed    = "prefixed"                            // prefix indexes s(12), t(20)
-	ZooParts       = "parts"                               // RANGE partitions x HASH subpartitions
+	ZooParts       = "parts"                               // RANGE partitions x HASH subpartitions, a DATE-first key
 	ZooHashParts   = "hparts"                              // HASH partitions
 	ZooLOBs        = "lobs"                                // rows with off-page LONGTEXT/LONGBLOB
 	ZooFulltext    = "ft"                                  // FULLTEXT index
@@ -26,22 +27,31 @@ const (
 	ZooMyISAM      = "my"                                  // not InnoDB
 	ZooView        = "v"                                   // a view
 	ZooIgnored     = "ignored_ix"                          // an IGNORED index (MariaDB 10.6+)
+	ZooVersioned   = "versioned"                           // system-versioned, with history rows
 )
 
 // ZooInnoDBTables are the zoo's InnoDB tables.
-var ZooInnoDBTables = []string{ZooCompositePK, ZooNoPK, ZooUniqueNN, ZooPrefixed, ZooParts, ZooHashParts, ZooLOBs, ZooFulltext, ZooSpatial, ZooWeird, ZooReserved, ZooEmpty, ZooIgnored}
+var ZooInnoDBTables = []string{ZooCompositePK, ZooNoPK, ZooUniqueNN, ZooPrefixed, ZooParts, ZooHashParts, ZooLOBs, ZooFulltext, ZooSpatial, ZooWeird, ZooReserved, ZooEmpty, ZooIgnored, ZooVersioned}
 
 func q(name string) string { return "`" + strings.ReplaceAll(name, "`", "``") + "`" }
 
-// Zoo (re)creates ZooSchema with every kind of table and index innowarm must handle, about
-// 20 MB in all, analyzes it, and drops it when the test ends. It returns the schema name.
+var zooOnce sync.Once
+
+// Zoo creates ZooSchema, once per test binary, with every kind of table and index innowarm
+// must handle (about 20 MB in all) and analyzes it. Tests must only read it. It returns the
+// schema name.
 func Zoo(t testing.TB) string {
+	t.Helper()
+	zooOnce.Do(func() { createZoo(t) })
+	return ZooSchema
+}
+
+func createZoo(t testing.TB) {
 	t.Helper()
 	db := q(ZooSchema)
 	tbl := func(name string) string { return db + "." + q(name) }
 	seq := func(n string) string { return db + ".seq_1_to_" + n }
 	Exec(t, "DROP DATABASE IF EXISTS "+db, "CREATE DATABASE "+db)
-	t.Cleanup(func() { dropSchema(ZooSchema) })
 	Exec(t,
 		"CREATE TABLE "+tbl(ZooCompositePK)+" (a INT NOT NULL, b VARCHAR(20) NOT NULL, c INT, payload CHAR(100), PRIMARY KEY (a, b), UNIQUE KEY uc (c), KEY kb_c (b, c))",
 		"INSERT INTO "+tbl(ZooCompositePK)+" SELECT seq DIV 3, CONCAT('b', seq MOD 3, '-', seq), seq, REPEAT('p', 100) FROM "+seq("40000"),
@@ -55,7 +65,7 @@ func Zoo(t testing.TB) string {
 		"CREATE TABLE "+tbl(ZooPrefixed)+" (id INT PRIMARY KEY, s VARCHAR(500), t TEXT, KEY ks (s(12)), KEY kt (t(20)))",
 		"INSERT INTO "+tbl(ZooPrefixed)+" SELECT seq, REPEAT(MD5(seq), 4), REPEAT(MD5(seq + 1), 3) FROM "+seq("15000"),
 
-		"CREATE TABLE "+tbl(ZooParts)+" (id INT NOT NULL, d DATE NOT NULL, v INT, PRIMARY KEY (id, d), KEY kv (v)) "+
+		"CREATE TABLE "+tbl(ZooParts)+" (id INT NOT NULL, d DATE NOT NULL, v INT, PRIMARY KEY (id, d), KEY kv (v), KEY kd (d, v)) "+
 			"PARTITION BY RANGE (YEAR(d)) SUBPARTITION BY HASH (id) SUBPARTITIONS 2 "+
 			"(PARTITION p2023 VALUES LESS THAN (2024), PARTITION pmax VALUES LESS THAN MAXVALUE)",
 		"INSERT INTO "+tbl(ZooParts)+" SELECT seq, DATE_ADD('2023-06-01', INTERVAL seq MOD 400 DAY), seq MOD 1000 FROM "+seq("30000"),
@@ -85,17 +95,17 @@ func Zoo(t testing.TB) string {
 
 		"CREATE TABLE "+tbl(ZooIgnored)+" (id INT PRIMARY KEY, qq INT, KEY kq (qq) IGNORED)",
 		"INSERT INTO "+tbl(ZooIgnored)+" SELECT seq, seq FROM "+seq("3000"),
+
+		"CREATE TABLE "+tbl(ZooVersioned)+" (id INT PRIMARY KEY, v INT, KEY kv (v)) WITH SYSTEM VERSIONING",
+		"INSERT INTO "+tbl(ZooVersioned)+" SELECT seq, seq FROM "+seq("5000"),
+		"UPDATE "+tbl(ZooVersioned)+" SET v = v + 1 WHERE id MOD 2 = 0",
+		// The update freed index pages (purge merges them); rebuilding leaves files with no
+		// freed pages, so that counting the pages of a file counts live pages only.
+		"SET STATEMENT system_versioning_alter_history = KEEP FOR ALTER TABLE "+tbl(ZooVersioned)+" FORCE",
 	)
 	var tables []string
 	for _, name := range ZooInnoDBTables {
 		tables = append(tables, tbl(name))
 	}
 	Exec(t, "ANALYZE TABLE "+strings.Join(tables, ", "))
-	return ZooSchema
-}
-
-func dropSchema(name string) {
-	if conn != nil {
-		_, _ = conn.DB.Exec("DROP DATABASE IF EXISTS " + q(name))
-	}
 }

@@ -1,0 +1,287 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/jedib0t/go-pretty/v6/table"
+	"github.com/jedib0t/go-pretty/v6/text"
+	"github.com/spf13/cobra"
+
+	"github.com/innowarm/innowarm/internal/catalog"
+	"github.com/innowarm/innowarm/internal/connection"
+	"github.com/innowarm/innowarm/internal/progress"
+	"github.com/innowarm/innowarm/internal/units"
+	"github.com/innowarm/innowarm/internal/warm"
+)
+
+func init() { register(newWarmCmd) }
+
+type warmFlags struct {
+	sel              selectionFlags
+	dryRun, verbose  bool
+	budget           string
+	order            string
+	parallel         int
+	lob              bool
+	makeYoung        bool
+	statementTimeout time.Duration
+	lockWaitTimeout  time.Duration
+	splitPages       int64
+	asJSON, quiet    bool
+}
+
+func newWarmCmd() *cobra.Command {
+	var f warmFlags
+	cmd := &cobra.Command{
+		Use:   "warm",
+		Short: "Load chosen schemas/tables/indexes into the buffer pool, in parallel, within a budget",
+		Long: `warm reads every index of the chosen tables into the InnoDB buffer pool: primary keys,
+secondary indexes (composite and prefix), hidden clustered indexes, every partition and
+subpartition, and with --lob the off-page BLOB/TEXT pages. Each unit is one read-only
+statement (COUNT(*) with FORCE INDEX, checked with EXPLAIN) that returns one number; big
+indexes are cut into key ranges and read by --parallel sessions.
+
+The plan stays within a budget: by default the free pages of the pool, so nothing already
+cached is evicted. Smaller units go first (--order). --dry-run prints the plan. Ctrl-C stops
+every statement on the server (KILL QUERY) and exits 130.
+
+FULLTEXT and SPATIAL indexes cannot be read by such statements and are listed as skipped.
+Needs SELECT on the tables and the PROCESS privilege (to read the pool's page list).`,
+		Example: `  innowarm warm -u admin -p -D shop --dry-run
+  innowarm warm -D shop,billing --budget 70% --parallel 4
+  innowarm warm --tables 'shop.order*' --exclude 'shop.order_archive' --lob
+  innowarm warm -S /run/mysqld/mysqld.sock -D shop --json > warm.json`,
+	}
+	cf := addConnFlags(cmd)
+	f.sel.bind(cmd)
+	fl := cmd.Flags()
+	fl.BoolVar(&f.dryRun, "dry-run", false, "print the plan (units, pages, budget, what is left out and why) and read nothing")
+	fl.BoolVar(&f.verbose, "verbose", false, "with --dry-run, print every statement")
+	fl.StringVar(&f.budget, "budget", "", "most the warm may add: a size (2G) or a percent of the pool (70%); default: the free pages")
+	fl.StringVar(&f.order, "order", "small-first", "priority: "+strings.Join(warm.Orders, ", "))
+	fl.IntVar(&f.parallel, "parallel", 0, "parallel sessions (default: innodb_read_io_threads, 2 to 8)")
+	fl.BoolVar(&f.lob, "lob", false, "also read off-page BLOB/TEXT/JSON pages")
+	fl.BoolVar(&f.makeYoung, "make-young", false, "set innodb_old_blocks_time=0 during the run (restored after, also on error or Ctrl-C)")
+	fl.DurationVar(&f.statementTimeout, "statement-timeout", time.Hour, "server-side time limit of each statement")
+	fl.DurationVar(&f.lockWaitTimeout, "lock-wait-timeout", 10*time.Second, "how long a statement may wait for a table's metadata lock (e.g. behind DDL)")
+	fl.Int64Var(&f.splitPages, "split-pages", warm.DefaultSplitPages, "cut indexes larger than this many pages into key ranges")
+	fl.BoolVar(&f.asJSON, "json", false, "print the plan and result as JSON on stdout")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress output")
+	cmd.RunE = run(func(cmd *cobra.Command, _ []string) error {
+		opts, err := cf.resolve(cmd)
+		if err != nil {
+			return err
+		}
+		budget, err := warm.ParseBudget(f.budget)
+		if err != nil {
+			return usagef("--budget: %v", err)
+		}
+		if !validOrder(f.order) {
+			return usagef("--order %q: use one of %s", f.order, strings.Join(warm.Orders, ", "))
+		}
+		if f.parallel < 0 || f.parallel > 64 {
+			return usagef("--parallel %d: use 1 to 64 (or leave it out)", f.parallel)
+		}
+		if f.splitPages < 16 {
+			return usagef("--split-pages must be at least 16")
+		}
+		if f.statementTimeout < time.Second {
+			return usagef("--statement-timeout must be at least 1s")
+		}
+		filter, err := f.sel.filter(&opts)
+		if err != nil {
+			return err
+		}
+		if filter.Empty() {
+			return usagef("choose what to warm: -D schema[,schema], --tables 'schema.table*' or --all-databases")
+		}
+		conn, err := connection.Open(cmd.Context(), opts)
+		if err != nil {
+			return err
+		}
+		defer conn.Close()
+		ctx := cmd.Context()
+		cat, err := catalog.Load(ctx, conn, filter)
+		if err != nil {
+			return err
+		}
+		if len(cat.Tables) == 0 && len(cat.Skipped) == 0 {
+			return usagef("no tables match the selection")
+		}
+		pl, err := warm.BuildPlan(ctx, conn, cat, warm.Options{Budget: budget, Order: f.order, Parallel: f.parallel, LOB: f.lob, SplitPages: f.splitPages, LockWaitTimeout: f.lockWaitTimeout})
+		if err != nil {
+			return err
+		}
+		out := cmd.OutOrStdout()
+		if f.dryRun {
+			if f.asJSON {
+				return printJSON(out, map[string]any{"plan": planJSON(pl, f.statementTimeout, f.verbose)})
+			}
+			printPlan(out, pl, f.verbose, f.statementTimeout)
+			return nil
+		}
+		res, runErr := warm.Run(ctx, conn, pl, warm.RunOptions{
+			StatementTimeout: f.statementTimeout, LockWaitTimeout: f.lockWaitTimeout, MakeYoung: f.makeYoung, Catalog: cat,
+			Progress: progress.Config{Out: os.Stderr, Bars: !f.quiet && progress.IsTerminal(os.Stderr), Quiet: f.quiet},
+		})
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if f.asJSON {
+			if err := printJSON(out, map[string]any{"plan": planJSON(pl, f.statementTimeout, false), "result": res}); err != nil {
+				return err
+			}
+		} else if res != nil {
+			printWarmResult(out, res)
+		}
+		return runErr
+	})
+	return cmd
+}
+
+func validOrder(o string) bool {
+	for _, v := range warm.Orders {
+		if v == o {
+			return true
+		}
+	}
+	return false
+}
+
+type planUnitJSON struct {
+	ID        int    `json:"id"`
+	Target    string `json:"target"`
+	Range     string `json:"range,omitempty"`
+	EstPages  int64  `json:"estimated_pages"`
+	NewPages  int64  `json:"new_pages"`
+	Statement string `json:"statement,omitempty"`
+}
+
+func planJSON(pl *warm.Plan, limit time.Duration, withSQL bool) map[string]any {
+	var unitsOut []planUnitJSON
+	for _, u := range pl.Units {
+		pu := planUnitJSON{ID: u.ID, Target: u.Target.Name(), EstPages: u.EstPages, NewPages: u.NewPages}
+		if u.Ranges > 1 {
+			pu.Range = fmt.Sprintf("%d/%d", u.RangeNo, u.Ranges)
+		}
+		if withSQL {
+			pu.Statement = warm.SQLText(pl.Server, u, limit)
+		}
+		unitsOut = append(unitsOut, pu)
+	}
+	var resident []string
+	for _, t := range pl.Resident {
+		resident = append(resident, t.Name())
+	}
+	return map[string]any{
+		"units": unitsOut, "parallel": pl.Parallel, "estimated_pages": pl.EstPages, "new_pages": pl.NewPages,
+		"page_size": pl.PageSize, "pool_pages": pl.PoolPages, "free_pages": pl.FreePages,
+		"budget_pages": pl.BudgetPages, "budget_source": pl.BudgetSource,
+		"left_out": pl.LeftOut, "skipped": pl.Skipped, "already_resident": resident, "notes": pl.Notes,
+	}
+}
+
+func newTable(w io.Writer, header table.Row, rightFrom int) table.Writer {
+	t := table.NewWriter()
+	t.SetOutputMirror(w)
+	t.SetStyle(table.StyleLight)
+	t.Style().Format.Header = text.FormatDefault
+	t.AppendHeader(header)
+	var cfg []table.ColumnConfig
+	for i := rightFrom; i <= len(header); i++ {
+		cfg = append(cfg, table.ColumnConfig{Number: i, Align: text.AlignRight})
+	}
+	t.SetColumnConfigs(cfg)
+	return t
+}
+
+func printPlan(w io.Writer, pl *warm.Plan, verbose bool, limit time.Duration) {
+	mib := func(pages int64) string { return units.FormatBytes(pages * pl.PageSize) }
+	tables := map[string]bool{}
+	for _, tg := range pl.Targets {
+		tables[tg.Table.Quoted()] = true
+	}
+	fmt.Fprintf(w, "plan: %d units on %d indexes of %d tables, %d parallel sessions\n", len(pl.Units), len(pl.Targets), len(tables), pl.Parallel)
+	fmt.Fprintf(w, "reads ~%d pages (%s), of which ~%d (%s) not resident yet\n", pl.EstPages, mib(pl.EstPages), pl.NewPages, mib(pl.NewPages))
+	fmt.Fprintf(w, "budget %d pages (%s): %s; pool %d pages (%s), %d free\n", pl.BudgetPages, mib(pl.BudgetPages), pl.BudgetSource, pl.PoolPages, mib(pl.PoolPages), pl.FreePages)
+	t := newTable(w, table.Row{"#", "table", "partition", "index", "units", "est. pages", "new pages", "resident before"}, 5)
+	for i, tg := range pl.Targets {
+		var est, nw int64
+		for _, u := range tg.Units {
+			est += u.EstPages
+			nw += u.NewPages
+		}
+		idx := tg.Index.Name
+		if tg.Kind == warm.KindLOB {
+			idx += " (LOB pages)"
+		}
+		if tg.Partial {
+			idx += " (partial)"
+		}
+		if tg.Prefix {
+			idx += " (prefix: last)"
+		}
+		t.AppendRow(table.Row{i + 1, tg.Table.Quoted(), tg.Part.Name, idx, len(tg.Units), est, nw, tg.ResidentBefore})
+	}
+	t.Render()
+	if verbose {
+		for _, u := range pl.Units {
+			fmt.Fprintf(w, "%d: %s\n", u.ID, warm.SQLText(pl.Server, u, limit))
+		}
+	}
+	for _, tg := range pl.Resident {
+		fmt.Fprintf(w, "already resident: %s (%d pages)\n", tg.Name(), tg.ResidentBefore)
+	}
+	for _, l := range pl.LeftOut {
+		fmt.Fprintf(w, "left out: %s %s %s: %s\n", catalog.QuoteTable(l.Schema, l.Table), l.Partition, l.Index, l.Reason)
+	}
+	printSkipped(w, pl.Skipped)
+	for _, n := range pl.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+}
+
+func printSkipped(w io.Writer, skipped []catalog.Skip) {
+	for _, s := range skipped {
+		what := catalog.QuoteTable(s.Schema, s.Table)
+		if s.Index != "" {
+			what += " index " + catalog.QuoteIdent(s.Index)
+		}
+		fmt.Fprintf(w, "skipped: %s: %s\n", what, s.Reason)
+	}
+}
+
+func printWarmResult(w io.Writer, res *warm.Result) {
+	t := newTable(w, table.Row{"table", "partition", "index", "units", "pages before", "pages after", "loaded", "coverage", "seconds", "MB/s"}, 4)
+	for _, tr := range res.Targets {
+		idx := tr.Index
+		if tr.Kind == warm.KindLOB {
+			idx += " (LOB)"
+		}
+		cov := fmtCoverage(tr.CoverageBefore, tr.CoverageExact) + " → " + fmtCoverage(tr.CoverageAfter, tr.CoverageExact)
+		units := fmt.Sprintf("%d/%d", tr.UnitsDone, tr.Units)
+		if tr.Error != "" {
+			units += " FAILED"
+		}
+		t.AppendRow(table.Row{catalog.QuoteTable(tr.Schema, tr.Table), tr.Partition, idx, units, tr.ResidentBefore, tr.ResidentAfter, tr.PagesLoaded, cov,
+			fmt.Sprintf("%.2f", tr.Seconds), fmt.Sprintf("%.0f", tr.MBps)})
+	}
+	t.Render()
+	fmt.Fprintf(w, "warm (%s): %d of %d units in %.2f s, %d parallel; %d pages read (%s), %.0f MB/s; %d pages now resident that were not\n",
+		res.Method, res.UnitsDone, res.Units, res.Seconds, res.Parallel, res.PagesRead, units.FormatBytes(res.PagesRead*res.PageSize), res.MBps, res.PagesLoaded)
+	fmt.Fprintf(w, "pool: %d free → %d free pages of %d\n", res.PoolBefore.PagesFree, res.PoolAfter.PagesFree, res.PoolAfter.PagesTotal)
+	for _, l := range res.LeftOut {
+		fmt.Fprintf(w, "left out: %s %s %s: %s\n", catalog.QuoteTable(l.Schema, l.Table), l.Partition, l.Index, l.Reason)
+	}
+	printSkipped(w, res.Skipped)
+	for _, e := range res.Errors {
+		fmt.Fprintf(w, "error: %s\n", e)
+	}
+	for _, n := range res.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+}

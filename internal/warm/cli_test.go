@@ -1,0 +1,296 @@
+package warm_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/innowarm/innowarm/internal/catalog"
+	"github.com/innowarm/innowarm/internal/sandbox/sandboxtest"
+	"github.com/innowarm/innowarm/internal/warm"
+)
+
+func zooArgs(t *testing.T, extra ...string) []string {
+	return append(append([]string{"warm"}, sandboxtest.Sock(t)...), append([]string{"-D", sandboxtest.Zoo(t)}, extra...)...)
+}
+
+func TestDryRunPlanJSON(t *testing.T) {
+	coldConn(t)
+	r := sandboxtest.CLI(t, sandboxtest.Run{}, zooArgs(t, "--dry-run", "--json", "--verbose", "--lob")...)
+	if r.Code != 0 {
+		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
+	}
+	var out struct {
+		Plan struct {
+			Units []struct {
+				Target    string `json:"target"`
+				Statement string `json:"statement"`
+				EstPages  int64  `json:"estimated_pages"`
+			} `json:"units"`
+			Budget   int64 `json:"budget_pages"`
+			NewPages int64 `json:"new_pages"`
+			Pool     int64 `json:"pool_pages"`
+			Skipped  []struct {
+				Table, Index, Reason string
+			} `json:"skipped"`
+		} `json:"plan"`
+	}
+	sandboxtest.JSON(t, []byte(r.Stdout), &out)
+	if len(out.Plan.Units) < 30 || out.Plan.Budget == 0 || out.Plan.NewPages == 0 || out.Plan.Pool == 0 {
+		t.Errorf("plan: %d units, budget %d, new %d", len(out.Plan.Units), out.Plan.Budget, out.Plan.NewPages)
+	}
+	for _, u := range out.Plan.Units {
+		if !strings.Contains(u.Statement, "/* innowarm:warm */") || !strings.Contains(u.Statement, "max_statement_time") {
+			t.Errorf("statement %q lacks the tag or the time limit", u.Statement)
+		}
+	}
+	if len(out.Plan.Skipped) < 5 {
+		t.Errorf("skipped: %+v", out.Plan.Skipped)
+	}
+	// A dry run reads no data: only key-range descents touch a few pages.
+	r = sandboxtest.CLI(t, sandboxtest.Run{}, zooArgs(t, "--dry-run")...)
+	for _, want := range []string{"plan:", "budget", "skipped:", "FULLTEXT", "SPATIAL", "view", "MyISAM"} {
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("dry-run output lacks %q:\n%s", want, r.Stdout)
+		}
+	}
+}
+
+func TestWarmCommandOutputAndLogLines(t *testing.T) {
+	coldConn(t)
+	r := sandboxtest.CLI(t, sandboxtest.Run{}, zooArgs(t, "--json")...)
+	if r.Code != 0 {
+		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
+	}
+	var out struct {
+		Result struct {
+			Units, UnitsDone int
+			Targets          []struct {
+				Table         string  `json:"table"`
+				CoverageAfter float64 `json:"coverage_after"`
+			} `json:"targets"`
+			PagesRead int64   `json:"pages_read"`
+			MBps      float64 `json:"mb_per_s"`
+		} `json:"result"`
+	}
+	sandboxtest.JSON(t, []byte(r.Stdout), &out)
+	if out.Result.PagesRead == 0 || len(out.Result.Targets) < 30 {
+		t.Errorf("result: %+v", out.Result)
+	}
+	for _, want := range []string{"START WARMUP FOR DB", "START WARMUP FOR TABLE: ", "SUCCESS WARMUP FOR TABLE: ", "SUCCESS WARMUP FOR DB", "warm progress"} {
+		if want == "warm progress" {
+			continue // only printed every 5 s
+		}
+		if !strings.Contains(r.Stderr, want) {
+			t.Errorf("stderr lacks %q", want)
+		}
+	}
+	// Human output: a table and a summary line.
+	coldConn(t)
+	r = sandboxtest.CLI(t, sandboxtest.Run{}, zooArgs(t, "--tables", "*.composite*", "-q")...)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "warm (scan):") || !strings.Contains(r.Stdout, "→ 100.0%") || r.Stderr != "" {
+		t.Errorf("human output (exit %d):\n%s\nstderr: %s", r.Code, r.Stdout, r.Stderr)
+	}
+}
+
+func TestWarmBadInput(t *testing.T) {
+	sock := sandboxtest.Sock(t)
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"warm"}, "choose what to warm"},
+		{[]string{"warm", "-D", "no_such_db"}, "unknown database"},
+		{[]string{"warm", "-D", "mysql", "--budget", "lots"}, "--budget"},
+		{[]string{"warm", "-D", "mysql", "--order", "random"}, "--order"},
+		{[]string{"warm", "-D", "mysql", "--parallel", "-1"}, "--parallel"},
+		{[]string{"warm", "--tables", "t*"}, "names no schema"},
+		{[]string{"warm", "--tables", "db.["}, "--tables"},
+	}
+	for _, c := range cases {
+		r := sandboxtest.CLI(t, sandboxtest.Run{}, append(c.args, sock...)...)
+		if r.Code != 2 || !strings.Contains(r.Stderr, c.want) || strings.Count(strings.TrimSpace(r.Stderr), "\n") != 0 {
+			t.Errorf("%v: exit %d, stderr %q (want one line with %q)", c.args, r.Code, r.Stderr, c.want)
+		}
+	}
+}
+
+// A user with SELECT and PROCESS can warm; without PROCESS the message names the grant.
+func TestLeastPrivilege(t *testing.T) {
+	zoo := sandboxtest.Zoo(t)
+	sb := sandboxtest.Server(t)
+	sandboxtest.Exec(t,
+		"CREATE USER IF NOT EXISTS 'warmer'@'localhost' IDENTIFIED BY 'w-pass'",
+		"GRANT SELECT ON "+catalog.QuoteIdent(zoo)+".* TO 'warmer'@'localhost'",
+		"GRANT PROCESS ON *.* TO 'warmer'@'localhost'",
+		"CREATE USER IF NOT EXISTS 'noproc'@'localhost' IDENTIFIED BY 'n-pass'",
+		"GRANT SELECT ON "+catalog.QuoteIdent(zoo)+".* TO 'noproc'@'localhost'")
+	coldConn(t)
+	r := sandboxtest.CLI(t, sandboxtest.Run{Env: []string{"MYSQL_PWD=w-pass"}}, "warm", "--no-defaults", "-S", sb.Socket, "-u", "warmer", "-D", zoo, "-q")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "39 of 39 units") && !strings.Contains(r.Stdout, " units in ") {
+		t.Errorf("SELECT+PROCESS user: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if !strings.Contains(r.Stdout, "innodb_index_stats") {
+		t.Errorf("the least-privilege run should note that sizes are estimated:\n%s", r.Stdout)
+	}
+	r = sandboxtest.CLI(t, sandboxtest.Run{Env: []string{"MYSQL_PWD=n-pass"}}, "warm", "--no-defaults", "-S", sb.Socket, "-u", "noproc", "-D", zoo)
+	if r.Code != 2 || !strings.Contains(r.Stderr, "PROCESS") || !strings.Contains(r.Stderr, "GRANT") {
+		t.Errorf("user without PROCESS: exit %d, %q", r.Code, r.Stderr)
+	}
+}
+
+// Ctrl-C stops the warm within a second, kills every statement it started on the server,
+// restores the variable it changed, and exits 130. A table lock holds the statements
+// waiting, so they are surely running when the signal comes: here the planning ones.
+func TestInterruptStopsEverything(t *testing.T) {
+	ctx := context.Background()
+	zoo := sandboxtest.Zoo(t)
+	conn := coldConn(t)
+	locker, err := conn.DB.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer locker.Close()
+	if _, err := locker.ExecContext(ctx, "LOCK TABLES "+catalog.QuoteTable(zoo, sandboxtest.ZooCompositePK)+" WRITE"); err != nil {
+		t.Fatal(err)
+	}
+	defer locker.ExecContext(ctx, "UNLOCK TABLES")
+
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		cmd := exec.Command(sandboxtest.Binary(t), zooArgs(t, "--tables", "*.composite*", "--make-young", "--lock-wait-timeout", "120s")...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		waitForStatements(t, 1)
+		t0 := time.Now()
+		cmd.Process.Signal(sig)
+		err := cmd.Wait()
+		took := time.Since(t0)
+		code := -1
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+		if code != 130 || took > time.Second {
+			t.Errorf("%s: exit %d after %s (want 130 within 1 s); stderr: %s", sig, code, took, stderr.String())
+		}
+		if n := gone(t); n != 0 {
+			t.Errorf("%s: %d innowarm statements still in the processlist a second after the exit, e.g. %s", sig, n, lastProcesslist)
+		}
+	}
+}
+
+// The same for statements of the run itself: the plan is made while the table is free, then
+// the table is locked, so the scan statements wait when the run is cancelled.
+func TestCancelDuringRun(t *testing.T) {
+	ctx := context.Background()
+	zoo := sandboxtest.Zoo(t)
+	conn := coldConn(t)
+	cat, err := catalog.Load(ctx, conn, catalog.Filter{Schemas: []string{zoo}, Tables: []catalog.Pattern{{Table: sandboxtest.ZooCompositePK}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := warm.BuildPlan(ctx, conn, cat, warm.Options{Parallel: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	locker, err := conn.DB.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer locker.Close()
+	if _, err := locker.ExecContext(ctx, "LOCK TABLES "+catalog.QuoteTable(zoo, sandboxtest.ZooCompositePK)+" WRITE"); err != nil {
+		t.Fatal(err)
+	}
+	defer locker.ExecContext(ctx, "UNLOCK TABLES")
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	o := quiet()
+	o.Catalog, o.MakeYoung, o.LockWaitTimeout = cat, true, 2*time.Minute
+	go func() {
+		_, err := warm.Run(runCtx, conn, pl, o)
+		done <- err
+	}()
+	waitForStatements(t, 2)
+	t0 := time.Now()
+	cancel()
+	select {
+	case err := <-done:
+		if err == nil || runCtx.Err() == nil {
+			t.Errorf("run returned %v", err)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("run did not stop within 2 s of the cancel")
+	}
+	if took := time.Since(t0); took > time.Second {
+		t.Errorf("run took %s to stop", took)
+	}
+	conn.Close() // waits for the KILL QUERY statements to be sent
+	conn = sandboxtest.Reconnect(t)
+	if n := gone(t); n != 0 {
+		t.Errorf("%d innowarm statements still in the processlist a second after the cancel, e.g. %s", n, lastProcesslist)
+	}
+	var obt int
+	conn.DB.QueryRow("SELECT @@GLOBAL.innodb_old_blocks_time").Scan(&obt)
+	if obt != 1000 {
+		t.Errorf("innodb_old_blocks_time = %d, not restored after the cancel", obt)
+	}
+}
+
+func countStatements(t *testing.T) int { return countStatementsIn(t, "") }
+
+// countStatementsIn counts innowarm's statements in the processlist, in one state if given.
+func countStatementsIn(t *testing.T, state string) int {
+	t.Helper()
+	rows, err := sandboxtest.Conn(t).DB.Query("SELECT ID, COMMAND, COALESCE(STATE, ''), TIME, INFO FROM information_schema.PROCESSLIST WHERE INFO LIKE '%innowarm:%' AND ID <> CONNECTION_ID() AND (? = '' OR STATE = ?)", state, state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var id, tm int64
+		var cmd, state, info string
+		rows.Scan(&id, &cmd, &state, &tm, &info)
+		lastProcesslist = fmt.Sprintf("%d %s %q %ds: %.120s", id, cmd, state, tm, info)
+		n++
+	}
+	return n
+}
+
+var lastProcesslist string
+
+// gone waits (briefly: a killed statement takes a moment to end) until no innowarm statement
+// is in the processlist, and reports how many remain.
+func gone(t *testing.T) int {
+	t.Helper()
+	deadline := time.Now().Add(time.Second)
+	for {
+		n := countStatements(t)
+		if n == 0 || time.Now().After(deadline) {
+			return n
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// waitForStatements waits until n innowarm statements wait on the table lock.
+func waitForStatements(t *testing.T, n int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for countStatementsIn(t, "Waiting for table metadata lock") < n {
+		if time.Now().After(deadline) {
+			t.Fatal("innowarm's statements never showed up in the processlist")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -1,0 +1,425 @@
+package warm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/innowarm/innowarm/internal/bufferpool"
+	"github.com/innowarm/innowarm/internal/catalog"
+	"github.com/innowarm/innowarm/internal/connection"
+	"github.com/innowarm/innowarm/internal/logx"
+	"github.com/innowarm/innowarm/internal/progress"
+)
+
+// RunOptions shape the execution of a plan.
+type RunOptions struct {
+	StatementTimeout time.Duration // per statement, enforced by the server
+	LockWaitTimeout  time.Duration // how long a statement may wait for a metadata lock
+	MakeYoung        bool          // innodb_old_blocks_time=0 during the run
+	Progress         progress.Config
+	Catalog          *catalog.Catalog
+}
+
+// UnitResult is one statement's outcome.
+type UnitResult struct {
+	Unit    *Unit
+	Seconds float64
+	Err     error
+}
+
+// TargetResult is what one index (or LOB set) got.
+type TargetResult struct {
+	Schema         string  `json:"schema"`
+	Table          string  `json:"table"`
+	Partition      string  `json:"partition,omitempty"`
+	Index          string  `json:"index"`
+	Kind           Kind    `json:"kind"`
+	Units          int     `json:"units"`
+	UnitsDone      int     `json:"units_done"`
+	EstPages       int64   `json:"estimated_pages"`
+	ResidentBefore int64   `json:"resident_before"`
+	ResidentAfter  int64   `json:"resident_after"`
+	PagesLoaded    int64   `json:"pages_loaded"`
+	IndexPages     int64   `json:"index_pages"`
+	CoverageBefore float64 `json:"coverage_before"`
+	CoverageAfter  float64 `json:"coverage_after"`
+	CoverageExact  bool    `json:"coverage_exact"` // false: the index's size is an upper bound, coverage a lower one
+	Seconds        float64 `json:"seconds"`
+	MBps           float64 `json:"mb_per_s"`
+	Partial        bool    `json:"partial,omitempty"`
+	Error          string  `json:"error,omitempty"`
+
+	first, last time.Time
+}
+
+// Result is the outcome of a run.
+type Result struct {
+	Method      string            `json:"method"`
+	Targets     []*TargetResult   `json:"targets"`
+	Skipped     []catalog.Skip    `json:"skipped"`
+	LeftOut     []LeftOut         `json:"left_out"`
+	Units       int               `json:"units"`
+	UnitsDone   int               `json:"units_done"`
+	UnitsFailed int               `json:"units_failed"`
+	PagesRead   int64             `json:"pages_read"` // Innodb_pages_read during the run (all sessions)
+	PagesLoaded int64             `json:"pages_loaded"`
+	Seconds     float64           `json:"seconds"`
+	MBps        float64           `json:"mb_per_s"`
+	Parallel    int               `json:"parallel"`
+	Interrupted bool              `json:"interrupted,omitempty"`
+	Errors      []string          `json:"errors,omitempty"`
+	Notes       []string          `json:"notes,omitempty"`
+	PoolBefore  bufferpool.Totals `json:"pool_before"`
+	PoolAfter   bufferpool.Totals `json:"pool_after"`
+	PageSize    int64             `json:"page_size"`
+}
+
+// Complete reports whether every planned unit ran to its end.
+func (r *Result) Complete() bool { return r.UnitsDone == r.Units && !r.Interrupted }
+
+// Run executes the plan. It always returns a result, also on error or interrupt (what was
+// done so far); the error is ctx.Err() after an interrupt.
+func Run(ctx context.Context, conn *connection.Conn, pl *Plan, o RunOptions) (*Result, error) {
+	res := &Result{Method: "scan", Skipped: pl.Skipped, LeftOut: pl.LeftOut, Units: len(pl.Units), Parallel: pl.Parallel, Notes: pl.Notes, PageSize: pl.PageSize}
+	if pl.Before != nil {
+		res.PoolBefore = pl.Before.Totals
+	}
+	targets := map[*Target]*TargetResult{}
+	for _, tg := range append(append([]*Target{}, pl.Targets...), pl.Resident...) {
+		tr := &TargetResult{Schema: tg.Table.Schema, Table: tg.Table.Name, Partition: tg.Part.Name, Index: tg.Index.Name, Kind: tg.Kind,
+			Units: len(tg.Units), EstPages: tg.EstPages, ResidentBefore: tg.ResidentBefore, Partial: tg.Partial}
+		targets[tg] = tr
+		res.Targets = append(res.Targets, tr)
+	}
+	log := logx.Default()
+	if len(pl.Units) == 0 {
+		return res, finish(ctx, conn, pl, res, o, nil)
+	}
+
+	restore, err := applyVariables(ctx, conn, o, log)
+	if err != nil {
+		return res, err
+	}
+	defer restore()
+
+	o.Progress.Total, o.Progress.Workers, o.Progress.Bytes = max(pl.NewPages, 1), pl.Parallel, pl.PageSize
+	if o.Progress.Title == "" {
+		o.Progress.Title = "warm"
+	}
+	rep := progress.New(o.Progress)
+	log = rep.Log()
+	tl := newTableLog(pl, log)
+
+	pagesReadStart, _ := pagesRead(ctx, conn)
+	t0 := time.Now()
+	sampleCtx, stopSampling := context.WithCancel(ctx)
+	var sampler sync.WaitGroup
+	sampler.Add(1)
+	go func() {
+		defer sampler.Done()
+		every := 250 * time.Millisecond
+		if !o.Progress.Bars {
+			every = time.Second
+		}
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-sampleCtx.Done():
+				return
+			case <-t.C:
+				if n, err := pagesRead(sampleCtx, conn); err == nil {
+					rep.SetDone(n - pagesReadStart)
+				}
+			}
+		}
+	}()
+
+	queue := make(chan *Unit)
+	results := make(chan UnitResult)
+	var workers sync.WaitGroup
+	startErrs := make(chan error, pl.Parallel)
+	for w := 0; w < pl.Parallel; w++ {
+		workers.Add(1)
+		go func(w int) {
+			defer workers.Done()
+			if err := worker(ctx, conn, pl, o, w, queue, results, rep, tl); err != nil {
+				startErrs <- err
+			}
+		}(w)
+	}
+	go func() {
+		defer close(queue)
+		for _, u := range pl.Units {
+			select {
+			case queue <- u:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	go func() { workers.Wait(); close(results) }()
+
+	for r := range results {
+		tr := targets[r.Unit.Target]
+		if r.Err != nil {
+			res.UnitsFailed++
+			msg := fmt.Sprintf("%s: %v", r.Unit.Label(), r.Err)
+			if ctx.Err() == nil {
+				res.Errors = append(res.Errors, msg)
+				if tr.Error == "" {
+					tr.Error = r.Err.Error()
+				}
+				log.Warnf("%s", msg)
+			}
+			tl.done(r.Unit, r.Err)
+			continue
+		}
+		res.UnitsDone++
+		tr.UnitsDone++
+		tl.done(r.Unit, nil)
+	}
+	stopSampling()
+	sampler.Wait()
+	close(startErrs)
+	var firstStartErr error
+	for e := range startErrs {
+		if firstStartErr == nil {
+			firstStartErr = e
+		}
+	}
+	res.Seconds = time.Since(t0).Seconds()
+	for tg, tm := range tl.timings {
+		if tr := targets[tg]; tr != nil {
+			tr.first, tr.last = tm.First, tm.Last
+		}
+	}
+	if n, err := pagesRead(context.Background(), conn); err == nil {
+		res.PagesRead = n - pagesReadStart
+		rep.SetDone(res.PagesRead)
+	}
+	rep.Finish(ctx.Err() == nil && res.UnitsFailed == 0)
+	if ctx.Err() != nil {
+		res.Interrupted = true
+		return res, ctx.Err()
+	}
+	return res, finish(ctx, conn, pl, res, o, firstStartErr)
+}
+
+// worker runs units on its own read-only session until the queue is empty.
+func worker(ctx context.Context, conn *connection.Conn, pl *Plan, o RunOptions, w int, queue <-chan *Unit, results chan<- UnitResult, rep *progress.Reporter, tl *tableLog) error {
+	sess, err := conn.NewSession(ctx)
+	if err != nil {
+		for u := range queue {
+			results <- UnitResult{Unit: u, Err: err}
+		}
+		return err
+	}
+	defer sess.Close()
+	setup := []string{"SET SESSION TRANSACTION ISOLATION LEVEL READ UNCOMMITTED"}
+	if o.LockWaitTimeout > 0 {
+		setup = append(setup, fmt.Sprintf("SET SESSION lock_wait_timeout = %d", max(int(o.LockWaitTimeout.Seconds()), 1)))
+	}
+	for _, q := range setup {
+		if _, err := sess.Exec(ctx, q); err != nil {
+			for u := range queue {
+				results <- UnitResult{Unit: u, Err: err}
+			}
+			return err
+		}
+	}
+	for u := range queue {
+		if ctx.Err() != nil {
+			results <- UnitResult{Unit: u, Err: ctx.Err()}
+			continue
+		}
+		rep.Worker(w, u.Label())
+		tl.start(u)
+		t0 := time.Now()
+		err := runUnit(ctx, sess, pl, u, o.StatementTimeout)
+		d := time.Since(t0)
+		tl.timing(u, t0, time.Now())
+		rep.Worker(w, "")
+		results <- UnitResult{Unit: u, Seconds: d.Seconds(), Err: explainUnitError(err, pl, o)}
+	}
+	return nil
+}
+
+// runUnit reads one unit inside a read-only transaction; the statement returns one number.
+func runUnit(ctx context.Context, sess *connection.Session, pl *Plan, u *Unit, limit time.Duration) error {
+	if _, err := sess.Exec(ctx, "START TRANSACTION READ ONLY"); err != nil {
+		return err
+	}
+	q, args := Statement(pl.Server, u, limit)
+	var v any
+	err := sess.QueryRow(ctx, q, args, &v)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if _, cerr := sess.Exec(ctx, "COMMIT"); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func explainUnitError(err error, pl *Plan, o RunOptions) error {
+	if err == nil {
+		return nil
+	}
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		for _, n := range pl.Server.TimeLimitErrors() {
+			if me.Number == n {
+				return fmt.Errorf("stopped by the statement time limit (%s): raise --statement-timeout or lower --split-pages", o.StatementTimeout)
+			}
+		}
+		if me.Number == 1205 {
+			return fmt.Errorf("waited %s for a metadata lock held by another session (DDL?): skipped", o.LockWaitTimeout)
+		}
+	}
+	return err
+}
+
+// finish reads the pool again and fills in what each target got.
+func finish(ctx context.Context, conn *connection.Conn, pl *Plan, res *Result, o RunOptions, startErr error) error {
+	after, err := bufferpool.Read(ctx, conn, o.Catalog, bufferpool.ReadOptions{IncludeZero: true, OnlyCatalog: true})
+	if err != nil {
+		return err
+	}
+	res.PoolAfter = after.Totals
+	type key struct{ schema, table, part, index string }
+	idx := map[key]bufferpool.IndexResidency{}
+	for _, r := range after.Indexes {
+		idx[key{r.Schema, r.Table, r.Partition, r.Index}] = r
+	}
+	for _, tr := range res.Targets {
+		r := idx[key{tr.Schema, tr.Table, tr.Partition, tr.Index}]
+		if tr.Kind == KindLOB {
+			tr.ResidentAfter = r.LOBResident
+			tr.IndexPages = tr.EstPages
+			tr.CoverageBefore = ratio(tr.ResidentBefore, tr.EstPages)
+			tr.CoverageAfter = ratio(tr.ResidentAfter, tr.EstPages)
+		} else {
+			tr.ResidentAfter = r.Resident
+			tr.IndexPages = r.Pages
+			tr.CoverageBefore = ratio(tr.ResidentBefore, r.Pages)
+			tr.CoverageAfter = r.Coverage
+			tr.CoverageExact = r.Known
+		}
+		tr.PagesLoaded = max(0, tr.ResidentAfter-tr.ResidentBefore)
+		res.PagesLoaded += tr.PagesLoaded
+		if !tr.first.IsZero() {
+			tr.Seconds = tr.last.Sub(tr.first).Seconds()
+			if tr.Seconds > 0 {
+				tr.MBps = float64(tr.PagesLoaded*pl.PageSize) / 1e6 / tr.Seconds
+			}
+		}
+	}
+	if res.Seconds > 0 {
+		res.MBps = float64(res.PagesRead*pl.PageSize) / 1e6 / res.Seconds
+	}
+	if startErr != nil {
+		return fmt.Errorf("open a warm session: %w", startErr)
+	}
+	if res.UnitsFailed > 0 {
+		return fmt.Errorf("%d of %d units failed; first: %s", res.UnitsFailed, res.Units, res.Errors[0])
+	}
+	return nil
+}
+
+func ratio(a, b int64) float64 {
+	if b <= 0 {
+		return 0
+	}
+	return min(1, float64(a)/float64(b))
+}
+
+func pagesRead(ctx context.Context, conn *connection.Conn) (int64, error) {
+	var name string
+	var n int64
+	err := conn.DB.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE 'Innodb_pages_read'").Scan(&name, &n)
+	return n, err
+}
+
+// tableLog prints the 2017 tool's familiar lines: START/SUCCESS WARMUP FOR DB and TABLE, as
+// the first unit of a schema or table starts and its last one ends.
+type tableLog struct {
+	mu      sync.Mutex
+	log     *logx.Logger
+	left    map[string]int
+	started map[string]bool
+	failed  map[string]bool
+	timings map[*Target]*TargetTiming
+}
+
+// TargetTiming is when the first unit of a target started and its last one ended.
+type TargetTiming struct{ First, Last time.Time }
+
+func newTableLog(pl *Plan, log *logx.Logger) *tableLog {
+	tl := &tableLog{log: log, left: map[string]int{}, started: map[string]bool{}, failed: map[string]bool{}, timings: map[*Target]*TargetTiming{}}
+	for _, u := range pl.Units {
+		tl.left["db:"+u.Table.Schema]++
+		tl.left["t:"+u.Table.Quoted()]++
+	}
+	return tl
+}
+
+func (tl *tableLog) start(u *Unit) {
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	db, t := "db:"+u.Table.Schema, "t:"+u.Table.Quoted()
+	if !tl.started[db] {
+		tl.started[db] = true
+		tl.log.Infof("--- >>>>>>> START WARMUP FOR DB: %s <<<<<<", u.Table.Schema)
+	}
+	if !tl.started[t] {
+		tl.started[t] = true
+		tl.log.Infof("--- START WARMUP FOR TABLE: %s", u.Table.Quoted())
+	}
+}
+
+func (tl *tableLog) timing(u *Unit, start, end time.Time) {
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	tm := tl.timings[u.Target]
+	if tm == nil {
+		tm = &TargetTiming{First: start, Last: end}
+		tl.timings[u.Target] = tm
+	}
+	if start.Before(tm.First) {
+		tm.First = start
+	}
+	if end.After(tm.Last) {
+		tm.Last = end
+	}
+}
+
+func (tl *tableLog) done(u *Unit, err error) {
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	db, t := "db:"+u.Table.Schema, "t:"+u.Table.Quoted()
+	if err != nil {
+		tl.failed[db], tl.failed[t] = true, true
+	}
+	tl.left[t]--
+	tl.left[db]--
+	if tl.left[t] == 0 {
+		if tl.failed[t] {
+			tl.log.Infof("--- FAILED WARMUP FOR TABLE: %s", u.Table.Quoted())
+		} else {
+			tl.log.Infof("--- SUCCESS WARMUP FOR TABLE: %s", u.Table.Quoted())
+		}
+	}
+	if tl.left[db] == 0 {
+		if tl.failed[db] {
+			tl.log.Infof("--- xxxxxxx FAILED WARMUP FOR DB: %s xxxxxxx", u.Table.Schema)
+		} else {
+			tl.log.Infof("--- +++++++ SUCCESS WARMUP FOR DB: %s +++++++", u.Table.Schema)
+		}
+	}
+}

@@ -1,0 +1,516 @@
+// Package warm loads chosen indexes into the InnoDB buffer pool with SQL: one statement per
+// unit (an index, or a key range of one, of one table or partition) that reads every page
+// of exactly that index and returns one number. It plans units within a page budget,
+// checks with EXPLAIN that each statement reads its index, runs them on parallel
+// read-only sessions, and reports what became resident.
+package warm
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/innowarm/innowarm/internal/bufferpool"
+	"github.com/innowarm/innowarm/internal/catalog"
+	"github.com/innowarm/innowarm/internal/connection"
+	"github.com/innowarm/innowarm/internal/flavor"
+	"github.com/innowarm/innowarm/internal/units"
+)
+
+// Kind is what a unit reads.
+type Kind string
+
+const (
+	KindIndex Kind = "index" // the B-tree of one index
+	KindLOB   Kind = "lob"   // the off-page column pages of the clustered index
+)
+
+// Orders accepted by --order.
+var Orders = []string{"small-first", "large-first", "dense-first", "catalog"}
+
+// Options shape a plan.
+type Options struct {
+	Budget     Budget
+	Order      string
+	Parallel   int
+	LOB        bool
+	SplitPages int64 // split indexes above this many pages into key ranges
+	// LockWaitTimeout bounds how long planning statements (EXPLAIN, key-range descents)
+	// wait for a table's metadata lock.
+	LockWaitTimeout time.Duration
+}
+
+// Budget caps the pages a warm may add to the pool.
+type Budget struct {
+	Bytes   int64
+	Percent float64
+	Raw     string
+}
+
+// ParseBudget reads "2G", "512M", "80%".
+func ParseBudget(s string) (Budget, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return Budget{}, nil
+	}
+	if strings.HasSuffix(s, "%") {
+		v, err := strconv.ParseFloat(strings.TrimSuffix(s, "%"), 64)
+		if err != nil || v <= 0 || v > 100 {
+			return Budget{}, fmt.Errorf("bad budget %q: use a size (2G) or a percent of the pool (1-100%%)", s)
+		}
+		return Budget{Percent: v, Raw: s}, nil
+	}
+	b, err := units.ParseBytes(s)
+	if err != nil || b <= 0 {
+		return Budget{}, fmt.Errorf("bad budget %q: use a size (2G) or a percent of the pool (80%%)", s)
+	}
+	return Budget{Bytes: b, Raw: s}, nil
+}
+
+// Unit is one statement's worth of work.
+type Unit struct {
+	ID       int
+	Target   *Target
+	Table    *catalog.Table
+	Part     *catalog.Part
+	Index    *catalog.Index
+	Kind     Kind
+	Range    *KeyRange
+	RangeNo  int // 1-based
+	Ranges   int
+	EstPages int64
+	NewPages int64
+
+	splitColumn  string
+	prefixColumn string
+}
+
+// Label names the unit for progress lines.
+func (u *Unit) Label() string {
+	s := u.Target.Name()
+	if u.Ranges > 1 {
+		s += fmt.Sprintf(" [range %d/%d]", u.RangeNo, u.Ranges)
+	}
+	return s
+}
+
+// Target is one index (or the LOB pages) of one table part: what results are reported on.
+type Target struct {
+	Table          *catalog.Table
+	Part           *catalog.Part
+	Index          *catalog.Index
+	Kind           Kind
+	EstPages       int64
+	ResidentBefore int64
+	Units          []*Unit
+	Partial        bool // some key ranges were left out for the budget
+	Prefix         bool // first key part is a column prefix: read with clustered lookups
+
+	budget int64 // pages a partial target may add
+}
+
+// Name is `schema`.`table` [partition] index (+ LOB).
+func (t *Target) Name() string {
+	s := t.Table.Quoted()
+	if t.Part.Name != "" {
+		s += " " + catalog.QuoteIdent(t.Part.Name)
+	}
+	s += " " + t.Index.Name
+	if t.Kind == KindLOB {
+		s += " LOB pages"
+	}
+	return s
+}
+
+func (t *Target) newPages() int64 { return max(0, t.EstPages-t.ResidentBefore) }
+
+// LeftOut is a planned target (or part of one) not warmed, with the reason.
+type LeftOut struct {
+	Schema    string `json:"schema"`
+	Table     string `json:"table"`
+	Partition string `json:"partition,omitempty"`
+	Index     string `json:"index"`
+	Kind      Kind   `json:"kind"`
+	Pages     int64  `json:"pages"`
+	Reason    string `json:"reason"`
+}
+
+// Plan is what a warm will do.
+type Plan struct {
+	Server       flavor.Server
+	Targets      []*Target // in priority order
+	Units        []*Unit   // in execution order
+	Skipped      []catalog.Skip
+	LeftOut      []LeftOut
+	Resident     []*Target // already resident: nothing to read
+	PageSize     int64
+	PoolPages    int64
+	FreePages    int64
+	BudgetPages  int64
+	BudgetSource string
+	EstPages     int64 // pages of the planned targets
+	NewPages     int64 // of those, not resident yet
+	Parallel     int
+	Notes        []string
+	Before       *bufferpool.Residency
+}
+
+// DefaultSplitPages is the index size above which an index is cut into key ranges
+// (32 MiB with 16 KiB pages): big enough that a statement's overhead is negligible, small
+// enough for parallel sessions to share big indexes and for progress to move.
+const DefaultSplitPages = 2048
+
+// maxRanges bounds the key ranges of one index.
+const maxRanges = 256
+
+// BuildPlan chooses and orders the units for the catalog's tables.
+func BuildPlan(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, o Options) (*Plan, error) {
+	srv := conn.Server
+	if o.SplitPages <= 0 {
+		o.SplitPages = DefaultSplitPages
+	}
+	if o.Order == "" {
+		o.Order = "small-first"
+	}
+	before, err := bufferpool.Read(ctx, conn, cat, bufferpool.ReadOptions{IncludeZero: true, OnlyCatalog: true})
+	if err != nil {
+		return nil, err
+	}
+	pl := &Plan{
+		Server: srv, Skipped: append([]catalog.Skip(nil), cat.Skipped...), Notes: append([]string(nil), cat.Notes...),
+		PageSize: int64(srv.PageSize), PoolPages: before.Totals.PagesTotal, FreePages: before.Totals.PagesFree, Before: before,
+	}
+	resident := map[string]int64{}
+	for _, r := range before.Indexes {
+		k := r.Schema + "\x00" + r.Table + "\x00" + r.Partition + "\x00" + r.Index
+		resident[k+"\x00index"] += r.Resident
+		resident[k+"\x00lob"] += r.LOBResident
+	}
+	residentOf := func(t *catalog.Table, p *catalog.Part, ix *catalog.Index, k Kind) int64 {
+		return resident[t.Schema+"\x00"+t.Name+"\x00"+p.Name+"\x00"+ix.Name+"\x00"+string(k)]
+	}
+
+	var targets []*Target
+	for _, t := range cat.Tables {
+		clustered := t.Clustered()
+		for _, ix := range t.Indexes {
+			skip := func(reason string) {
+				pl.Skipped = append(pl.Skipped, catalog.Skip{Schema: t.Schema, Table: t.Name, Index: ix.Name, Reason: reason})
+			}
+			switch {
+			case ix.Type == "FULLTEXT":
+				skip("FULLTEXT: its words live in hidden auxiliary tables that SQL cannot scan; they load on the first MATCH()")
+				continue
+			case ix.Type == "SPATIAL":
+				skip("SPATIAL: an R-tree cannot be read by an index scan; its pages load on the first spatial search")
+				continue
+			case ix.Type != "BTREE":
+				skip(ix.Type + " index: not an InnoDB B-tree")
+				continue
+			case !ix.Usable:
+				skip("the index is ignored (invisible) for the optimizer, so no statement can be made to read it")
+				continue
+			}
+			for _, p := range t.Parts {
+				_, pages := t.IndexPages(ix, p)
+				tg := &Target{Table: t, Part: p, Index: ix, Kind: KindIndex, EstPages: pages}
+				tg.ResidentBefore = min(tg.EstPages, residentOf(t, p, ix, KindIndex))
+				if len(ix.Columns) > 0 && ix.Columns[0].SubPart > 0 && !ix.Clustered {
+					tg.Prefix = true
+				}
+				targets = append(targets, tg)
+			}
+		}
+		// With --lob every table that may have off-page values gets a LOB unit: the estimate
+		// can miss a few large values among many small rows.
+		if o.LOB && clustered != nil && len(t.LOBColumns()) > 0 {
+			for _, p := range t.Parts {
+				tg := &Target{Table: t, Part: p, Index: clustered, Kind: KindLOB, EstPages: max(t.LOBPages(p), 1)}
+				tg.ResidentBefore = min(tg.EstPages, residentOf(t, p, clustered, KindLOB))
+				targets = append(targets, tg)
+			}
+		}
+	}
+	orderTargets(targets, o.Order)
+
+	// Planning statements run on one session, stopped on the server if interrupted.
+	sess, err := conn.NewSession(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer sess.Close()
+	if o.LockWaitTimeout <= 0 {
+		o.LockWaitTimeout = 10 * time.Second
+	}
+	if err := sess.SetLockWaitTimeout(ctx, o.LockWaitTimeout); err != nil {
+		return nil, err
+	}
+
+	pl.BudgetPages, pl.BudgetSource = budgetPages(o.Budget, before.Totals)
+	remaining := pl.BudgetPages
+	planned := map[*catalog.Table]map[string]bool{} // tables and parts whose clustered index is planned or resident
+	markClustered := func(t *Target) {
+		if t.Index.Clustered && t.Kind == KindIndex {
+			if planned[t.Table] == nil {
+				planned[t.Table] = map[string]bool{}
+			}
+			planned[t.Table][t.Part.Name] = true
+		}
+	}
+	// Prefix indexes are decided last: they are only worth reading once their clustered
+	// index is resident or planned.
+	var prefixed []*Target
+	for _, tg := range targets {
+		if tg.Prefix {
+			prefixed = append(prefixed, tg)
+		}
+	}
+	for _, tg := range append(nonPrefix(targets), prefixed...) {
+		need := tg.newPages()
+		if tg.EstPages > 0 && need <= tg.EstPages/100 && tg.ResidentBefore > 0 {
+			pl.Resident = append(pl.Resident, tg)
+			markClustered(tg)
+			continue
+		}
+		if tg.Prefix && !planned[tg.Table][tg.Part.Name] {
+			pl.leaveOut(tg, need, "prefix index: reading it looks up every row in the clustered index, which did not fit the budget")
+			continue
+		}
+		if need <= remaining {
+			remaining -= need
+			pl.Targets = append(pl.Targets, tg)
+			markClustered(tg)
+			continue
+		}
+		// Part of a big index is worth warming: its first key ranges, as many as fit.
+		if col := splitColumn(tg.Index); col != nil && remaining > 0 && tg.EstPages > o.SplitPages {
+			tg.Partial, tg.budget, remaining = true, remaining, 0
+			pl.Targets = append(pl.Targets, tg)
+			continue
+		}
+		pl.leaveOut(tg, need, fmt.Sprintf("over budget: needs %d new pages, %d left of %d (%s)", need, remaining, pl.BudgetPages, pl.BudgetSource))
+	}
+
+	// Prefix indexes go last: their clustered-index lookups then hit cached pages.
+	sort.SliceStable(pl.Targets, func(i, j int) bool { return !pl.Targets[i].Prefix && pl.Targets[j].Prefix })
+
+	id := 0
+	for _, tg := range pl.Targets {
+		if err := pl.makeUnits(ctx, sess, tg, o); err != nil {
+			return nil, err
+		}
+		for _, u := range tg.Units {
+			id++
+			u.ID = id
+			pl.Units = append(pl.Units, u)
+			pl.EstPages += u.EstPages
+			pl.NewPages += u.NewPages
+		}
+	}
+	if err := pl.verify(ctx, sess); err != nil {
+		return nil, err
+	}
+	pl.Parallel = o.Parallel
+	if pl.Parallel <= 0 {
+		pl.Parallel = defaultParallel(ctx, conn, len(pl.Units))
+	}
+	return pl, nil
+}
+
+func nonPrefix(ts []*Target) []*Target {
+	var out []*Target
+	for _, t := range ts {
+		if !t.Prefix {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func orderTargets(ts []*Target, order string) {
+	density := func(t *Target) float64 { return float64(t.Part.Rows) / float64(max(t.EstPages, 1)) }
+	sort.SliceStable(ts, func(i, j int) bool {
+		a, b := ts[i], ts[j]
+		switch order {
+		case "catalog":
+			return false
+		case "large-first":
+			return a.EstPages > b.EstPages
+		case "dense-first":
+			return density(a) > density(b)
+		default:
+			if a.EstPages != b.EstPages {
+				return a.EstPages < b.EstPages
+			}
+			return !a.Index.Clustered && b.Index.Clustered
+		}
+	})
+}
+
+// budgetPages is the default budget, the free pages less a reserve for the server's own
+// needs (so nothing already cached is evicted), or --budget.
+func budgetPages(b Budget, tot bufferpool.Totals) (int64, string) {
+	page := int64(tot.PageSize)
+	switch {
+	case b.Bytes > 0:
+		return b.Bytes / page, "--budget " + b.Raw
+	case b.Percent > 0:
+		return int64(float64(tot.PagesTotal) * b.Percent / 100), "--budget " + b.Raw + " of the pool"
+	}
+	reserve := max(tot.PagesTotal/50, 64)
+	return max(tot.PagesFree-reserve, 0), fmt.Sprintf("free pages less %d kept for the server", reserve)
+}
+
+func (pl *Plan) leaveOut(tg *Target, pages int64, reason string) {
+	pl.LeftOut = append(pl.LeftOut, LeftOut{Schema: tg.Table.Schema, Table: tg.Table.Name, Partition: tg.Part.Name, Index: tg.Index.Name, Kind: tg.Kind, Pages: pages, Reason: reason})
+}
+
+// makeUnits cuts a target into key-range units when it is big and its first key column
+// allows it; a partial target keeps the ranges that fit in what is left of the budget.
+func (pl *Plan) makeUnits(ctx context.Context, sess *connection.Session, tg *Target, o Options) error {
+	base := Unit{Target: tg, Table: tg.Table, Part: tg.Part, Index: tg.Index, Kind: tg.Kind, RangeNo: 1, Ranges: 1, EstPages: tg.EstPages, NewPages: tg.newPages()}
+	if tg.Prefix {
+		base.prefixColumn = tg.Index.Columns[0].Name
+	}
+	var ranges []*KeyRange
+	splitOn := tg.Index
+	if tg.EstPages > o.SplitPages {
+		n := int(min((tg.EstPages+o.SplitPages-1)/o.SplitPages, maxRanges))
+		var err error
+		if ranges, err = splitRanges(ctx, sess, pl.Server, tg.Table, tg.Part, splitOn, n); err != nil {
+			return err
+		}
+	}
+	if len(ranges) == 0 {
+		if tg.Partial {
+			tg.Partial = false
+			pl.Targets = removeTarget(pl.Targets, tg)
+			pl.leaveOut(tg, tg.newPages(), fmt.Sprintf("over budget: needs %d new pages, %d left, and it cannot be cut into key ranges", tg.newPages(), tg.budget))
+			return nil
+		}
+		u := base
+		tg.Units = []*Unit{&u}
+		return nil
+	}
+	col := splitColumn(splitOn).Name
+	per, perNew := tg.EstPages/int64(len(ranges)), tg.newPages()/int64(len(ranges))
+	for i, r := range ranges {
+		u := base
+		u.Range, u.RangeNo, u.Ranges, u.splitColumn = r, i+1, len(ranges), col
+		u.EstPages, u.NewPages = max(per, 1), perNew
+		if tg.Partial {
+			if perNew > tg.budget {
+				pl.leaveOut(tg, perNew*int64(len(ranges)-i), fmt.Sprintf("over budget: key ranges %d-%d of %d left out (%d pages)", i+1, len(ranges), len(ranges), perNew*int64(len(ranges)-i)))
+				break
+			}
+			tg.budget -= perNew
+		}
+		tg.Units = append(tg.Units, &u)
+	}
+	if len(tg.Units) == 0 {
+		pl.Targets = removeTarget(pl.Targets, tg)
+	}
+	return nil
+}
+
+func removeTarget(ts []*Target, tg *Target) []*Target {
+	out := ts[:0:0]
+	for _, t := range ts {
+		if t != tg {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// verify asks the optimizer, with EXPLAIN, which index each target's first statement reads;
+// a target whose statement would read another index is skipped with the reason.
+func (pl *Plan) verify(ctx context.Context, sess *connection.Session) error {
+	keep := pl.Targets[:0:0]
+	var units []*Unit
+	for _, tg := range pl.Targets {
+		if len(tg.Units) == 0 {
+			continue
+		}
+		q, args := Statement(pl.Server, tg.Units[0], 0)
+		key, typ, err := explain(ctx, sess, q, args)
+		if err != nil {
+			return fmt.Errorf("EXPLAIN for %s: %w", tg.Name(), err)
+		}
+		ok := key == tg.Index.Name
+		if tg.Index.Hidden || (tg.Index.Clustered && tg.Kind == KindLOB) {
+			ok = ok || (key == "" && typ == "ALL")
+		}
+		if !ok {
+			got := key
+			if got == "" {
+				got = "a full table scan (type " + typ + ")"
+			}
+			pl.Skipped = append(pl.Skipped, catalog.Skip{Schema: tg.Table.Schema, Table: tg.Table.Name, Index: tg.Index.Name,
+				Reason: fmt.Sprintf("the optimizer would read %s instead of %s (EXPLAIN)", got, tg.Index.Name)})
+			continue
+		}
+		keep = append(keep, tg)
+		units = append(units, tg.Units...)
+	}
+	if len(keep) != len(pl.Targets) {
+		pl.Targets = keep
+		pl.EstPages, pl.NewPages = 0, 0
+		for i, u := range units {
+			u.ID = i + 1
+			pl.EstPages += u.EstPages
+			pl.NewPages += u.NewPages
+		}
+		pl.Units = units
+	}
+	return nil
+}
+
+// explain returns the key and access type EXPLAIN reports for the statement's table.
+func explain(ctx context.Context, sess *connection.Session, q string, args []any) (key, typ string, err error) {
+	first := true
+	err = sess.Query(ctx, "EXPLAIN "+q, args, func(rows *sql.Rows) error {
+		if !first {
+			return nil
+		}
+		first = false
+		cols, err := rows.Columns()
+		if err != nil {
+			return err
+		}
+		vals := make([]sql.NullString, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return err
+		}
+		for i, c := range cols {
+			switch strings.ToLower(c) {
+			case "key":
+				key = vals[i].String
+			case "type":
+				typ = vals[i].String
+			}
+		}
+		return nil
+	})
+	return key, typ, err
+}
+
+// defaultParallel: as many sessions as the server has read I/O threads (innodb_read_io_threads,
+// 4 by default), between 2 and 8, and never more than there are units.
+func defaultParallel(ctx context.Context, conn *connection.Conn, units int) int {
+	n := 4
+	var v int
+	if err := conn.DB.QueryRowContext(ctx, "SELECT @@innodb_read_io_threads").Scan(&v); err == nil && v > 0 {
+		n = v
+	}
+	n = min(max(n, 2), 8)
+	return max(min(n, units), 1)
+}

@@ -1,0 +1,133 @@
+package warm
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/innowarm/innowarm/internal/catalog"
+	"github.com/innowarm/innowarm/internal/flavor"
+)
+
+// StatementTag marks every statement innowarm's warm runs, so that it can be found (and
+// shown absent after an abort) in the processlist.
+const StatementTag = "/* innowarm:warm */"
+
+// KeyRange bounds a unit on the first key column: Low <= col < High, where a nil bound is
+// open. The first range of a nullable column also takes the NULLs.
+type KeyRange struct {
+	Low, High   any
+	IncludeNull bool
+}
+
+// fromClause names the rows a unit reads: the table, FOR SYSTEM_TIME ALL for versioned
+// tables (otherwise the server filters on the hidden row_end column and reads the clustered
+// index for every secondary entry), the partition, and the index hint.
+func fromClause(srv flavor.Server, t *catalog.Table, p *catalog.Part, ix *catalog.Index) string {
+	var b strings.Builder
+	b.WriteString(t.Quoted())
+	if t.SystemVersioned && srv.SystemVersioning() {
+		b.WriteString(" FOR SYSTEM_TIME ALL")
+	}
+	if p != nil && p.Name != "" {
+		b.WriteString(" PARTITION (" + catalog.QuoteIdent(p.Name) + ")")
+	}
+	switch {
+	case ix.Hidden:
+		// No index usable: the server reads the table, i.e. the hidden clustered index.
+		b.WriteString(" USE INDEX ()")
+	default:
+		b.WriteString(" FORCE INDEX (" + catalog.QuoteIdent(ix.Name) + ")")
+	}
+	return b.String()
+}
+
+// params collects statement arguments as placeholders, or writes them inline for display
+// (execution keeps placeholders: the driver escapes them for the session's sql_mode).
+type params struct {
+	inline bool
+	args   []any
+}
+
+func (p *params) add(v any) string {
+	if !p.inline {
+		p.args = append(p.args, v)
+		return "?"
+	}
+	switch x := v.(type) {
+	case string:
+		return catalog.QuoteString(x)
+	case []byte:
+		return fmt.Sprintf("0x%x", x)
+	default:
+		return fmt.Sprint(x)
+	}
+}
+
+// rangeCondition is the WHERE clause of a key range on column col.
+func rangeCondition(col string, r *KeyRange, p *params) string {
+	if r == nil {
+		return ""
+	}
+	qc := catalog.QuoteIdent(col)
+	var conds []string
+	if r.Low != nil {
+		conds = append(conds, qc+" >= "+p.add(r.Low))
+	}
+	if r.High != nil {
+		conds = append(conds, qc+" < "+p.add(r.High))
+	}
+	cond := strings.Join(conds, " AND ")
+	if r.IncludeNull && cond != "" {
+		cond = "(" + cond + " OR " + qc + " IS NULL)"
+	}
+	return cond
+}
+
+// prefixCondition makes the optimizer range-scan an index whose first key part is a column
+// prefix: such an index is never used for an index-only scan, but a range over the whole
+// value space (every string is >= ”) reads all of it.
+func prefixCondition(col string) string {
+	qc := catalog.QuoteIdent(col)
+	return "(" + qc + " >= '' OR " + qc + " IS NULL)"
+}
+
+// buildSelect writes the statement of a unit without its time limit.
+func buildSelect(srv flavor.Server, u *Unit, p *params) string {
+	from := fromClause(srv, u.Table, u.Part, u.Index)
+	what := "COUNT(*)"
+	if u.Kind == KindLOB {
+		// LENGTH() needs the whole value, so InnoDB reads every off-page page of it; the
+		// result is one number.
+		var terms []string
+		for _, c := range u.Table.LOBColumns() {
+			terms = append(terms, "COALESCE(LENGTH("+catalog.QuoteIdent(c.Name)+"), 0)")
+		}
+		what = "SUM(" + strings.Join(terms, " + ") + ")"
+	}
+	var where []string
+	if c := rangeCondition(u.splitColumn, u.Range, p); c != "" {
+		where = append(where, c)
+	}
+	if u.prefixColumn != "" {
+		where = append(where, prefixCondition(u.prefixColumn))
+	}
+	q := "SELECT " + StatementTag + " " + what + " FROM " + from
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	return q
+}
+
+// Statement is the unit's statement with the server's per-statement time limit.
+func Statement(srv flavor.Server, u *Unit, limit time.Duration) (string, []any) {
+	var p params
+	q := buildSelect(srv, u, &p)
+	return srv.WithTimeLimit(q, limit), p.args
+}
+
+// SQLText renders the statement with its arguments inline, for --dry-run --verbose.
+func SQLText(srv flavor.Server, u *Unit, limit time.Duration) string {
+	p := params{inline: true}
+	return srv.WithTimeLimit(buildSelect(srv, u, &p), limit)
+}
