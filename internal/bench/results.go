@@ -1,0 +1,218 @@
+package bench
+
+import (
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Interval is one --report-interval line.
+type Interval struct {
+	Iteration int     `json:"iteration"`
+	Clients   int     `json:"clients"`
+	Elapsed   float64 `json:"elapsed_s"` // since the clients started querying
+	Seconds   float64 `json:"seconds"`   // length of this interval
+	Queries   int64   `json:"queries"`
+	QPS       float64 `json:"qps"`
+	Events    int64   `json:"events,omitempty"`
+	EPS       float64 `json:"events_per_s,omitempty"`
+	P50       float64 `json:"p50_ms"`
+	P95       float64 `json:"p95_ms"`
+	P99       float64 `json:"p99_ms"`
+	Max       float64 `json:"max_ms"`
+	Errors    int64   `json:"errors"`
+}
+
+// reporter collects the clients' recorders at every interval and at the end.
+type reporter struct {
+	r         *runner
+	spec      roundSpec
+	workers   []*worker
+	every     time.Duration
+	start     time.Time
+	last      time.Time
+	spare     *hdr.Histogram
+	iv        *hdr.Histogram
+	total     *hdr.Histogram
+	queries   int64
+	errors    int64
+	events    int64
+	intervals []Interval
+}
+
+func newReporter(r *runner, spec roundSpec, workers []*worker, start time.Time) *reporter {
+	n := spec.clients
+	return &reporter{r: r, spec: spec, workers: workers, every: r.p.ReportInterval, start: start, last: start,
+		spare: newHistFor(n), iv: newHistFor(n), total: newHistFor(n)}
+}
+
+// loop collects every interval until done is closed, then once more.
+func (rp *reporter) loop(done <-chan struct{}) {
+	if rp.every <= 0 {
+		<-done
+		rp.collect(true)
+		return
+	}
+	t := time.NewTicker(rp.every)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			rp.collect(true)
+			return
+		case <-t.C:
+			rp.collect(false)
+		}
+	}
+}
+
+func (rp *reporter) collect(final bool) {
+	rp.iv.Reset()
+	var q, e, ev int64
+	for _, w := range rp.workers {
+		h, wq, we, wev := w.rec.take(rp.spare)
+		rp.iv.Merge(h)
+		rp.spare = h // the next client's new histogram (take resets it)
+		q, e, ev = q+wq, e+we, ev+wev
+	}
+	now := time.Now()
+	rp.total.Merge(rp.iv)
+	rp.queries, rp.errors, rp.events = rp.queries+q, rp.errors+e, rp.events+ev
+	secs := now.Sub(rp.last).Seconds()
+	rp.last = now
+	if rp.every <= 0 || (final && q == 0 && e == 0) {
+		return
+	}
+	l := summarize(rp.iv)
+	iv := Interval{
+		Iteration: rp.spec.iteration, Clients: rp.spec.clients, Elapsed: now.Sub(rp.start).Seconds(), Seconds: secs,
+		Queries: q, QPS: float64(q) / secs, P50: l.P50, P95: l.P95, P99: l.P99, Max: l.Max, Errors: e,
+	}
+	if rp.r.p.Mode == ModeWorkload {
+		iv.Events, iv.EPS = ev, float64(ev)/secs
+	}
+	rp.intervals = append(rp.intervals, iv)
+	rp.r.env.Sink.interval(rp.r.p, iv)
+}
+
+func (rp *reporter) result() *roundResult {
+	return &roundResult{queries: rp.queries, errors: rp.errors, events: rp.events, hist: rp.total, intervals: rp.intervals}
+}
+
+// Iteration is one round of one concurrency level.
+type Iteration struct {
+	Iteration      int     `json:"iteration"`
+	Seconds        float64 `json:"seconds"`
+	ConnectSeconds float64 `json:"connect_seconds"`
+	QuerySeconds   float64 `json:"query_seconds"`
+	Queries        int64   `json:"queries"`
+	Errors         int64   `json:"errors"`
+	QPS            float64 `json:"qps"`
+}
+
+// Level is the result of one concurrency level of one engine, over its iterations.
+type Level struct {
+	Engine  string `json:"engine,omitempty"`
+	Clients int    `json:"clients"`
+
+	// mysqlslap's block: whole rounds, connection set-up included, in milliseconds as
+	// mysqlslap counts them.
+	AvgSeconds       float64 `json:"avg_seconds"`
+	MinSeconds       float64 `json:"min_seconds"`
+	MaxSeconds       float64 `json:"max_seconds"`
+	QueriesPerClient int64   `json:"queries_per_client"`
+
+	Queries      int64            `json:"queries"`
+	Errors       int64            `json:"errors"`
+	ErrorCounts  map[string]int64 `json:"error_counts,omitempty"`
+	Events       int64            `json:"events,omitempty"`
+	QuerySeconds float64          `json:"query_seconds"`
+	QPS          float64          `json:"qps"`
+	EPS          float64          `json:"events_per_s,omitempty"`
+	Latency      Latency          `json:"latency"`
+	Connections  int64            `json:"connections"`
+	Reconnects   int64            `json:"reconnects,omitempty"`
+	Connect      Latency          `json:"connect"`
+	CPUSeconds   float64          `json:"client_cpu_seconds"`
+	CPUPer10k    float64          `json:"client_cpu_seconds_per_10k_queries"`
+	Iterations   []Iteration      `json:"iterations"`
+	Intervals    []Interval       `json:"intervals,omitempty"`
+	Histogram    []Bucket         `json:"histogram,omitempty"`
+
+	hist, connHist *hdr.Histogram
+	msTimes        []int64
+}
+
+func newLevel(engine string, clients int) *Level {
+	return &Level{Engine: engine, Clients: clients, hist: newHistFor(clients), connHist: newHist(), ErrorCounts: map[string]int64{}}
+}
+
+func (l *Level) add(rr *roundResult) {
+	l.msTimes = append(l.msTimes, int64(rr.seconds*1000))
+	l.Iterations = append(l.Iterations, Iteration{
+		Iteration: rr.iteration, Seconds: rr.seconds, ConnectSeconds: rr.connectSec, QuerySeconds: rr.querySec,
+		Queries: rr.queries, Errors: rr.errors, QPS: float64(rr.queries) / rr.querySec,
+	})
+	l.Queries += rr.queries
+	l.Errors += rr.errors
+	l.Events += rr.events
+	l.QuerySeconds += rr.querySec
+	l.Reconnects += rr.reconnects
+	l.CPUSeconds += rr.cpuSec
+	l.Intervals = append(l.Intervals, rr.intervals...)
+	l.hist.Merge(rr.hist)
+	for _, d := range rr.connects {
+		record(l.connHist, d)
+	}
+	for k, v := range rr.errCodes {
+		l.ErrorCounts[k] += v
+	}
+}
+
+// finish computes the summary figures.
+func (l *Level) finish(withHistogram bool) {
+	n := int64(len(l.msTimes))
+	if n == 0 {
+		return
+	}
+	var sum int64
+	minMs, maxMs := l.msTimes[0], l.msTimes[0]
+	for _, t := range l.msTimes {
+		sum += t
+		minMs, maxMs = min(minMs, t), max(maxMs, t)
+	}
+	// mysqlslap averages whole milliseconds with integer division.
+	l.AvgSeconds = float64(sum/n) / 1000
+	l.MinSeconds = float64(minMs) / 1000
+	l.MaxSeconds = float64(maxMs) / 1000
+	l.QueriesPerClient = (l.Queries + l.Errors) / (int64(l.Clients) * n)
+	if l.QuerySeconds > 0 {
+		l.QPS = float64(l.Queries) / l.QuerySeconds
+		l.EPS = float64(l.Events) / l.QuerySeconds
+	}
+	if l.Queries+l.Errors > 0 {
+		l.CPUPer10k = l.CPUSeconds / float64(l.Queries+l.Errors) * 10000
+	}
+	l.Latency = summarize(l.hist)
+	l.Connect = summarize(l.connHist)
+	l.Connections = l.Connect.Count
+	if len(l.ErrorCounts) == 0 {
+		l.ErrorCounts = nil
+	}
+	if withHistogram {
+		l.Histogram = buckets(l.hist, 4)
+	}
+}
+
+// Report is a whole run, as --json prints it.
+type Report struct {
+	Tool     string   `json:"tool"`
+	Mode     string   `json:"mode"`
+	Schema   string   `json:"schema"`
+	Server   string   `json:"server"`
+	LoadType string   `json:"load_type"`
+	Dist     string   `json:"dist,omitempty"`
+	Tables   []string `json:"tables,omitempty"`
+	Rows     []int64  `json:"rows,omitempty"`
+	Runs     []*Level `json:"runs"`
+}

@@ -1,0 +1,528 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/innowarm/innowarm/internal/logx"
+	"github.com/innowarm/innowarm/internal/sandbox/sandboxtest"
+)
+
+func runBench(t *testing.T, args ...string) sandboxtest.Result {
+	t.Helper()
+	return sandboxtest.CLI(t, sandboxtest.Run{}, append(append([]string{"bench"}, sandboxtest.Sock(t)...), args...)...)
+}
+
+func mustBench(t *testing.T, args ...string) sandboxtest.Result {
+	t.Helper()
+	res := runBench(t, args...)
+	if res.Code != 0 {
+		t.Fatalf("innowarm bench %v: exit %d: %s", args, res.Code, res.Stderr)
+	}
+	return res
+}
+
+func benchJSON(t *testing.T, args ...string) Report {
+	t.Helper()
+	res := mustBench(t, append(args, "--json")...)
+	var rep Report
+	sandboxtest.JSON(t, []byte(res.Stdout), &rep)
+	return rep
+}
+
+// block is one mysqlslap result block: its "label: value" lines.
+type block map[string]string
+
+var blockLine = regexp.MustCompile(`^\t([^:]+): (.*)$`)
+
+func blocks(out string) []block {
+	var bs []block
+	var cur block
+	for _, l := range strings.Split(out, "\n") {
+		switch {
+		case l == "Benchmark":
+			cur = block{}
+			bs = append(bs, cur)
+		case l == "":
+			cur = nil
+		case cur != nil:
+			if m := blockLine.FindStringSubmatch(l); m != nil {
+				cur[m[1]] = m[2]
+			} else if strings.HasPrefix(l, "\tRunning for engine ") {
+				cur["engine"] = strings.TrimPrefix(l, "\tRunning for engine ")
+			}
+		}
+	}
+	return bs
+}
+
+func schemaExists(t *testing.T, name string) bool {
+	t.Helper()
+	var n int
+	if err := sandboxtest.Conn(t).DB.QueryRow("SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?", name).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n > 0
+}
+
+func tableExists(t *testing.T, schema, table string) bool {
+	t.Helper()
+	var n int
+	if err := sandboxtest.Conn(t).DB.QueryRow("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?", schema, table).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n > 0
+}
+
+// TestSeedQueryFile is the 2017 benchmark's command line: 20k unique-key lookups from a file
+// of `select ... where random_str = "...";` lines, split at --delimiter ";".
+func TestSeedQueryFile(t *testing.T) {
+	schema := sandboxtest.Schema(t)
+	sandboxtest.Exec(t,
+		"CREATE TABLE `"+schema+"`.test_data (id INT AUTO_INCREMENT PRIMARY KEY, random_str VARCHAR(255), random_str2 VARCHAR(255))",
+		"INSERT INTO `"+schema+"`.test_data (random_str, random_str2) SELECT MD5(CONCAT(seq, RAND())), MD5(RAND()) FROM `"+schema+"`.seq_1_to_20000",
+		"ALTER TABLE `"+schema+"`.test_data ADD INDEX (random_str)")
+	rows, err := sandboxtest.Conn(t).DB.Query("SELECT random_str FROM `" + schema + "`.test_data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	for rows.Next() {
+		var s string
+		rows.Scan(&s)
+		fmt.Fprintf(&b, "select * from test_data where random_str = \"%s\";\n", s)
+	}
+	rows.Close()
+	file := filepath.Join(sandboxtest.Dir(t), "benchmark_query_20000_rows.sql")
+	if err := os.WriteFile(file, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := mustBench(t, "--create-schema="+schema, "--delimiter=;", "--query="+file, "--concurrency=1", "--iterations=1")
+	bs := blocks(res.Stdout)
+	if len(bs) != 1 {
+		t.Fatalf("want one block:\n%s", res.Stdout)
+	}
+	for k, want := range map[string]string{
+		"Number of clients running queries":    "1",
+		"Average number of queries per client": "20000",
+	} {
+		if bs[0][k] != want {
+			t.Errorf("%s: %q, want %q", k, bs[0][k], want)
+		}
+	}
+	for _, k := range []string{"Average number of seconds to run all queries", "Minimum number of seconds to run all queries", "Maximum number of seconds to run all queries"} {
+		if !regexp.MustCompile(`^\d+\.\d{3} seconds$`).MatchString(bs[0][k]) {
+			t.Errorf("%s: %q is not mysqlslap's format", k, bs[0][k])
+		}
+	}
+	if !strings.HasPrefix(bs[0]["Queries"], "20000 in ") || !strings.HasSuffix(bs[0]["Queries"], ", 0 errors") {
+		t.Errorf("Queries: %q", bs[0]["Queries"])
+	}
+	if !strings.Contains(res.Stdout, "not in the query latency") {
+		t.Error("the output does not say that connection set-up is outside the query latency")
+	}
+	// An existing schema innowarm did not create: it ran there and left it alone.
+	if !tableExists(t, schema, "test_data") {
+		t.Error("the existing schema lost its table")
+	}
+}
+
+func TestConcurrencyListOneBlockPerLevel(t *testing.T) {
+	res := mustBench(t, "--query=SELECT 1", "--concurrency=1,3,5", "--number-of-queries=30", "--iterations=2")
+	bs := blocks(res.Stdout)
+	if len(bs) != 3 {
+		t.Fatalf("want 3 blocks:\n%s", res.Stdout)
+	}
+	for i, want := range [][2]string{{"1", "30"}, {"3", "10"}, {"5", "6"}} {
+		if bs[i]["Number of clients running queries"] != want[0] || bs[i]["Average number of queries per client"] != want[1] {
+			t.Errorf("block %d: %v", i+1, bs[i])
+		}
+		if !strings.HasPrefix(bs[i]["Queries"], "60 in ") { // 30 queries x 2 iterations
+			t.Errorf("block %d: Queries %q", i+1, bs[i]["Queries"])
+		}
+		if !strings.HasPrefix(bs[i]["Connection set-up"], fmt.Sprintf("%d connections", 2*atoi(want[0]))) {
+			t.Errorf("block %d: Connection set-up %q", i+1, bs[i]["Connection set-up"])
+		}
+	}
+}
+
+func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
+
+func TestSleepLatency(t *testing.T) {
+	rep := benchJSON(t, "--query=SELECT SLEEP(0.01)", "--concurrency=4", "--number-of-queries=200")
+	l := rep.Runs[0]
+	if l.Queries != 200 || l.Errors != 0 || l.Latency.Count != 200 {
+		t.Fatalf("queries %d errors %d recorded %d", l.Queries, l.Errors, l.Latency.Count)
+	}
+	if l.Latency.P50 < 9.9 || l.Latency.P50 > 13 {
+		t.Errorf("p50 %.3f ms, want about 10 ms", l.Latency.P50)
+	}
+	if l.Latency.Min < 9.9 {
+		t.Errorf("min %.3f ms is below the 10 ms SLEEP", l.Latency.Min)
+	}
+	// 50 queries of 10 ms per client: 0.5 s of querying, connections excluded.
+	if l.QuerySeconds < 0.5 || l.QuerySeconds > 1.5 || l.QPS < 130 || l.QPS > 400 {
+		t.Errorf("%.3f s of querying, %.0f QPS", l.QuerySeconds, l.QPS)
+	}
+	if l.Connections != 4 || l.Connect.Count != 4 {
+		t.Errorf("%d connections timed", l.Connections)
+	}
+}
+
+func TestSchemaSafety(t *testing.T) {
+	t.Run("existing schema: read runs there and is never dropped", func(t *testing.T) {
+		s := sandboxtest.Schema(t)
+		sandboxtest.Exec(t, "CREATE TABLE `"+s+"`.keep (a INT)")
+		mustBench(t, "--create-schema="+s, "--query=SELECT COUNT(*) FROM keep", "--number-of-queries=5")
+		if !tableExists(t, s, "keep") {
+			t.Error("the schema or its table was dropped")
+		}
+		// auto-generated read load: t1 is created, used and dropped; the rest stays.
+		mustBench(t, "--create-schema="+s, "-a", "--auto-generate-sql-load-type=read", "--number-of-queries=5")
+		if !tableExists(t, s, "keep") || tableExists(t, s, "t1") {
+			t.Error("after the read load: keep must stay, t1 must be gone")
+		}
+	})
+	t.Run("existing schema: writing loads refuse without the flag", func(t *testing.T) {
+		s := sandboxtest.Schema(t)
+		for _, args := range [][]string{
+			{"-a"}, {"-a", "--auto-generate-sql-load-type=write"},
+			{"-a", "--auto-generate-sql-load-type=update", "--auto-generate-sql-add-autoincrement"},
+			{"--query=INSERT INTO x VALUES (1)"}, {"--create=CREATE TABLE y (a INT)", "--query=SELECT 1"},
+		} {
+			res := runBench(t, append([]string{"--create-schema=" + s}, args...)...)
+			if res.Code != 2 || !strings.Contains(res.Stderr, "--allow-writes-in-existing-schema") {
+				t.Errorf("%v: exit %d: %s", args, res.Code, res.Stderr)
+			}
+		}
+		mustBench(t, "--create-schema="+s, "-a", "--auto-generate-sql-load-type=write", "--number-of-queries=10", "--allow-writes-in-existing-schema")
+		if !schemaExists(t, s) || tableExists(t, s, "t1") {
+			t.Error("with --allow-writes-in-existing-schema: the schema must stay and t1 must be gone")
+		}
+	})
+	t.Run("existing table t1 is never touched", func(t *testing.T) {
+		s := sandboxtest.Schema(t)
+		sandboxtest.Exec(t, "CREATE TABLE `"+s+"`.t1 (a INT)", "INSERT INTO `"+s+"`.t1 VALUES (42)")
+		res := runBench(t, "--create-schema="+s, "-a", "--auto-generate-sql-load-type=read", "--allow-writes-in-existing-schema")
+		if res.Code != 2 || !strings.Contains(res.Stderr, "t1") {
+			t.Errorf("exit %d: %s", res.Code, res.Stderr)
+		}
+		var a int
+		sandboxtest.Conn(t).DB.QueryRow("SELECT a FROM `" + s + "`.t1").Scan(&a)
+		if a != 42 {
+			t.Error("t1 was changed")
+		}
+	})
+	t.Run("own schema: created, dropped; kept with --no-drop, then reused and cleaned up", func(t *testing.T) {
+		s := "bench_own_" + strconv.Itoa(os.Getpid())
+		mustBench(t, "--create-schema="+s, "-a", "--number-of-queries=10")
+		if schemaExists(t, s) {
+			t.Fatal("the schema innowarm created was not dropped")
+		}
+		mustBench(t, "--create-schema="+s, "-a", "--number-of-queries=10", "--no-drop")
+		if !tableExists(t, s, "t1") {
+			t.Fatal("--no-drop: the schema is gone")
+		}
+		// A later run recognises it as innowarm's: a writing load is allowed, and it drops it.
+		mustBench(t, "--create-schema="+s, "-a", "--auto-generate-sql-load-type=write", "--number-of-queries=10")
+		if schemaExists(t, s) {
+			t.Fatal("innowarm's own schema was not dropped by the next run")
+		}
+		mustBench(t, "--create-schema="+s, "-a", "--number-of-queries=10", "--no-drop")
+		res := sandboxtest.CLI(t, sandboxtest.Run{}, append(append([]string{"bench", "cleanup"}, sandboxtest.Sock(t)...), "--create-schema="+s)...)
+		if res.Code != 0 || schemaExists(t, s) {
+			t.Fatalf("cleanup: exit %d: %s %s", res.Code, res.Stdout, res.Stderr)
+		}
+	})
+	t.Run("cleanup refuses a schema innowarm did not create", func(t *testing.T) {
+		s := sandboxtest.Schema(t)
+		res := sandboxtest.CLI(t, sandboxtest.Run{}, append(append([]string{"bench", "cleanup"}, sandboxtest.Sock(t)...), "--create-schema="+s)...)
+		if res.Code != 2 || !schemaExists(t, s) {
+			t.Errorf("exit %d, schema exists %v: %s", res.Code, schemaExists(t, s), res.Stderr)
+		}
+	})
+	t.Run("the marker table stands in for schema comments", func(t *testing.T) {
+		c := sandboxtest.Conn(t)
+		s := &schemas{db: c.DB, srv: c.Server, markerTable: true}
+		name := "bench_marker_" + strconv.Itoa(os.Getpid())
+		sess, err := c.NewSession(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sess.Close()
+		if err := s.CreateOwned(context.Background(), sess, name); err != nil {
+			t.Fatal(err)
+		}
+		st, err := s.State(context.Background(), name)
+		if err != nil || !st.Exists || !st.Owned || !tableExists(t, name, ownerTable) {
+			t.Fatalf("state %+v %v", st, err)
+		}
+		if err := s.DropOwned(context.Background(), sess, name); err != nil || schemaExists(t, name) {
+			t.Fatalf("drop: %v", err)
+		}
+	})
+}
+
+// TestBadInputOneLineErrors: input mistakes end with one line on stderr and exit 2.
+func TestBadInputOneLineErrors(t *testing.T) {
+	dir := sandboxtest.Dir(t)
+	empty := filepath.Join(dir, "empty.sql")
+	os.WriteFile(empty, []byte("\n"), 0o644)
+	cases := map[string][]string{
+		"does not exist":       {"--query=" + filepath.Join(dir, "missing.sql")},
+		"is empty":             {"--query=" + empty},
+		"at least 1":           {"--query=SELECT 1", "--concurrency=0"},
+		"load-type":            {"-a", "--auto-generate-sql-load-type=readonly"},
+		"cannot be combined":   {"-a", "--query=SELECT 1"},
+		"nothing to run":       {},
+		"not a number":         {"--query=SELECT 1", "--concurrency=1,x"},
+		"unknown flag":         {"--query=SELECT 1", "--concurency=3"},
+		"--dist":               {"--workload=point-select", "--dist=gauss"},
+		"sbtest tables":        {"--workload=point-select", "--create-schema=mysql"},
+		"needs a primary key":  {"-a", "--auto-generate-sql-load-type=key"},
+		"--only-print applies": {"--workload=point-select", "--only-print"},
+	}
+	for want, args := range cases {
+		res := runBench(t, args...)
+		lines := strings.Split(strings.TrimSpace(res.Stderr), "\n")
+		if res.Code != 2 || len(lines) != 1 || !strings.Contains(res.Stderr, want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and one line about %q", args, res.Code, res.Stderr, want)
+		}
+	}
+}
+
+func TestFailedQueryStopsOrIsCounted(t *testing.T) {
+	s := sandboxtest.Schema(t)
+	res := runBench(t, "--create-schema="+s, "--query=SELECT * FROM no_such_table", "--concurrency=2")
+	if res.Code != 1 {
+		t.Fatalf("exit %d, want 1: %s", res.Code, res.Stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(res.Stderr), "\n")
+	last := lines[len(lines)-1]
+	if !strings.Contains(last, "SELECT * FROM no_such_table") || !strings.Contains(last, "1146") || !strings.Contains(last, "doesn't exist") {
+		t.Errorf("the error line lacks the SQL or the server's message: %q", last)
+	}
+	if strings.Contains(res.Stdout, "Benchmark") {
+		t.Error("a failed run printed a result block")
+	}
+
+	rep := benchJSON(t, "--create-schema="+s, "--query=SELECT 1;SELECT * FROM no_such_table", "--delimiter=;", "--concurrency=2", "--number-of-queries=20", "--ignore-errors")
+	l := rep.Runs[0]
+	if l.Queries != 10 || l.Errors != 10 {
+		t.Errorf("--ignore-errors: %d queries, %d errors; want 10 and 10", l.Queries, l.Errors)
+	}
+	var counted int64
+	for k, v := range l.ErrorCounts {
+		if !strings.HasPrefix(k, "1146 ") {
+			t.Errorf("error key %q", k)
+		}
+		counted += v
+	}
+	if counted != 10 {
+		t.Errorf("error counts %v", l.ErrorCounts)
+	}
+}
+
+// TestInterruptStopsQueriesOnServer: Ctrl-C ends the run with 130 and no statement of it
+// keeps running on the server.
+func TestInterruptStopsQueriesOnServer(t *testing.T) {
+	s := sandboxtest.Schema(t)
+	cmd := exec.Command(sandboxtest.Binary(t), append(append([]string{"bench"}, sandboxtest.Sock(t)...), "--create-schema="+s, "--query=SELECT SLEEP(60)", "--concurrency=3")...)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + sandboxtest.Dir(t)}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	running := func() int {
+		var n int
+		sandboxtest.Conn(t).DB.QueryRow("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO = 'SELECT SLEEP(60)'").Scan(&n)
+		return n
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for running() < 3 {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("the 3 clients never started: %s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("3 statements running after %s", time.Since(deadline.Add(-20*time.Second)))
+	t0 := time.Now()
+	cmd.Process.Signal(os.Interrupt)
+	err := cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 130 {
+		t.Fatalf("exit %d (%v), want 130: %s", code, err, stderr.String())
+	}
+	if d := time.Since(t0); d > 5*time.Second {
+		t.Errorf("stopping took %s", d)
+	}
+	if n := running(); n != 0 {
+		t.Errorf("%d statements still run on the server", n)
+	}
+}
+
+func TestReportIntervalCSVAndHistogram(t *testing.T) {
+	res := mustBench(t, "--query=SELECT SLEEP(0.005)", "--concurrency=2", "--time=1s", "--report-interval=200ms", "--histogram")
+	lines := regexp.MustCompile(`(?m)^\[ +[0-9.]+s \] clients 2  qps [0-9.]+  p95 [0-9.]+ ms  errors 0$`).FindAllString(res.Stdout, -1)
+	if len(lines) < 4 || len(lines) > 6 {
+		t.Errorf("%d interval lines:\n%s", len(lines), res.Stdout)
+	}
+	if !strings.Contains(res.Stdout, "Latency histogram (2 clients") || !regexp.MustCompile(`(?m)^ +5\.\d+ \|\*+ +\d+$`).MatchString(res.Stdout) {
+		t.Errorf("no histogram with the 5 ms bucket:\n%s", res.Stdout)
+	}
+	rep := benchJSON(t, "--query=SELECT 1", "--concurrency=2", "--time=600ms", "--report-interval=100ms")
+	l := rep.Runs[0]
+	if len(l.Intervals) < 5 {
+		t.Fatalf("%d intervals in JSON", len(l.Intervals))
+	}
+	var sum int64
+	for _, iv := range l.Intervals {
+		sum += iv.Queries
+		if iv.Clients != 2 || iv.Seconds <= 0 || iv.QPS <= 0 {
+			t.Errorf("interval %+v", iv)
+		}
+	}
+	if sum != l.Queries {
+		t.Errorf("intervals add up to %d queries, the run to %d", sum, l.Queries)
+	}
+
+	csv := filepath.Join(sandboxtest.Dir(t), "out.csv")
+	for i := 0; i < 2; i++ {
+		res := mustBench(t, "--query=SELECT 1", "--concurrency=1,2", "--number-of-queries=10", "--csv="+csv)
+		if res.Stdout != "" {
+			t.Errorf("--csv=FILE printed to stdout: %q", res.Stdout)
+		}
+	}
+	b, _ := os.ReadFile(csv)
+	want := regexp.MustCompile(`^,mixed,\d+\.\d{3},\d+\.\d{3},\d+\.\d{3},(1,10|2,5)$`)
+	got := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(got) != 4 { // appended, as mysqlslap does
+		t.Fatalf("csv file:\n%s", b)
+	}
+	for _, l := range got {
+		if !want.MatchString(l) {
+			t.Errorf("csv line %q", l)
+		}
+	}
+	res = mustBench(t, "--query=SELECT 1", "--number-of-queries=3", "--csv")
+	if !regexp.MustCompile(`^,mixed,\d+\.\d{3},\d+\.\d{3},\d+\.\d{3},1,3\n$`).MatchString(res.Stdout) {
+		t.Errorf("--csv to stdout: %q", res.Stdout)
+	}
+}
+
+func TestCommitAndDetach(t *testing.T) {
+	s := sandboxtest.Schema(t)
+	sandboxtest.Exec(t, "CREATE TABLE `"+s+"`.c (a INT) ENGINE=InnoDB")
+	rep := benchJSON(t, "--create-schema="+s, "--query=INSERT INTO c VALUES (1)", "--allow-writes-in-existing-schema",
+		"--concurrency=2", "--number-of-queries=20", "--commit=3", "--detach=4")
+	l := rep.Runs[0]
+	// 10 queries per client, a new connection before queries 5 and 9.
+	if l.Queries != 20 || l.Reconnects != 4 || l.Connections != 6 {
+		t.Errorf("queries %d, reconnects %d, connections %d", l.Queries, l.Reconnects, l.Connections)
+	}
+	var n int
+	sandboxtest.Conn(t).DB.QueryRow("SELECT COUNT(*) FROM `" + s + "`.c").Scan(&n)
+	// Per client: COMMIT after statements 3, 6 and 9 and at the end; the reconnects before
+	// statements 5 and 9 drop statements 4, 7 and 8, uncommitted, as mysqlslap's do.
+	if n != 14 {
+		t.Errorf("%d rows committed", n)
+	}
+}
+
+func TestPrepareAndWorkloads(t *testing.T) {
+	ctx := context.Background()
+	c := sandboxtest.Conn(t)
+	s := "bench_sb_" + strconv.Itoa(os.Getpid())
+	log := logx.New(&bytes.Buffer{}, true)
+	rep, err := Prepare(ctx, c, PrepareOptions{Schema: s, Tables: 2, Rows: 3000, Threads: 2}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer Cleanup(ctx, c, s)
+	if !rep.CreatedSchema || len(rep.Tables) != 2 {
+		t.Fatalf("%+v", rep)
+	}
+	var cols string
+	c.DB.QueryRow("SELECT GROUP_CONCAT(CONCAT(COLUMN_NAME, ' ', COLUMN_TYPE) ORDER BY ORDINAL_POSITION) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = 'sbtest2'", s).Scan(&cols)
+	if cols != "id int(11),k int(11),c char(120),pad char(60)" {
+		t.Errorf("columns %q", cols)
+	}
+	var idx string
+	c.DB.QueryRow("SELECT GROUP_CONCAT(DISTINCT INDEX_NAME ORDER BY BINARY INDEX_NAME) FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = 'sbtest1'", s).Scan(&idx)
+	if idx != "PRIMARY,k_1" {
+		t.Errorf("indexes %q", idx)
+	}
+	var n, lo, hi, badC int64
+	c.DB.QueryRow("SELECT COUNT(*), MIN(id), MAX(id), SUM(c NOT RLIKE '^([0-9]{11}-){9}[0-9]{11}$' OR pad NOT RLIKE '^([0-9]{11}-){4}[0-9]{11}$' OR k < 1 OR k > 3000) FROM `"+s+"`.sbtest1").Scan(&n, &lo, &hi, &badC)
+	if n != 3000 || lo != 1 || hi != 3000 || badC != 0 {
+		t.Errorf("rows %d ids %d..%d, %d rows not shaped like sysbench's", n, lo, hi, badC)
+	}
+
+	// The client-side load (servers without the Sequence engine) makes the same table.
+	s2 := s + "_client"
+	if _, err := Prepare(ctx, c, PrepareOptions{Schema: s2, Tables: 1, Rows: 2500, MarkerTable: true, ClientLoad: true}, log); err != nil {
+		t.Fatal(err)
+	}
+	defer Cleanup(ctx, c, s2)
+	c.DB.QueryRow("SELECT COUNT(*), MIN(id), MAX(id), SUM(c NOT RLIKE '^([0-9]{11}-){9}[0-9]{11}$') FROM `"+s2+"`.sbtest1").Scan(&n, &lo, &hi, &badC)
+	if n != 2500 || lo != 1 || hi != 2500 || badC != 0 {
+		t.Errorf("client-side load: rows %d ids %d..%d, %d bad", n, lo, hi, badC)
+	}
+
+	// Preparing again: the schema is innowarm's, so it is made afresh.
+	if rep, err := Prepare(ctx, c, PrepareOptions{Schema: s2, Tables: 1, Rows: 100}, log); err != nil || !rep.CreatedSchema {
+		t.Fatalf("prepare again: %+v %v", rep, err)
+	}
+	// Someone else's schema is refused.
+	other := sandboxtest.Schema(t)
+	if _, err := Prepare(ctx, c, PrepareOptions{Schema: other, Tables: 1, Rows: 10}, log); err == nil || !strings.Contains(err.Error(), "--allow-writes-in-existing-schema") {
+		t.Errorf("prepare in a foreign schema: %v", err)
+	}
+
+	// Workloads, counted in events.
+	point := benchJSON(t, "--create-schema="+s, "--workload=point-select", "--concurrency=3", "--events=600", "--dist=zipf:1.1")
+	if l := point.Runs[0]; l.Events != 600 || l.Queries != 600 || l.Errors != 0 || len(point.Tables) != 2 || point.Rows[0] != 3000 {
+		t.Errorf("point-select: events %d queries %d, tables %v rows %v", l.Events, l.Queries, point.Tables, point.Rows)
+	}
+	ro := benchJSON(t, "--create-schema="+s, "--workload=read-only", "--concurrency=2", "--events=40", "--tables=1")
+	if l := ro.Runs[0]; l.Events != 40 || l.Queries != 40*16 || l.Errors != 0 || len(ro.Tables) != 1 {
+		t.Errorf("read-only: events %d queries %d tables %v", l.Events, l.Queries, ro.Tables)
+	}
+	hot := mustBench(t, "--create-schema="+s, "--workload=hot-rows", "--hot-rows=50", "--dist=hotset:10:90", "--concurrency=2", "--time=300ms")
+	if bs := blocks(hot.Stdout); len(bs) != 1 || !strings.Contains(bs[0]["Events"], "hot-rows, hotset:10:90 keys") {
+		t.Errorf("hot-rows:\n%s", hot.Stdout)
+	}
+	// --tables beyond what exists
+	if res := runBench(t, "--create-schema="+s, "--workload=point-select", "--tables=3", "--events=10"); res.Code != 2 || !strings.Contains(res.Stderr, "sbtest3") {
+		t.Errorf("--tables 3: exit %d %s", res.Code, res.Stderr)
+	}
+}
+
+func TestPrepareCLI(t *testing.T) {
+	s := "bench_cli_" + strconv.Itoa(os.Getpid())
+	res := sandboxtest.CLI(t, sandboxtest.Run{}, append(append([]string{"bench", "prepare"}, sandboxtest.Sock(t)...), "--create-schema="+s, "--rows=500", "--tables=1", "--json")...)
+	if res.Code != 0 {
+		t.Fatalf("exit %d: %s", res.Code, res.Stderr)
+	}
+	var rep PrepareReport
+	if err := json.Unmarshal([]byte(res.Stdout), &rep); err != nil || rep.Rows != 500 || len(rep.Tables) != 1 {
+		t.Fatalf("%v %s", err, res.Stdout)
+	}
+	res = sandboxtest.CLI(t, sandboxtest.Run{}, append(append([]string{"bench", "cleanup"}, sandboxtest.Sock(t)...), "--create-schema="+s)...)
+	if res.Code != 0 || schemaExists(t, s) {
+		t.Errorf("cleanup: exit %d %s", res.Code, res.Stderr)
+	}
+}

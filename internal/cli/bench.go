@@ -1,0 +1,267 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/innowarm/innowarm/internal/bench"
+	"github.com/innowarm/innowarm/internal/connection"
+	"github.com/innowarm/innowarm/internal/logx"
+)
+
+func init() { register(newBenchCmd) }
+
+func newBenchCmd() *cobra.Command {
+	o := bench.Defaults()
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Load generator: mysqlslap's command line, sysbench's statistics (latency percentiles, intervals, skewed keys)",
+		Long: `bench runs queries from many clients and measures them. It takes mysqlslap's command
+lines (--query, --delimiter, --concurrency 1,10,50, --iterations, --number-of-queries,
+--create, --auto-generate-sql and its options, --csv ...) with the same meaning and the same
+generated SQL, and prints mysqlslap's result block, so scripts that parse it keep working,
+followed by innowarm's lines: QPS, per-query latency percentiles from HdrHistograms, errors,
+and the connection set-up, which is timed apart and never counted in the query latency.
+
+With --workload it runs sysbench's point-select or read-only transactions (or hot-rows:
+point selects on a fixed set of rows spread over the table) against the tables
+'innowarm bench prepare' creates, with keys drawn --dist uniform, zipf[:S], pareto[:H] or
+hotset:ROWS_PCT:ACCESS_PCT, for --time or --events.
+
+--report-interval 1s prints a line per interval (qps, p95, errors): the warm-up curve after
+a restart. --histogram prints the latency histogram, --json every run and interval.
+
+Safety: bench creates and drops only a schema it created itself (it marks them). Pointed at
+an existing schema it runs there and never drops it; a run that writes (--create, write,
+update and mixed load types, writing queries) refuses a schema innowarm did not create
+unless --allow-writes-in-existing-schema.
+
+A failed query stops the run with its SQL and the server's message (exit 1), unless
+--ignore-errors, which counts failures by error and goes on. Ctrl-C stops every running
+query on the server (KILL QUERY) and exits 130.`,
+		Example: `  # the 2017 warm-up benchmark: 20k lookups from a file
+  innowarm bench -u root -p --create-schema=warmup_benchmark --delimiter=";" \
+      --query=benchmark_query_20000_rows.sql --concurrency=1 --iterations=1
+  # mysqlslap's mixed load at 1, 10 and 50 clients, 3 rounds each
+  innowarm bench -a --auto-generate-sql-add-autoincrement --concurrency=1,10,50 \
+      --number-of-queries=10000 --iterations=3 --engine=innodb
+  # sysbench-style: tables, then a skewed point-select load with a line per second
+  innowarm bench prepare --rows 1000000 --tables 4
+  innowarm bench --workload point-select --dist zipf:0.9 -c 8 --time 60s --report-interval 1s
+  innowarm bench cleanup`,
+	}
+	cf := addConnFlags(cmd)
+	fl := cmd.Flags()
+	var csv string
+	// mysqlslap's options
+	fl.StringVarP(&o.Query, "query", "q", "", "query to run: SQL text, or a file of statements split at --delimiter")
+	fl.StringVarP(&o.Delimiter, "delimiter", "F", bench.DefaultDelimiter, `statement delimiter in --query/--create/--pre-query/--post-query (default: a newline)`)
+	fl.StringVarP(&o.ConcurrencySpec, "concurrency", "c", "1", "clients; a list like 1,10,50 runs once per level")
+	fl.IntVarP(&o.Iterations, "iterations", "i", 1, "rounds per concurrency level")
+	fl.Uint64Var(&o.NumberOfQueries, "number-of-queries", 0, "total queries, split evenly over the clients as mysqlslap does (the remainder is not run)")
+	fl.StringVar(&o.Create, "create", "", "SQL text or file run before each round, in a fresh schema innowarm creates")
+	fl.StringVar(&o.PreQuery, "pre-query", "", "SQL text or file run before each round")
+	fl.StringVar(&o.PostQuery, "post-query", "", "SQL text or file run after each round")
+	fl.StringVar(&o.Schema, "create-schema", "", `schema to run in (default: -D, else "mysqlslap", or "sbtest" for --workload)`)
+	fl.BoolVar(&o.NoDrop, "no-drop", false, "keep the schema innowarm created")
+	fl.StringVarP(&o.EngineSpec, "engine", "e", "", "storage engines for the created tables, comma-separated (engine:option allowed); the run repeats per engine")
+	fl.IntVar(&o.Commit, "commit", 0, "COMMIT every N statements (autocommit off)")
+	fl.IntVar(&o.Detach, "detach", 0, "close and reopen each client's connection every N statements")
+	fl.StringVar(&csv, "csv", "", "print mysqlslap's CSV lines to FILE (appended), or to stdout with --csv alone")
+	fl.Lookup("csv").NoOptDefVal = "-"
+	fl.BoolVarP(&o.Silent, "silent", "s", false, "print no results")
+	fl.BoolVar(&o.OnlyPrint, "only-print", false, "print the SQL the run would send, without connecting")
+	fl.BoolVarP(&o.AutoGenerate, "auto-generate-sql", "a", false, "generate the table and the queries, as mysqlslap does")
+	fl.StringVar(&o.Auto.LoadType, "auto-generate-sql-load-type", bench.LoadMixed, "mixed, read, write, key or update")
+	fl.BoolVar(&o.Auto.AddAutoincrement, "auto-generate-sql-add-autoincrement", false, "add an AUTO_INCREMENT id to t1")
+	fl.BoolVar(&o.Auto.GUIDPrimary, "auto-generate-sql-guid-primary", false, "add a UUID primary key to t1")
+	fl.Uint64Var(&o.Auto.UniqueQueryNumber, "auto-generate-sql-unique-query-number", 10, "distinct generated queries")
+	fl.Uint64Var(&o.Auto.UniqueWriteNumber, "auto-generate-sql-unique-write-number", 10, "distinct generated INSERTs for the load phase")
+	fl.Uint64Var(&o.Auto.WriteNumber, "auto-generate-sql-write-number", 100, "statements of the load phase, the CREATE TABLE included")
+	fl.IntVar(&o.Auto.SecondaryIndexes, "auto-generate-sql-secondary-indexes", 0, "UUID columns with a unique key to add to t1")
+	fl.Uint64Var(&o.Auto.ExecuteNumber, "auto-generate-sql-execute-number", 0, "queries per client")
+	fl.StringVarP(&o.IntColsSpec, "number-int-cols", "y", "", "INT columns of t1 (default 1); N:1 indexes them")
+	fl.StringVarP(&o.CharColsSpec, "number-char-cols", "x", "", "VARCHAR(128) columns of t1 (default 1); N:1 indexes them")
+	// innowarm's
+	fl.BoolVar(&o.AllowWrites, "allow-writes-in-existing-schema", false, "let a writing run use a schema innowarm did not create")
+	fl.StringVar(&o.Workload, "workload", "", "point-select, read-only or hot-rows, on 'bench prepare' tables")
+	fl.StringVar(&o.Dist, "dist", "", "key distribution of --workload: uniform, zipf[:S], pareto[:H], hotset:ROWS_PCT:ACCESS_PCT")
+	fl.IntVar(&o.Tables, "tables", 0, "sbtest tables to use (default: all of sbtest1..N)")
+	fl.Int64Var(&o.HotRows, "hot-rows", 0, "rows in the hot set of --workload hot-rows (default: 1% of the table)")
+	fl.Int64Var(&o.RangeSize, "range-size", 100, "rows per range query of --workload read-only")
+	fl.DurationVar(&o.Time, "time", 0, "run each round this long (default for --workload: 10s)")
+	fl.Uint64Var(&o.Events, "events", 0, "--workload: stop each round after this many events (transactions), all clients together")
+	fl.DurationVar(&o.ReportInterval, "report-interval", 0, "print qps, p95 and errors every interval (e.g. 1s)")
+	fl.BoolVar(&o.Histogram, "histogram", false, "print the latency histogram of each level")
+	fl.BoolVar(&o.JSON, "json", false, "print every run and interval as JSON")
+	fl.BoolVar(&o.IgnoreErrors, "ignore-errors", false, "count failed queries (by error) and go on instead of stopping")
+	fl.StringVar(&o.IOMode, "io", bench.IOAuto, "how clients wait for the server: auto, blocking or netpoll")
+	_ = fl.MarkHidden("io")
+
+	cmd.RunE = run(func(cmd *cobra.Command, _ []string) error {
+		opts, err := cf.resolve(cmd)
+		if err != nil {
+			return err
+		}
+		o.CSV = csv
+		o.Schema = schemaName(cmd, o.Schema, opts.Database, o.Workload != "")
+		plan, err := bench.NewPlan(o)
+		if err != nil {
+			return err
+		}
+		stdout := cmd.OutOrStdout()
+		if plan.OnlyPrint {
+			return bench.PrintOnly(stdout, plan)
+		}
+		if plan.JSON && plan.CSV == "-" {
+			return usagef("--csv without a file prints to stdout, as --json does: give --csv=FILE")
+		}
+		log := logx.New(cmd.ErrOrStderr(), plan.Silent)
+		sink := &bench.Sink{Histogram: plan.Histogram}
+		if !plan.Silent && !plan.JSON && plan.CSV == "" {
+			sink.Out = stdout
+		}
+		if plan.ReportInterval > 0 && !plan.Silent {
+			sink.Intervals = cmd.ErrOrStderr()
+			if sink.Out != nil {
+				sink.Intervals = stdout
+			}
+		}
+		switch plan.CSV {
+		case "":
+		case "-":
+			sink.CSV = stdout
+		default:
+			f, err := os.OpenFile(plan.CSV, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+			if err != nil {
+				return usagef("--csv: cannot open %s: %v", plan.CSV, err)
+			}
+			defer f.Close()
+			sink.CSV = f
+		}
+		opts.Database = "" // the schema may not exist yet: bench creates it
+		conn, err := connection.Open(cmd.Context(), opts)
+		if err != nil {
+			return err
+		}
+		defer conn.Close()
+		rep, err := bench.Run(cmd.Context(), plan, bench.Env{Admin: conn, Sink: sink, Log: log})
+		if err != nil {
+			return err
+		}
+		if plan.JSON {
+			return printJSON(stdout, rep)
+		}
+		return nil
+	})
+	cmd.AddCommand(newBenchPrepareCmd(), newBenchCleanupCmd())
+	return cmd
+}
+
+// schemaName picks the schema: --create-schema, else the first -D schema, else mysqlslap's
+// default (or sysbench's for workloads).
+func schemaName(cmd *cobra.Command, flagValue, database string, workload bool) string {
+	if cmd.Flags().Changed("create-schema") || flagValue != "" {
+		return flagValue
+	}
+	if database != "" {
+		return strings.TrimSpace(strings.Split(database, ",")[0])
+	}
+	if workload {
+		return "sbtest"
+	}
+	return "mysqlslap"
+}
+
+func newBenchPrepareCmd() *cobra.Command {
+	var o bench.PrepareOptions
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "prepare",
+		Short: "Create sysbench-shaped tables (sbtest1..T: id PK, k INT indexed, c CHAR(120), pad CHAR(60)) for --workload",
+		Long: `prepare creates T tables of N rows shaped like sysbench's (so sysbench runs on them too),
+fast: the rows are generated by the server (MariaDB's Sequence engine; elsewhere multi-row
+INSERTs) and the index on k is added after the load. The schema (default sbtest) is
+created and marked as innowarm's; a schema innowarm created earlier is dropped and created
+again. An existing schema innowarm did not create is refused unless
+--allow-writes-in-existing-schema, and even then no existing table is ever dropped.`,
+		Example: `  innowarm bench prepare --rows 1000000 --tables 4 -S /run/mysqld/mysqld.sock -u root
+  innowarm bench --workload point-select --dist pareto -c 8 --time 30s`,
+	}
+	cf := addConnFlags(cmd)
+	fl := cmd.Flags()
+	fl.Int64Var(&o.Rows, "rows", 10000, "rows per table")
+	fl.IntVar(&o.Tables, "tables", 1, "tables (sbtest1..T)")
+	fl.StringVar(&o.Schema, "create-schema", "", `schema (default: -D, else "sbtest")`)
+	fl.StringVar(&o.Engine, "engine", "InnoDB", "storage engine")
+	fl.IntVar(&o.Threads, "threads", 2, "tables filled at once")
+	fl.BoolVar(&o.AllowWrites, "allow-writes-in-existing-schema", false, "create the tables in an existing schema innowarm did not create")
+	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
+	cmd.RunE = run(func(cmd *cobra.Command, _ []string) error {
+		opts, err := cf.resolve(cmd)
+		if err != nil {
+			return err
+		}
+		o.Schema = schemaName(cmd, o.Schema, opts.Database, true)
+		if o.Schema == "" {
+			return usagef("the schema name is empty: give --create-schema")
+		}
+		opts.Database = ""
+		conn, err := connection.Open(cmd.Context(), opts)
+		if err != nil {
+			return err
+		}
+		defer conn.Close()
+		rep, err := bench.Prepare(cmd.Context(), conn, o, logx.Default())
+		if err != nil {
+			return err
+		}
+		if asJSON {
+			return printJSON(cmd.OutOrStdout(), rep)
+		}
+		w := cmd.OutOrStdout()
+		fmt.Fprintf(w, "prepared %d table(s) of %d rows in %s in %.1f s (%.0f rows/s): load %.1f s, index on k %.1f s; %s\n",
+			len(rep.Tables), rep.Rows, bench.QuoteIdent(rep.Schema), rep.Seconds, rep.RowsPerSecond, rep.LoadSeconds, rep.IndexSeconds, rep.Method)
+		return nil
+	})
+	return cmd
+}
+
+func newBenchCleanupCmd() *cobra.Command {
+	var schema string
+	cmd := &cobra.Command{
+		Use:     "cleanup",
+		Short:   "Drop a schema 'innowarm bench' created (never any other)",
+		Example: "  innowarm bench cleanup --create-schema sbtest\n  innowarm bench cleanup --create-schema mysqlslap",
+	}
+	cf := addConnFlags(cmd)
+	cmd.Flags().StringVar(&schema, "create-schema", "", `schema (default: -D, else "sbtest")`)
+	cmd.RunE = run(func(cmd *cobra.Command, _ []string) error {
+		opts, err := cf.resolve(cmd)
+		if err != nil {
+			return err
+		}
+		schema = schemaName(cmd, schema, opts.Database, true)
+		opts.Database = ""
+		conn, err := connection.Open(cmd.Context(), opts)
+		if err != nil {
+			return err
+		}
+		defer conn.Close()
+		dropped, err := bench.Cleanup(cmd.Context(), conn, schema)
+		if err != nil {
+			return err
+		}
+		w := cmd.OutOrStdout()
+		if dropped {
+			fmt.Fprintf(w, "dropped schema %s\n", bench.QuoteIdent(schema))
+		} else {
+			fmt.Fprintf(w, "schema %s does not exist: nothing to drop\n", bench.QuoteIdent(schema))
+		}
+		return nil
+	})
+	return cmd
+}
