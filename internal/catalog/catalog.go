@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/go-sql-driver/mysql"
@@ -62,6 +63,29 @@ type Table struct {
 	Indexes         []*Index
 	Parts           []*Part
 	SystemVersioned bool
+	// Aux are hidden InnoDB tables that belong to this one: the auxiliary tables of its
+	// FULLTEXT indexes. SQL cannot scan them; the native loader can read their pages.
+	Aux []AuxSpace
+}
+
+// AuxSpace is a hidden table's tablespace.
+type AuxSpace struct {
+	Name     string // InnoDB's internal name, e.g. db/FTS_000000000000001a_CONFIG
+	Space    uint32
+	FileSize int64
+	// Role names it portably, without the server-specific ids in Name:
+	// "fts:CONFIG", "fts:DELETED", ..., or "fts:<fulltext index>:INDEX_3".
+	Role string
+}
+
+// AuxByRole finds an auxiliary tablespace by its portable role.
+func (t *Table) AuxByRole(role string) *AuxSpace {
+	for i := range t.Aux {
+		if t.Aux[i].Role == role {
+			return &t.Aux[i]
+		}
+	}
+	return nil
 }
 
 // Part is one B-tree set of a table: the whole table, a partition, or a subpartition.
@@ -72,6 +96,8 @@ type Part struct {
 	StatsName    string // table name in mysql.innodb_index_stats / InnoDB's internal name suffix
 	Space        uint32
 	SpaceKnown   bool
+	TableID      uint64
+	FileSize     int64 // bytes of the tablespace file, when the server reports it
 	Rows         int64
 	DataLength   int64
 	IndexLength  int64
@@ -680,45 +706,122 @@ func loadSpaces(ctx context.Context, sess *connection.Session, srv flavor.Server
 	type sysTable struct {
 		name  string
 		space uint32
+		id    uint64
 	}
 	var sys []sysTable
-	exact := map[string]uint32{}
-	err := sess.Query(ctx, "SELECT NAME, SPACE FROM "+srv.TablesTable(), nil, func(rows *sql.Rows) error {
+	exact := map[string]sysTable{}
+	err := sess.Query(ctx, "SELECT NAME, SPACE, TABLE_ID FROM "+srv.TablesTable(), nil, func(rows *sql.Rows) error {
 		var s sysTable
-		if err := rows.Scan(&s.name, &s.space); err != nil {
+		if err := rows.Scan(&s.name, &s.space, &s.id); err != nil {
 			return err
 		}
 		sys = append(sys, s)
-		exact[s.name] = s.space
+		exact[s.name] = s
 		return nil
 	})
 	if err != nil {
 		return explainPrivilege(err, srv.TablesTable())
 	}
+	sizes := map[uint32]int64{}
+	err = sess.Query(ctx, "SELECT SPACE, COALESCE(FILE_SIZE, 0) FROM "+srv.TablespacesTable(), nil, func(rows *sql.Rows) error {
+		var space uint32
+		var size int64
+		if err := rows.Scan(&space, &size); err != nil {
+			return err
+		}
+		sizes[space] = size
+		return nil
+	})
+	if err != nil {
+		return explainPrivilege(err, srv.TablespacesTable())
+	}
+	// FULLTEXT auxiliary tables are named after their parent's table id, in hex.
+	type ftsKey struct {
+		schema string
+		id     uint64
+	}
+	fts := map[ftsKey][]AuxSpace{}
+	for _, s := range sys {
+		if m := ftsName.FindStringSubmatch(s.name); m != nil {
+			id, err := strconv.ParseUint(m[2], 16, 64)
+			if err == nil {
+				k := ftsKey{m[1], id}
+				fts[k] = append(fts[k], AuxSpace{Name: s.name, Space: s.space, FileSize: sizes[s.space], Role: m[3]})
+			}
+		}
+	}
+	// The index tables carry the FULLTEXT index's id; name them after the index instead.
+	indexNames := map[uint64]string{}
+	if len(fts) > 0 {
+		err := sess.Query(ctx, "SELECT INDEX_ID, NAME FROM "+srv.IndexesTable(), nil, func(rows *sql.Rows) error {
+			var id uint64
+			var name string
+			if err := rows.Scan(&id, &name); err != nil {
+				return err
+			}
+			indexNames[id] = name
+			return nil
+		})
+		if err != nil {
+			return explainPrivilege(err, srv.IndexesTable())
+		}
+	}
+	for k, aux := range fts {
+		for i := range aux {
+			role := aux[i].Role
+			if m := ftsIndexRole.FindStringSubmatch(role); m != nil {
+				id, _ := strconv.ParseUint(m[1], 16, 64)
+				role = indexNames[id] + ":" + m[2]
+			}
+			aux[i].Role = "fts:" + role
+		}
+		fts[k] = aux
+	}
 	for _, t := range cat.Tables {
+		schemaPattern := filenamePattern(t.Schema)
 		for _, p := range t.Parts {
 			internal := internalName(srv, t.Name, p)
-			pat := filenamePattern(t.Schema) + "/" + internal
-			if sp, ok := exact[pat]; ok && !strings.ContainsAny(pat, `\(`) {
-				p.Space, p.SpaceKnown = sp, true
+			pat := schemaPattern + "/" + internal
+			if st, ok := exact[pat]; ok && !strings.ContainsAny(pat, `\(`) {
+				p.Space, p.TableID, p.SpaceKnown = st.space, st.id, true
+			} else if re, err := regexp.Compile("^" + pat + "$"); err == nil {
+				matches := 0
+				for _, s := range sys {
+					if re.MatchString(s.name) {
+						p.Space, p.TableID = s.space, s.id
+						matches++
+					}
+				}
+				p.SpaceKnown = matches == 1
+			}
+			if p.SpaceKnown {
+				p.FileSize = sizes[p.Space]
+			}
+		}
+		for _, ix := range t.Indexes {
+			if ix.Type != "FULLTEXT" || len(t.Parts) != 1 || !t.Parts[0].SpaceKnown {
 				continue
 			}
-			re, err := regexp.Compile("^" + pat + "$")
+			re, err := regexp.Compile("^" + schemaPattern + "$")
 			if err != nil {
-				continue
+				break
 			}
-			matches := 0
-			for _, s := range sys {
-				if re.MatchString(s.name) {
-					p.Space = s.space
-					matches++
+			for k, aux := range fts {
+				if k.id == t.Parts[0].TableID && re.MatchString(k.schema) {
+					t.Aux = aux
 				}
 			}
-			p.SpaceKnown = matches == 1
+			break
 		}
 	}
 	return nil
 }
+
+// ftsName matches a FULLTEXT auxiliary table: schema, the parent's table id in hex, and the
+// rest: CONFIG, DELETED, ... or <index id in hex>_INDEX_<n>.
+var ftsName = regexp.MustCompile(`^(.*)/(?i:fts)_([0-9a-fA-F]{16})_(.+)$`)
+
+var ftsIndexRole = regexp.MustCompile(`^([0-9a-fA-F]{16})_(?i:(index_\d+))$`)
 
 // internalName is the regexp for the table part of InnoDB's name for p of table.
 func internalName(srv flavor.Server, table string, p *Part) string {

@@ -126,8 +126,24 @@ func TestZooCatalog(t *testing.T) {
 		t.Error("select has no LOB columns")
 	}
 
-	if ix := index(t, table(t, cat, sandboxtest.ZooFulltext), "fdoc"); ix.Type != "FULLTEXT" {
+	ft := table(t, cat, sandboxtest.ZooFulltext)
+	if ix := index(t, ft, "fdoc"); ix.Type != "FULLTEXT" {
 		t.Errorf("fdoc type %s", ix.Type)
+	}
+	// A FULLTEXT index keeps its words in auxiliary tables: 6 index tables and 5 others.
+	if len(ft.Aux) != 11 {
+		t.Errorf("ft has %d auxiliary tablespaces, want 11: %+v", len(ft.Aux), ft.Aux)
+	}
+	for _, a := range ft.Aux {
+		if a.FileSize == 0 || a.Space == ft.Parts[0].Space {
+			t.Errorf("aux %+v", a)
+		}
+	}
+	if len(cp.Aux) != 0 {
+		t.Error("a table without FULLTEXT has no auxiliary tables")
+	}
+	if cp.Parts[0].FileSize < 1<<20 || cp.Parts[0].TableID == 0 {
+		t.Errorf("composite pk file size %d, table id %d", cp.Parts[0].FileSize, cp.Parts[0].TableID)
 	}
 	if ix := index(t, table(t, cat, sandboxtest.ZooSpatial), "sg"); ix.Type != "SPATIAL" {
 		t.Errorf("sg type %s", ix.Type)

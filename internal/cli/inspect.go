@@ -12,17 +12,20 @@ import (
 	"github.com/innowarm/innowarm/internal/bufferpool"
 	"github.com/innowarm/innowarm/internal/catalog"
 	"github.com/innowarm/innowarm/internal/connection"
+	"github.com/innowarm/innowarm/internal/manifest"
 	"github.com/innowarm/innowarm/internal/units"
+	"github.com/innowarm/innowarm/internal/warm"
 )
 
 func init() { register(newInspectCmd) }
 
 type inspectOptions struct {
-	sel    selectionFlags
-	top    int
-	by     string
-	asJSON bool
-	zero   bool
+	sel      selectionFlags
+	top      int
+	by       string
+	asJSON   bool
+	zero     bool
+	manifest string
 }
 
 func newInspectCmd() *cobra.Command {
@@ -47,6 +50,7 @@ Reading the page list costs about 0.05 s per 256 MiB of pool.`,
 	cmd.Flags().IntVar(&o.top, "top", 0, "show only the N rows with the most resident pages")
 	cmd.Flags().StringVar(&o.by, "by", "index", "group rows by index, table or schema")
 	cmd.Flags().BoolVar(&o.zero, "with-empty", false, "also list indexes with no resident page when no tables are selected")
+	cmd.Flags().StringVar(&o.manifest, "manifest", "", "report how much of a manifest's pages (innowarm snapshot) are resident here, per index")
 	cmd.Flags().BoolVar(&o.asJSON, "json", false, "print as JSON")
 	cmd.RunE = run(func(cmd *cobra.Command, _ []string) error {
 		opts, err := cf.resolve(cmd)
@@ -63,11 +67,23 @@ Reading the page list costs about 0.05 s per 256 MiB of pool.`,
 		if err != nil {
 			return err
 		}
+		var mf *manifest.Manifest
+		if o.manifest != "" {
+			if !f.Empty() {
+				return usagef("--manifest reports on the manifest's own tables: leave out -D, --tables and --all-databases")
+			}
+			if mf, err = manifest.Load(o.manifest); err != nil {
+				return err
+			}
+		}
 		conn, err := connection.Open(cmd.Context(), opts)
 		if err != nil {
 			return err
 		}
 		defer conn.Close()
+		if mf != nil {
+			return inspectManifest(cmd, conn, mf, o)
+		}
 		selected := !f.Empty()
 		if !selected {
 			f.All = true
@@ -98,6 +114,81 @@ Reading the page list costs about 0.05 s per 256 MiB of pool.`,
 		return nil
 	})
 	return cmd
+}
+
+// manifestRow is one index's share of a manifest's pages resident now.
+type manifestRow struct {
+	Schema        string  `json:"schema"`
+	Table         string  `json:"table"`
+	Partition     string  `json:"partition,omitempty"`
+	Index         string  `json:"index"`
+	Kind          string  `json:"kind"`
+	ManifestPages int64   `json:"manifest_pages"`
+	Resident      int64   `json:"resident"`
+	Coverage      float64 `json:"coverage"`
+}
+
+// ManifestCoverage measures, on this server, how much of a manifest's pages are resident.
+type ManifestCoverage struct {
+	Resolved *warm.Resolved
+	Coverage float64
+	Resident int64
+	Rows     []manifestRow
+}
+
+func manifestCoverage(cmd *cobra.Command, conn *connection.Conn, mf *manifest.Manifest) (*ManifestCoverage, error) {
+	r, err := warm.Resolve(cmd.Context(), conn, mf)
+	if err != nil {
+		return nil, err
+	}
+	set, err := bufferpool.Resident(cmd.Context(), conn, r.Spaces())
+	if err != nil {
+		return nil, err
+	}
+	mc := &ManifestCoverage{Resolved: r}
+	mc.Coverage, mc.Resident = r.Coverage(set)
+	for k, c := range r.TargetCoverage(set) {
+		row := manifestRow{Schema: k.Schema, Table: k.Table, Partition: k.Partition, Index: k.Index, Kind: string(k.Kind), ManifestPages: c[0], Resident: c[1]}
+		if c[0] > 0 {
+			row.Coverage = float64(c[1]) / float64(c[0])
+		}
+		mc.Rows = append(mc.Rows, row)
+	}
+	sort.Slice(mc.Rows, func(i, j int) bool { return mc.Rows[i].ManifestPages > mc.Rows[j].ManifestPages })
+	return mc, nil
+}
+
+func inspectManifest(cmd *cobra.Command, conn *connection.Conn, mf *manifest.Manifest, o inspectOptions) error {
+	mc, err := manifestCoverage(cmd, conn, mf)
+	if err != nil {
+		return err
+	}
+	rows := mc.Rows
+	if o.top > 0 && len(rows) > o.top {
+		rows = rows[:o.top]
+	}
+	w := cmd.OutOrStdout()
+	r := mc.Resolved
+	if o.asJSON {
+		return printJSON(w, map[string]any{"manifest": r.Name, "source_server": r.Source.ServerID, "captured_at": r.Source.CapturedAt,
+			"entries": r.Entries, "resolved": len(r.Pages), "dropped": r.Dropped, "resident": mc.Resident, "coverage": mc.Coverage, "rows": rows})
+	}
+	t := newTable(w, table.Row{"schema", "table", "partition", "index", "manifest pages", "resident", "coverage"}, 5)
+	for _, row := range rows {
+		idx := row.Index
+		if row.Kind == string(warm.KindLOB) {
+			idx += " (LOB)"
+		}
+		t.AppendRow(table.Row{row.Schema, row.Table, row.Partition, idx, row.ManifestPages, row.Resident, fmt.Sprintf("%.1f%%", 100*row.Coverage)})
+	}
+	t.Render()
+	var dropped int64
+	for _, n := range r.Dropped {
+		dropped += n
+	}
+	fmt.Fprintf(w, "manifest %s (from %s, captured %s): %d entries, %d resolved here, %d dropped; %d resident now: coverage %.1f%%\n",
+		r.Name, r.Source.ServerID, r.Source.CapturedAt.Format("2006-01-02 15:04:05 MST"), r.Entries, len(r.Pages), dropped, mc.Resident, 100*mc.Coverage)
+	return nil
 }
 
 // groupResidency sums index rows into table or schema rows.

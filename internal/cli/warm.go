@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"strings"
 	"time"
 
@@ -13,6 +14,8 @@ import (
 
 	"github.com/innowarm/innowarm/internal/catalog"
 	"github.com/innowarm/innowarm/internal/connection"
+	"github.com/innowarm/innowarm/internal/logx"
+	"github.com/innowarm/innowarm/internal/manifest"
 	"github.com/innowarm/innowarm/internal/progress"
 	"github.com/innowarm/innowarm/internal/units"
 	"github.com/innowarm/innowarm/internal/warm"
@@ -32,6 +35,8 @@ type warmFlags struct {
 	lockWaitTimeout  time.Duration
 	splitPages       int64
 	asJSON, quiet    bool
+	from             string
+	method           string
 }
 
 func newWarmCmd() *cobra.Command {
@@ -69,6 +74,8 @@ Needs SELECT on the tables and the PROCESS privilege (to read the pool's page li
 	fl.DurationVar(&f.statementTimeout, "statement-timeout", time.Hour, "server-side time limit of each statement")
 	fl.DurationVar(&f.lockWaitTimeout, "lock-wait-timeout", 10*time.Second, "how long a statement may wait for a table's metadata lock (e.g. behind DDL)")
 	fl.Int64Var(&f.splitPages, "split-pages", warm.DefaultSplitPages, "cut indexes larger than this many pages into key ranges")
+	fl.StringVar(&f.from, "from", "", "warm the pages a manifest names (written by innowarm snapshot, maybe on another server); - reads stdin")
+	fl.StringVar(&f.method, "method", warm.MethodAuto, "auto, native or scan: native hands the page list to the server's own loader (innowarm must run on the database host and write its dump file); auto uses it when possible")
 	fl.BoolVar(&f.asJSON, "json", false, "print the plan and result as JSON on stdout")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress output")
 	cmd.RunE = run(func(cmd *cobra.Command, _ []string) error {
@@ -96,8 +103,20 @@ Needs SELECT on the tables and the PROCESS privilege (to read the pool's page li
 		if err != nil {
 			return err
 		}
-		if filter.Empty() {
-			return usagef("choose what to warm: -D schema[,schema], --tables 'schema.table*' or --all-databases")
+		if !validMethod(f.method) {
+			return usagef("--method %q: use %s", f.method, strings.Join(warm.Methods, ", "))
+		}
+		// A manifest is read and verified in full (checksum, counts) before anything else.
+		var mf *manifest.Manifest
+		if f.from != "" {
+			if !filter.Empty() {
+				return usagef("--from warms what the manifest names: leave out -D, --tables and --all-databases")
+			}
+			if mf, err = manifest.Load(f.from); err != nil {
+				return err
+			}
+		} else if filter.Empty() {
+			return usagef("choose what to warm: -D schema[,schema], --tables 'schema.table*', --all-databases, or --from MANIFEST")
 		}
 		conn, err := connection.Open(cmd.Context(), opts)
 		if err != nil {
@@ -105,6 +124,61 @@ Needs SELECT on the tables and the PROCESS privilege (to read the pool's page li
 		}
 		defer conn.Close()
 		ctx := cmd.Context()
+		requested := f.method
+		if f.dryRun && requested == warm.MethodAuto && mf == nil {
+			// A dry run of a selection shows the scan plan, the one with something to show.
+			requested = warm.MethodScan
+		}
+		if mf != nil {
+			if err := mf.CheckPageSize(conn.Server.PageSize); err != nil {
+				return err
+			}
+		}
+		method, why, err := warm.ChooseMethod(ctx, conn, requested)
+		if err != nil {
+			return err
+		}
+		if !f.quiet {
+			logx.Infof("method: %s (%s)", method, why)
+		}
+		planOpts := warm.Options{Budget: budget, Order: f.order, Parallel: f.parallel, LOB: f.lob, SplitPages: f.splitPages, LockWaitTimeout: f.lockWaitTimeout}
+		runOpts := warm.RunOptions{
+			StatementTimeout: f.statementTimeout, LockWaitTimeout: f.lockWaitTimeout, MakeYoung: f.makeYoung,
+			Progress: progress.Config{Out: os.Stderr, Bars: !f.quiet && progress.IsTerminal(os.Stderr), Quiet: f.quiet},
+		}
+		out := cmd.OutOrStdout()
+		if mf != nil || method == warm.MethodNative {
+			runOpts.DryRun = f.dryRun
+			var res *warm.Result
+			var runErr error
+			if mf != nil {
+				resolved, err := warm.Resolve(ctx, conn, mf)
+				if err != nil {
+					return err
+				}
+				res, runErr = warm.FromManifest(ctx, conn, resolved, method, planOpts, runOpts)
+			} else {
+				cat, err := catalog.Load(ctx, conn, filter)
+				if err != nil {
+					return err
+				}
+				res, runErr = warm.NativeFromCatalog(ctx, conn, cat, planOpts, runOpts)
+			}
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if res != nil {
+				res.MethodReason = why
+				if f.asJSON {
+					if err := printJSON(out, map[string]any{"result": res}); err != nil {
+						return err
+					}
+				} else {
+					printWarmResult(out, res)
+				}
+			}
+			return runErr
+		}
 		cat, err := catalog.Load(ctx, conn, filter)
 		if err != nil {
 			return err
@@ -112,11 +186,10 @@ Needs SELECT on the tables and the PROCESS privilege (to read the pool's page li
 		if len(cat.Tables) == 0 && len(cat.Skipped) == 0 {
 			return usagef("no tables match the selection")
 		}
-		pl, err := warm.BuildPlan(ctx, conn, cat, warm.Options{Budget: budget, Order: f.order, Parallel: f.parallel, LOB: f.lob, SplitPages: f.splitPages, LockWaitTimeout: f.lockWaitTimeout})
+		pl, err := warm.BuildPlan(ctx, conn, cat, planOpts)
 		if err != nil {
 			return err
 		}
-		out := cmd.OutOrStdout()
 		if f.dryRun {
 			if f.asJSON {
 				return printJSON(out, map[string]any{"plan": planJSON(pl, f.statementTimeout, f.verbose)})
@@ -124,10 +197,11 @@ Needs SELECT on the tables and the PROCESS privilege (to read the pool's page li
 			printPlan(out, pl, f.verbose, f.statementTimeout)
 			return nil
 		}
-		res, runErr := warm.Run(ctx, conn, pl, warm.RunOptions{
-			StatementTimeout: f.statementTimeout, LockWaitTimeout: f.lockWaitTimeout, MakeYoung: f.makeYoung, Catalog: cat,
-			Progress: progress.Config{Out: os.Stderr, Bars: !f.quiet && progress.IsTerminal(os.Stderr), Quiet: f.quiet},
-		})
+		runOpts.Catalog = cat
+		res, runErr := warm.Run(ctx, conn, pl, runOpts)
+		if res != nil {
+			res.MethodReason = why
+		}
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -141,6 +215,15 @@ Needs SELECT on the tables and the PROCESS privilege (to read the pool's page li
 		return runErr
 	})
 	return cmd
+}
+
+func validMethod(m string) bool {
+	for _, v := range warm.Methods {
+		if v == m {
+			return true
+		}
+	}
+	return false
 }
 
 func validOrder(o string) bool {
@@ -245,6 +328,13 @@ func printPlan(w io.Writer, pl *warm.Plan, verbose bool, limit time.Duration) {
 	}
 }
 
+func parenList(items []string) string {
+	if len(items) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(items, ", ") + ")"
+}
+
 func printSkipped(w io.Writer, skipped []catalog.Skip) {
 	for _, s := range skipped {
 		what := catalog.QuoteTable(s.Schema, s.Table)
@@ -256,13 +346,22 @@ func printSkipped(w io.Writer, skipped []catalog.Skip) {
 }
 
 func printWarmResult(w io.Writer, res *warm.Result) {
-	t := newTable(w, table.Row{"table", "partition", "index", "units", "pages before", "pages after", "loaded", "coverage", "seconds", "MB/s"}, 4)
+	native := res.Native != nil
+	header := table.Row{"table", "partition", "index", "units", "pages before", "pages after", "loaded", "coverage", "seconds", "MB/s"}
+	if native {
+		header = table.Row{"table", "partition", "index", "pages before", "pages after", "loaded", "coverage"}
+	}
+	t := newTable(w, header, 4)
 	for _, tr := range res.Targets {
 		idx := tr.Index
 		if tr.Kind == warm.KindLOB {
 			idx += " (LOB)"
 		}
 		cov := fmtCoverage(tr.CoverageBefore, tr.CoverageExact) + " → " + fmtCoverage(tr.CoverageAfter, tr.CoverageExact)
+		if native {
+			t.AppendRow(table.Row{catalog.QuoteTable(tr.Schema, tr.Table), tr.Partition, idx, tr.ResidentBefore, tr.ResidentAfter, tr.PagesLoaded, cov})
+			continue
+		}
 		units := fmt.Sprintf("%d/%d", tr.UnitsDone, tr.Units)
 		if tr.Error != "" {
 			units += " FAILED"
@@ -270,9 +369,35 @@ func printWarmResult(w io.Writer, res *warm.Result) {
 		t.AppendRow(table.Row{catalog.QuoteTable(tr.Schema, tr.Table), tr.Partition, idx, units, tr.ResidentBefore, tr.ResidentAfter, tr.PagesLoaded, cov,
 			fmt.Sprintf("%.2f", tr.Seconds), fmt.Sprintf("%.0f", tr.MBps)})
 	}
-	t.Render()
-	fmt.Fprintf(w, "warm (%s): %d of %d units in %.2f s, %d parallel; %d pages read (%s), %.0f MB/s; %d pages now resident that were not\n",
-		res.Method, res.UnitsDone, res.Units, res.Seconds, res.Parallel, res.PagesRead, units.FormatBytes(res.PagesRead*res.PageSize), res.MBps, res.PagesLoaded)
+	if len(res.Targets) > 0 {
+		t.Render()
+	}
+	if n := res.Native; n != nil && n.Seconds == 0 && res.PagesRead == 0 && n.Loaded == 0 {
+		fmt.Fprintf(w, "dry run (%s): would load %d pages (%s)\n", res.Method, n.Requested, units.FormatBytes(n.Requested*res.PageSize))
+	} else if n != nil {
+		fmt.Fprintf(w, "warm (native): %d pages requested, %d loaded by the server in %.2f s (%.0f MB/s); %d pages read from disk; %d pages now resident that were not\n",
+			n.Requested, n.Loaded, n.Seconds, n.MBps, res.PagesRead, res.PagesLoaded)
+		fmt.Fprintf(w, "server load status: %s; dump file %s: %s\n", n.Status, n.DumpFile, n.Restored)
+	} else {
+		fmt.Fprintf(w, "warm (%s): %d of %d units in %.2f s, %d parallel; %d pages read (%s), %.0f MB/s; %d pages now resident that were not\n",
+			res.Method, res.UnitsDone, res.Units, res.Seconds, res.Parallel, res.PagesRead, units.FormatBytes(res.PagesRead*res.PageSize), res.MBps, res.PagesLoaded)
+	}
+	if m := res.Manifest; m != nil {
+		var dropped int64
+		var reasons []string
+		for r, n := range m.Dropped {
+			dropped += n
+			reasons = append(reasons, fmt.Sprintf("%d %s", n, r))
+		}
+		sort.Strings(reasons)
+		fmt.Fprintf(w, "manifest %s (from %s, captured %s): %d entries, %d resolved here, %d dropped%s\n",
+			m.File, m.SourceServer, m.CapturedAt, m.Entries, m.Resolved, dropped, parenList(reasons))
+		fmt.Fprintf(w, "requested %d pages (%d already resident, %d left out by the budget); coverage of the manifest's pages: %.1f%% → %.1f%%\n",
+			m.Requested, m.AlreadyThere, m.LeftOut, 100*m.CoverageBefore, 100*m.CoverageAfter)
+	}
+	if res.MethodReason != "" {
+		fmt.Fprintf(w, "method %s: %s\n", res.Method, res.MethodReason)
+	}
 	fmt.Fprintf(w, "pool: %d free → %d free pages of %d\n", res.PoolBefore.PagesFree, res.PoolAfter.PagesFree, res.PoolAfter.PagesTotal)
 	for _, l := range res.LeftOut {
 		fmt.Fprintf(w, "left out: %s %s %s: %s\n", catalog.QuoteTable(l.Schema, l.Table), l.Partition, l.Index, l.Reason)

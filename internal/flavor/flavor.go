@@ -354,3 +354,13 @@ func (s Server) SchemaComments() bool { return s.IsMariaDB() && s.Version.AtLeas
 // SequenceEngine reports whether the Sequence engine's seq_1_to_N tables exist (MariaDB
 // 10.0.3+), so rows can be generated server-side with INSERT ... SELECT.
 func (s Server) SequenceEngine() bool { return s.IsMariaDB() && s.Version.AtLeast(10, 0, 3) }
+
+// GlobalVariablePrivileges are the privileges of which one lets a user SET GLOBAL variables
+// (innodb_buffer_pool_load_now, innodb_old_blocks_time): MariaDB has SUPER; MySQL 8 added
+// SYSTEM_VARIABLES_ADMIN.
+func (s Server) GlobalVariablePrivileges() []string {
+	if s.Kind == MySQL && s.Version.AtLeast(8, 0, 0) {
+		return []string{"SUPER", "SYSTEM_VARIABLES_ADMIN"}
+	}
+	return []string{"SUPER"}
+}

@@ -312,7 +312,9 @@ func (s *Sandbox) serverArgs() []string {
 		"--bind-address=127.0.0.1",
 		"--pid-file=" + s.PidFile,
 		"--log-error=" + s.ErrorLog,
-		"--tmpdir=" + os.TempDir(),
+		// A tmpdir of its own: internal temporary tables must not live where other programs
+		// clean up, and a sandbox must not litter /tmp.
+		"--tmpdir=" + filepath.Join(s.Dir, "tmp"),
 		"--innodb-buffer-pool-size=" + strconv.FormatInt(s.PoolSize, 10),
 		"--innodb-flush-method=" + flush,
 		"--innodb-buffer-pool-dump-at-shutdown=" + onOff(s.DumpAtShutdown),
@@ -387,6 +389,9 @@ func (s *Sandbox) start(ctx context.Context, rep *StartReport) error {
 		}
 	}
 	if err := s.save(); err != nil {
+		return exitcode.UsageError(fmt.Errorf("sandbox dir %s is not writable: %w", s.Dir, err))
+	}
+	if err := os.MkdirAll(filepath.Join(s.Dir, "tmp"), 0o750); err != nil {
 		return exitcode.UsageError(fmt.Errorf("sandbox dir %s is not writable: %w", s.Dir, err))
 	}
 	out, err := os.OpenFile(filepath.Join(s.Dir, "server.out"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)

@@ -21,6 +21,7 @@ type RunOptions struct {
 	StatementTimeout time.Duration // per statement, enforced by the server
 	LockWaitTimeout  time.Duration // how long a statement may wait for a metadata lock
 	MakeYoung        bool          // innodb_old_blocks_time=0 during the run
+	DryRun           bool          // native and manifest methods: plan, load nothing
 	Progress         progress.Config
 	Catalog          *catalog.Catalog
 }
@@ -77,6 +78,10 @@ type Result struct {
 	PoolBefore  bufferpool.Totals `json:"pool_before"`
 	PoolAfter   bufferpool.Totals `json:"pool_after"`
 	PageSize    int64             `json:"page_size"`
+	// MethodReason says why auto chose the method.
+	MethodReason string          `json:"method_reason,omitempty"`
+	Native       *NativeResult   `json:"native,omitempty"`
+	Manifest     *ManifestReport `json:"manifest,omitempty"`
 }
 
 // Complete reports whether every planned unit ran to its end.

@@ -42,6 +42,13 @@ type Options struct {
 	// LockWaitTimeout bounds how long planning statements (EXPLAIN, key-range descents)
 	// wait for a table's metadata lock.
 	LockWaitTimeout time.Duration
+	// Only restricts the plan to these targets, highest score first (warm --from with the
+	// scan method: the indexes a manifest names, densest first).
+	Only map[TargetKey]float64
+}
+
+func (t *Target) key() TargetKey {
+	return TargetKey{Schema: t.Table.Schema, Table: t.Table.Name, Partition: t.Part.Name, Index: t.Index.Name, Kind: t.Kind}
 }
 
 // Budget caps the pages a warm may add to the pool.
@@ -227,7 +234,7 @@ func BuildPlan(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog,
 		}
 		// With --lob every table that may have off-page values gets a LOB unit: the estimate
 		// can miss a few large values among many small rows.
-		if o.LOB && clustered != nil && len(t.LOBColumns()) > 0 {
+		if (o.LOB || o.Only != nil) && clustered != nil && len(t.LOBColumns()) > 0 {
 			for _, p := range t.Parts {
 				tg := &Target{Table: t, Part: p, Index: clustered, Kind: KindLOB, EstPages: max(t.LOBPages(p), 1)}
 				tg.ResidentBefore = min(tg.EstPages, residentOf(t, p, clustered, KindLOB))
@@ -235,7 +242,18 @@ func BuildPlan(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog,
 			}
 		}
 	}
-	orderTargets(targets, o.Order)
+	if o.Only != nil {
+		kept := targets[:0]
+		for _, tg := range targets {
+			if _, ok := o.Only[tg.key()]; ok {
+				kept = append(kept, tg)
+			}
+		}
+		targets = kept
+		sort.SliceStable(targets, func(i, j int) bool { return o.Only[targets[i].key()] > o.Only[targets[j].key()] })
+	} else {
+		orderTargets(targets, o.Order)
+	}
 
 	// Planning statements run on one session, stopped on the server if interrupted.
 	sess, err := conn.NewSession(ctx)

@@ -1,0 +1,234 @@
+package bufferpool
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/innowarm/innowarm/internal/catalog"
+	"github.com/innowarm/innowarm/internal/connection"
+)
+
+// LRUPage is one page of the buffer pool's LRU list, attributed by name.
+type LRUPage struct {
+	LRU       uint32 // 0 is the most recently used page
+	Space     uint32
+	Page      uint32
+	PageType  string
+	Schema    string
+	Table     string
+	Partition string
+	Index     string // empty for off-page LOB pages and pages of no index
+	Old       bool
+}
+
+// tempSpaceFloor: space ids from here up are temporary tablespaces (0xFFFFFFF0 and above).
+const tempSpaceFloor = 0xFFFFFFF0
+
+// LRUStats says what a pass over the LRU list saw.
+type LRUStats struct {
+	Pages        int64   `json:"pages"`
+	Attributed   int64   `json:"attributed"`
+	Unattributed int64   `json:"unattributed"` // system, undo and unknown tablespaces
+	OpenedTables int     `json:"opened_tables,omitempty"`
+	Seconds      float64 `json:"seconds"`
+}
+
+// StreamLRU reads INNODB_BUFFER_PAGE_LRU in LRU order and calls each for every page it can
+// name: pages of the catalog's tables (by tablespace, so off-page LOB pages too, as their
+// clustered index's table) and named pages of other tables (system schemas). Pages of
+// tables the server has not opened since its restart carry no names; their tables are
+// opened first (SELECT ... LIMIT 0, no rows read). Memory does not grow with the pool.
+func StreamLRU(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, each func(LRUPage) error) (LRUStats, error) {
+	t0 := time.Now()
+	var st LRUStats
+	spaces := spaceOwners(cat)
+	aux := auxOwners(cat)
+	sess, err := conn.NewSession(ctx)
+	if err != nil {
+		return st, err
+	}
+	defer sess.Close()
+	srv := conn.Server
+	opened, err := nameUnnamedPages(ctx, sess, srv.BufferPageLRUTable(), spaces)
+	if err != nil {
+		return st, err
+	}
+	st.OpenedTables = opened
+	q := fmt.Sprintf(`SELECT /* innowarm:snapshot */ LRU_POSITION, SPACE, PAGE_NUMBER, PAGE_TYPE, COALESCE(TABLE_NAME, ''), COALESCE(INDEX_NAME, ''), %s
+		FROM %s ORDER BY LRU_POSITION`, srv.OldExpr("IS_OLD"), srv.BufferPageLRUTable())
+	err = sess.Query(ctx, q, nil, func(rows *sql.Rows) error {
+		var p LRUPage
+		var table string
+		if err := rows.Scan(&p.LRU, &p.Space, &p.Page, &p.PageType, &table, &p.Index, &p.Old); err != nil {
+			return err
+		}
+		st.Pages++
+		if p.Space == 0 || p.Space >= tempSpaceFloor || (table != "" && !strings.HasPrefix(table, "`")) {
+			// The system tablespace, temporary tablespaces and InnoDB's own dictionary tables
+			// (SYS_*) are not portable to another server.
+			st.Unattributed++
+			return nil
+		}
+		if o, ok := spaces[p.Space]; ok {
+			p.Schema, p.Table, p.Partition = o.t.Schema, o.t.Name, o.p.Name
+			if lobPageTypes[p.PageType] {
+				p.Index = ""
+			}
+		} else if a, ok := aux[p.Space]; ok {
+			p.Schema, p.Table, p.Index = a.t.Schema, a.t.Name, a.role
+		} else if table != "" {
+			p.Schema, p.Table, p.Partition = ParseTableName(table)
+		} else {
+			st.Unattributed++
+			return nil
+		}
+		st.Attributed++
+		return each(p)
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return st, ctx.Err()
+		}
+		return st, catalog.ExplainPrivilege(err, srv.BufferPageLRUTable())
+	}
+	st.Seconds = time.Since(t0).Seconds()
+	return st, nil
+}
+
+func spaceOwners(cat *catalog.Catalog) map[uint32]spaceOwner {
+	spaces := map[uint32]spaceOwner{}
+	if cat == nil {
+		return spaces
+	}
+	for _, t := range cat.Tables {
+		for _, p := range t.Parts {
+			if p.SpaceKnown && p.Space != 0 {
+				spaces[p.Space] = spaceOwner{t, p}
+			}
+		}
+	}
+	return spaces
+}
+
+type auxOwner struct {
+	t    *catalog.Table
+	role string
+}
+
+// auxOwners maps the tablespaces of FULLTEXT auxiliary tables to their parent table, with a
+// portable role in place of the index name ("fts:<index>:INDEX_1", "fts:CONFIG").
+func auxOwners(cat *catalog.Catalog) map[uint32]auxOwner {
+	out := map[uint32]auxOwner{}
+	if cat == nil {
+		return out
+	}
+	for _, t := range cat.Tables {
+		for _, a := range t.Aux {
+			out[a.Space] = auxOwner{t, a.Role}
+		}
+	}
+	return out
+}
+
+// nameUnnamedPages opens the catalog tables that have B-tree pages in the pool without a
+// name, so that the server names them; it returns how many it opened.
+func nameUnnamedPages(ctx context.Context, sess *connection.Session, table string, spaces map[uint32]spaceOwner) (int, error) {
+	var todo []*catalog.Table
+	seen := map[*catalog.Table]bool{}
+	err := sess.Query(ctx, "SELECT /* innowarm:inspect */ DISTINCT SPACE FROM "+table+" WHERE PAGE_TYPE = 'INDEX' AND INDEX_NAME IS NULL", nil, func(rows *sql.Rows) error {
+		var space uint32
+		if err := rows.Scan(&space); err != nil {
+			return err
+		}
+		if o, ok := spaces[space]; ok && !seen[o.t] {
+			seen[o.t] = true
+			todo = append(todo, o.t)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, catalog.ExplainPrivilege(err, table)
+	}
+	if len(todo) == 0 {
+		return 0, nil
+	}
+	if err := sess.SetLockWaitTimeout(ctx, 10*time.Second); err != nil {
+		return 0, err
+	}
+	for _, t := range todo {
+		if _, err := sess.Exec(ctx, "SELECT * FROM "+t.Quoted()+" LIMIT 0"); err != nil {
+			return 0, fmt.Errorf("open %s to attribute its pages: %w", t.FullName(), err)
+		}
+	}
+	return len(todo), nil
+}
+
+// PageSet is a set of page numbers per tablespace.
+type PageSet map[uint32]*Bitmap
+
+// Add puts page of space in the set.
+func (s PageSet) Add(space, page uint32) {
+	b := s[space]
+	if b == nil {
+		b = &Bitmap{}
+		s[space] = b
+	}
+	b.Set(page)
+}
+
+// Has reports whether page of space is in the set.
+func (s PageSet) Has(space, page uint32) bool {
+	b := s[space]
+	return b != nil && b.Has(page)
+}
+
+// Bitmap is a growable bit set of page numbers.
+type Bitmap struct{ words []uint64 }
+
+// Set adds n.
+func (b *Bitmap) Set(n uint32) {
+	w := int(n / 64)
+	if w >= len(b.words) {
+		grown := make([]uint64, max(w+1, 2*len(b.words)))
+		copy(grown, b.words)
+		b.words = grown
+	}
+	b.words[w] |= 1 << (n % 64)
+}
+
+// Has reports whether n is set.
+func (b *Bitmap) Has(n uint32) bool {
+	w := int(n / 64)
+	return w < len(b.words) && b.words[w]&(1<<(n%64)) != 0
+}
+
+// Resident reads which pages of the given tablespaces are in the pool now.
+func Resident(ctx context.Context, conn *connection.Conn, spaces map[uint32]bool) (PageSet, error) {
+	sess, err := conn.NewSession(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer sess.Close()
+	set := PageSet{}
+	q := "SELECT /* innowarm:inspect */ SPACE, PAGE_NUMBER FROM " + conn.Server.BufferPageTable() + " WHERE PAGE_STATE = 'FILE_PAGE'"
+	err = sess.Query(ctx, q, nil, func(rows *sql.Rows) error {
+		var space, page uint32
+		if err := rows.Scan(&space, &page); err != nil {
+			return err
+		}
+		if spaces == nil || spaces[space] {
+			set.Add(space, page)
+		}
+		return nil
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, catalog.ExplainPrivilege(err, conn.Server.BufferPageTable())
+	}
+	return set, nil
+}

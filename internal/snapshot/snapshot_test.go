@@ -1,0 +1,420 @@
+package snapshot_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/innowarm/innowarm/internal/catalog"
+	"github.com/innowarm/innowarm/internal/connection"
+	"github.com/innowarm/innowarm/internal/manifest"
+	"github.com/innowarm/innowarm/internal/sandbox"
+	"github.com/innowarm/innowarm/internal/sandbox/sandboxtest"
+	"github.com/innowarm/innowarm/internal/snapshot"
+)
+
+func TestMain(m *testing.M) { sandboxtest.Main(m, sandboxtest.Options{PoolSize: 512 << 20}) }
+
+// shop is a small schema created the same way on both servers, table by table in the order
+// given, so that the second server can get other tablespace ids.
+var shopTables = map[string][]string{
+	"orders": {
+		"CREATE TABLE shop.orders (id INT PRIMARY KEY, customer INT, placed DATE, note VARCHAR(100), KEY by_customer (customer, placed))",
+		"INSERT INTO shop.orders SELECT seq, seq MOD 5000, DATE_ADD('2024-01-01', INTERVAL seq MOD 365 DAY), MD5(seq) FROM shop.seq_1_to_60000",
+	},
+	"items": {
+		"CREATE TABLE shop.items (order_id INT, line INT, sku VARCHAR(20), qty INT, PRIMARY KEY (order_id, line), KEY by_sku (sku))",
+		"INSERT INTO shop.items SELECT seq DIV 3, seq MOD 3, CONCAT('sku-', seq MOD 997), seq MOD 7 FROM shop.seq_1_to_90000",
+	},
+	"docs": {
+		"CREATE TABLE shop.docs (id INT PRIMARY KEY, body TEXT, FULLTEXT KEY ft_body (body))",
+		"INSERT INTO shop.docs SELECT seq, CONCAT('word', seq, ' common ', seq MOD 50) FROM shop.seq_1_to_3000",
+	},
+}
+
+func createShop(t *testing.T, db *connection.Conn, order []string) {
+	t.Helper()
+	exec := func(q string) {
+		if _, err := db.DB.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	exec("DROP DATABASE IF EXISTS shop")
+	exec("CREATE DATABASE shop")
+	for _, name := range order {
+		for _, q := range shopTables[name] {
+			exec(q)
+		}
+	}
+	exec("ANALYZE TABLE shop.orders, shop.items, shop.docs")
+}
+
+// touch reads part of the shop, as an application would: one index of orders, the items of
+// some orders, a FULLTEXT search.
+func touch(t *testing.T, db *connection.Conn) {
+	t.Helper()
+	for _, q := range []string{
+		"SELECT COUNT(*) FROM shop.orders FORCE INDEX (by_customer) WHERE customer BETWEEN 100 AND 900",
+		"SELECT SUM(qty) FROM shop.items WHERE order_id BETWEEN 1000 AND 9000",
+		"SELECT COUNT(*) FROM shop.docs WHERE MATCH(body) AGAINST ('common')",
+	} {
+		if _, err := db.DB.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+}
+
+func cold(t *testing.T, sb *sandbox.Sandbox) {
+	t.Helper()
+	if _, err := sb.ColdRestart(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type coverage struct {
+	Entries  int64            `json:"entries"`
+	Resolved int64            `json:"resolved"`
+	Dropped  map[string]int64 `json:"dropped"`
+	Resident int64            `json:"resident"`
+	Coverage float64          `json:"coverage"`
+	Rows     []struct {
+		Table, Index string
+		Manifest     int64   `json:"manifest_pages"`
+		Coverage     float64 `json:"coverage"`
+	} `json:"rows"`
+}
+
+func inspectManifest(t *testing.T, socket, path string) coverage {
+	t.Helper()
+	r := sandboxtest.CLI(t, sandboxtest.Run{}, "inspect", "--no-defaults", "-S", socket, "-u", "root", "--manifest", path, "--json")
+	if r.Code != 0 {
+		t.Fatalf("inspect --manifest: %s", r.Stderr)
+	}
+	var c coverage
+	sandboxtest.JSON(t, []byte(r.Stdout), &c)
+	return c
+}
+
+// Round trip on one server, then on a second server where the tables were created in another
+// order (other tablespace ids), natively and by scans: the right pages come back.
+func TestSnapshotWarmFromRoundTripAndOtherServer(t *testing.T) {
+	ctx := context.Background()
+	sb := sandboxtest.Server(t)
+	conn := sandboxtest.Conn(t)
+	createShop(t, conn, []string{"orders", "items", "docs"})
+	cold(t, sb)
+	conn = sandboxtest.Reconnect(t)
+	touch(t, conn)
+
+	dir := sandboxtest.Dir(t)
+	path := filepath.Join(dir, "shop.manifest.gz")
+	res, err := snapshot.Capture(ctx, conn, snapshot.Options{Path: path, Filter: catalog.Filter{Schemas: []string{"shop"}}, ToolVersion: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Entries < 100 || res.Bytes == 0 {
+		t.Fatalf("capture: %+v", res)
+	}
+	t.Logf("snapshot: %d pages in %.3f s (page list %.3f s), %d bytes", res.Entries, res.Seconds, res.ReadSeconds, res.Bytes)
+
+	// The server's own dump file must come back byte for byte.
+	dump := filepath.Join(sb.Datadir, "ib_buffer_pool")
+	original := []byte("5,0\n5,1\n")
+	cold(t, sb)
+	if err := os.WriteFile(dump, original, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if c := inspectManifest(t, sb.Socket, path); c.Coverage > 0.2 {
+		t.Fatalf("after a cold restart the manifest should be mostly cold: %.3f", c.Coverage)
+	}
+	r := sandboxtest.CLI(t, sandboxtest.Run{}, "warm", "--no-defaults", "-S", sb.Socket, "-u", "root", "--from", path, "--json")
+	if r.Code != 0 {
+		t.Fatalf("warm --from: %s", r.Stderr)
+	}
+	var out struct {
+		Result struct {
+			Method   string `json:"method"`
+			Manifest struct {
+				CoverageAfter float64 `json:"coverage_after"`
+			} `json:"manifest"`
+			Native struct {
+				Requested int64  `json:"pages_requested"`
+				Restored  string `json:"dump_file_restored"`
+			} `json:"native"`
+		} `json:"result"`
+	}
+	sandboxtest.JSON(t, []byte(r.Stdout), &out)
+	if out.Result.Method != "native" || out.Result.Manifest.CoverageAfter < 0.99 || out.Result.Native.Requested == 0 {
+		t.Errorf("warm --from on the same server: %s", r.Stdout)
+	}
+	if got, _ := os.ReadFile(dump); !bytes.Equal(got, original) {
+		t.Errorf("the server's dump file was not restored: %q (%s)", got, out.Result.Native.Restored)
+	}
+	if c := inspectManifest(t, sb.Socket, path); c.Coverage < 0.99 || c.Resolved != c.Entries {
+		t.Errorf("inspect --manifest after warm: %+v", c)
+	}
+
+	// A second server: a table more at the front and the rest in reverse order, so every
+	// tablespace id differs.
+	sb2, _, err := sandbox.Up(ctx, sandbox.Config{Dir: filepath.Join(dir, "sb2"), PoolSize: 256 << 20, DieWithParent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb2.Kill()
+	conn2, err := sb2.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn2.Close()
+	if _, err := conn2.DB.Exec("CREATE DATABASE other"); err != nil {
+		t.Fatal(err)
+	}
+	conn2.DB.Exec("CREATE TABLE other.pad (id INT PRIMARY KEY)")
+	createShop(t, conn2, []string{"docs", "items", "orders"})
+	var id1, id2 uint32
+	conn.DB.QueryRow("SELECT SPACE FROM information_schema.INNODB_SYS_TABLES WHERE NAME = 'shop/orders'").Scan(&id1)
+	conn2.DB.QueryRow("SELECT SPACE FROM information_schema.INNODB_SYS_TABLES WHERE NAME = 'shop/orders'").Scan(&id2)
+	if id1 == id2 || id2 == 0 {
+		t.Fatalf("the test needs other space ids on the second server: %d and %d", id1, id2)
+	}
+	for _, method := range []string{"native", "scan"} {
+		cold(t, sb2)
+		r := sandboxtest.CLI(t, sandboxtest.Run{}, "warm", "--no-defaults", "-S", sb2.Socket, "-u", "root", "--from", path, "--method", method, "-q")
+		if r.Code != 0 {
+			t.Fatalf("%s on the second server: %s", method, r.Stderr)
+		}
+		c := inspectManifest(t, sb2.Socket, path)
+		// Scans cannot read FULLTEXT auxiliary tables; the native loader can.
+		want := 0.95
+		if method == "scan" {
+			want = 0.8
+		}
+		// Built apart, the second server's files can differ by a page here and there (FULLTEXT
+		// auxiliary tables fill at their own pace): a page past the end of a file is dropped.
+		if float64(c.Resolved) < 0.97*float64(c.Entries) || c.Coverage < want {
+			t.Errorf("%s on the second server: %d of %d entries resolved (dropped %v), coverage %.3f", method, c.Resolved, c.Entries, c.Dropped, c.Coverage)
+		}
+		for _, row := range c.Rows {
+			if method == "scan" && strings.HasPrefix(row.Index, "fts:") {
+				continue
+			}
+			if row.Manifest > 5 && row.Coverage < 0.9 {
+				t.Errorf("%s: %s.%s has %.2f of its manifest pages", method, row.Table, row.Index, row.Coverage)
+			}
+		}
+		if !strings.Contains(r.Stdout, "fts:") && method == "native" && !strings.Contains(r.Stdout, "docs") {
+			t.Errorf("the FULLTEXT table's pages should be loaded too:\n%s", r.Stdout)
+		}
+	}
+}
+
+// Bad manifests are refused with one line before anything is loaded.
+func TestBadManifestsLoadNothing(t *testing.T) {
+	ctx := context.Background()
+	sb := sandboxtest.Server(t)
+	conn := sandboxtest.Conn(t)
+	createShop(t, conn, []string{"orders"})
+	touch2 := "SELECT COUNT(*) FROM shop.orders"
+	conn.DB.Exec(touch2)
+	dir := sandboxtest.Dir(t)
+	good := filepath.Join(dir, "good.manifest")
+	if _, err := snapshot.Capture(ctx, conn, snapshot.Options{Path: good, ToolVersion: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := os.ReadFile(good)
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, b, 0o644)
+		return p
+	}
+	flipped := append([]byte(nil), raw...)
+	flipped[len(flipped)/2] ^= 0x01
+	m, err := manifest.Load(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Header.PageSize = 8192
+	var eight bytes.Buffer
+	if _, err := manifest.Write(&eight, m); err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]struct {
+		path, want string
+	}{
+		"truncated":      {write("truncated", raw[:len(raw)*2/3]), "truncated"},
+		"corrupt":        {write("corrupt", flipped), "manifest"},
+		"wrong version":  {write("version", bytes.Replace(raw, []byte("innowarm-manifest 1"), []byte("innowarm-manifest 9"), 1)), "version"},
+		"wrong pagesize": {write("pagesize", eight.Bytes()), "8 KiB"},
+		"not a manifest": {write("notes.txt", []byte("hello\n")), "not an innowarm manifest"},
+		"missing":        {filepath.Join(dir, "absent"), "absent"},
+	}
+	cold(t, sb)
+	conn = sandboxtest.Reconnect(t)
+	var before int64
+	conn.DB.QueryRow("SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'INNODB_PAGES_READ'").Scan(&before)
+	for name, c := range cases {
+		for _, method := range []string{"native", "scan"} {
+			r := sandboxtest.CLI(t, sandboxtest.Run{}, "warm", "--no-defaults", "-S", sb.Socket, "-u", "root", "--from", c.path, "--method", method)
+			lines := strings.Split(strings.TrimSpace(r.Stderr), "\n")
+			if r.Code != 2 || len(lines) != 1 || !strings.Contains(strings.ToLower(r.Stderr), strings.ToLower(c.want)) {
+				t.Errorf("%s (%s): exit %d, stderr %q (want one line mentioning %q)", name, method, r.Code, r.Stderr, c.want)
+			}
+		}
+	}
+	var after int64
+	conn.DB.QueryRow("SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'INNODB_PAGES_READ'").Scan(&after)
+	if after-before > 50 {
+		t.Errorf("refused manifests still read %d pages", after-before)
+	}
+}
+
+// Ctrl-C during a native load aborts it on the server, puts the dump file back and exits 130.
+// The server's disk reads are throttled, so that the load is surely running at the signal.
+func TestInterruptNativeLoad(t *testing.T) {
+	sb := sandboxtest.Server(t)
+	conn := sandboxtest.Conn(t)
+	bigOnce.Do(func() { createBig(t, conn) })
+	dump := filepath.Join(sb.Datadir, "ib_buffer_pool")
+	original := []byte("0,1\n")
+	cold(t, sb)
+	conn = sandboxtest.Reconnect(t)
+	st := sb.Status(context.Background())
+	unthrottle := sandboxtest.ThrottleReads(t, st.Pid, sb.Datadir, 8<<20)
+	defer unthrottle()
+	os.WriteFile(dump, original, 0o644)
+	cmd := exec.Command(sandboxtest.Binary(t), "warm", "--no-defaults", "-S", sb.Socket, "-u", "root", "-D", "bigdb", "--method", "native")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	status := func() string {
+		var n, v string
+		conn.DB.QueryRow("SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_load_status'").Scan(&n, &v)
+		return v
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.HasPrefix(status(), "Load") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond) // well into the load
+	t0 := time.Now()
+	cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	took := time.Since(t0)
+	code := -1
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err == nil {
+		code = 0
+	}
+	if code != 130 || took > 1500*time.Millisecond {
+		t.Errorf("exit %d after %s (want 130 within a second); stderr %s", code, took, stderr.String())
+	}
+	if final := status(); !strings.Contains(final, "aborted") {
+		t.Errorf("load status after the interrupt: %q (want aborted)", final)
+	}
+	if got, _ := os.ReadFile(dump); !bytes.Equal(got, original) {
+		t.Errorf("dump file not restored after the interrupt: %q", got)
+	}
+}
+
+var bigOnce sync.Once
+
+// createBig makes a ~45 MB table: at 8 MB/s its native load lasts about 5 s.
+func createBig(t *testing.T, conn *connection.Conn) {
+	t.Helper()
+	for _, q := range []string{
+		"DROP DATABASE IF EXISTS bigdb", "CREATE DATABASE bigdb",
+		"CREATE TABLE bigdb.wide (id INT PRIMARY KEY, pad CHAR(250) NOT NULL)",
+		"INSERT INTO bigdb.wide SELECT seq, REPEAT(CHAR(65 + seq MOD 26), 250) FROM bigdb.seq_1_to_150000",
+	} {
+		if _, err := conn.DB.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+}
+
+// --every keeps capturing, keeps N previous manifests, and a stop ends it cleanly.
+func TestEveryAndKeep(t *testing.T) {
+	sb := sandboxtest.Server(t)
+	conn := sandboxtest.Conn(t)
+	createShop(t, conn, []string{"items"})
+	touch2 := "SELECT COUNT(*) FROM shop.items"
+	conn.DB.Exec(touch2)
+	dir := sandboxtest.Dir(t)
+	path := filepath.Join(dir, "hot.manifest")
+	cmd := exec.Command(sandboxtest.Binary(t), "snapshot", "--no-defaults", "-S", sb.Socket, "-u", "root", "-o", path, "--every", "1s", "--keep", "2", "--json")
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(4500 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGTERM)
+	err := cmd.Wait()
+	if err != nil {
+		t.Errorf("--every stopped by SIGTERM should exit 0, got %v", err)
+	}
+	captures := strings.Count(stdout.String(), `"entries"`)
+	if captures < 3 {
+		t.Errorf("%d captures in 4.5 s at --every 1s", captures)
+	}
+	for _, p := range []string{path, path + ".1", path + ".2"} {
+		if _, err := manifest.Verify(p); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+	if _, err := os.Stat(path + ".3"); err == nil {
+		t.Error("--keep 2 kept a third previous manifest")
+	}
+	var res snapshot.Result
+	dec := json.NewDecoder(&stdout)
+	if err := dec.Decode(&res); err != nil || res.Entries == 0 {
+		t.Errorf("--json summary: %+v %v", res, err)
+	}
+}
+
+func TestSnapshotBadInput(t *testing.T) {
+	sb := sandboxtest.Server(t)
+	dir := sandboxtest.Dir(t)
+	notManifest := filepath.Join(dir, "precious.txt")
+	os.WriteFile(notManifest, []byte("do not overwrite"), 0o644)
+	cases := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{}, 2, "-o FILE"},
+		{[]string{"-o", "-", "--every", "1m"}, 2, "--every needs a file"},
+		{[]string{"-o", filepath.Join(dir, "x"), "--every", "10ms"}, 2, "--every"},
+		{[]string{"-o", filepath.Join(dir, "x"), "--keep", "-1"}, 2, "--keep"},
+		{[]string{"-o", notManifest}, 2, "not an innowarm manifest"},
+		{[]string{"-o", filepath.Join(dir, "no-such-dir", "x")}, 2, "no-such-dir"},
+	}
+	for _, c := range cases {
+		args := append([]string{"snapshot", "--no-defaults", "-S", sb.Socket, "-u", "root"}, c.args...)
+		r := sandboxtest.CLI(t, sandboxtest.Run{}, args...)
+		if r.Code != c.code || !strings.Contains(r.Stderr, c.want) {
+			t.Errorf("%v: exit %d, %q (want %d, %q)", c.args, r.Code, r.Stderr, c.code, c.want)
+		}
+	}
+	if b, _ := os.ReadFile(notManifest); string(b) != "do not overwrite" {
+		t.Error("snapshot overwrote a file that is not a manifest")
+	}
+	r := sandboxtest.CLI(t, sandboxtest.Run{}, "snapshot", "--no-defaults", "-S", sb.Socket, "-u", "root", "-o", "-")
+	if r.Code != 0 || !strings.HasPrefix(r.Stdout, "innowarm-manifest 1") || !strings.Contains(r.Stderr, "snapshot:") {
+		t.Errorf("-o -: exit %d, stdout %.40q, stderr %q", r.Code, r.Stdout, r.Stderr)
+	}
+}

@@ -1,0 +1,374 @@
+package warm
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/innowarm/innowarm/internal/bufferpool"
+	"github.com/innowarm/innowarm/internal/catalog"
+	"github.com/innowarm/innowarm/internal/connection"
+	"github.com/innowarm/innowarm/internal/manifest"
+)
+
+// Drop reasons for manifest entries that do not resolve on this server.
+const (
+	DropNoSchema    = "schema not on this server"
+	DropNoTable     = "table not on this server"
+	DropNoPartition = "partition not on this server"
+	DropPastEOF     = "page past the end of the tablespace file"
+	DropNoSpace     = "tablespace of the table not found"
+)
+
+// Resolved is a manifest mapped onto this server by name.
+type Resolved struct {
+	Source  manifest.Header
+	Name    string
+	Entries int64
+	// Pages are the entries that resolve, hottest first (young, then by LRU position).
+	Pages []PageID
+	// Dropped counts unresolvable entries by reason.
+	Dropped map[string]int64
+	// ByTarget counts resolved pages per index (or LOB set) of a table part.
+	ByTarget map[TargetKey]int64
+	Catalog  *catalog.Catalog
+
+	targets  []TargetKey // distinct targets
+	targetOf []uint32    // for each of Pages, its index in targets
+}
+
+// TargetKey names an index, or the LOB pages, of one table part.
+type TargetKey struct {
+	Schema, Table, Partition, Index string
+	Kind                            Kind
+}
+
+// Resolve maps every manifest entry to a page of this server's tablespaces by schema, table
+// and partition name (space ids differ between servers), dropping entries of objects this
+// server lacks and pages past the end of the file. The manifest must have been verified.
+func Resolve(ctx context.Context, conn *connection.Conn, m *manifest.Manifest) (*Resolved, error) {
+	r := &Resolved{Source: m.Header, Name: m.Name, Entries: int64(len(m.Entries)), Dropped: map[string]int64{}, ByTarget: map[TargetKey]int64{}}
+	if err := m.CheckPageSize(conn.Server.PageSize); err != nil {
+		return nil, err
+	}
+	wanted := map[string]bool{}
+	for _, o := range m.Objects {
+		wanted[o.Schema] = true
+	}
+	existing, err := schemasOnServer(ctx, conn)
+	if err != nil {
+		return nil, err
+	}
+	var schemas []string
+	for s := range wanted {
+		if existing[s] {
+			schemas = append(schemas, s)
+		}
+	}
+	sort.Strings(schemas)
+	cat := &catalog.Catalog{Server: conn.Server}
+	if len(schemas) > 0 {
+		if cat, err = catalog.Load(ctx, conn, catalog.Filter{Schemas: schemas}); err != nil {
+			return nil, err
+		}
+	}
+	// Only what the manifest names matters here: not the skips of other tables.
+	named := map[[2]string]bool{}
+	for _, o := range m.Objects {
+		named[[2]string{o.Schema, o.Table}] = true
+	}
+	var skips []catalog.Skip
+	for _, s := range cat.Skipped {
+		if named[[2]string{s.Schema, s.Table}] {
+			skips = append(skips, s)
+		}
+	}
+	cat.Skipped = skips
+	r.Catalog = cat
+	type partKey struct{ schema, table, part string }
+	parts := map[partKey]*catalog.Part{}
+	tables := map[[2]string]*catalog.Table{}
+	for _, t := range cat.Tables {
+		tables[[2]string{t.Schema, t.Name}] = t
+		for _, p := range t.Parts {
+			parts[partKey{t.Schema, t.Name, p.Name}] = p
+		}
+	}
+	page := int64(conn.Server.PageSize)
+	type objTarget struct {
+		space  uint32
+		limit  uint32 // pages in the file; 0 = unknown
+		key    TargetKey
+		reason string
+	}
+	targets := make([]objTarget, len(m.Objects))
+	for i, o := range m.Objects {
+		switch {
+		case !existing[o.Schema]:
+			targets[i].reason = DropNoSchema
+			continue
+		case tables[[2]string{o.Schema, o.Table}] == nil:
+			targets[i].reason = DropNoTable
+			continue
+		}
+		t := tables[[2]string{o.Schema, o.Table}]
+		p := parts[partKey{o.Schema, o.Table, o.Partition}]
+		if p == nil {
+			targets[i].reason = DropNoPartition
+			continue
+		}
+		if !p.SpaceKnown {
+			targets[i].reason = DropNoSpace
+			continue
+		}
+		key := TargetKey{Schema: t.Schema, Table: t.Name, Partition: p.Name, Index: o.Index, Kind: KindIndex}
+		if strings.HasPrefix(o.Index, "fts:") {
+			// A FULLTEXT auxiliary table, named by role: its own tablespace.
+			a := t.AuxByRole(o.Index)
+			if a == nil {
+				targets[i].reason = DropNoTable
+				continue
+			}
+			targets[i] = objTarget{space: a.Space, limit: uint32(a.FileSize / page), key: key}
+			continue
+		}
+		if o.Index == "" {
+			if c := t.Clustered(); c != nil {
+				key.Index, key.Kind = c.Name, KindLOB
+			}
+		}
+		targets[i] = objTarget{space: p.Space, limit: uint32(p.FileSize / page), key: key}
+	}
+	entries := append([]manifest.Entry(nil), m.Entries...)
+	manifest.SortByHotness(entries)
+	r.Pages = make([]PageID, 0, len(entries))
+	r.targetOf = make([]uint32, 0, len(entries))
+	targetID := map[TargetKey]uint32{}
+	for _, e := range entries {
+		ot := targets[e.Object]
+		if ot.reason != "" {
+			r.Dropped[ot.reason]++
+			continue
+		}
+		if ot.limit > 0 && e.Page >= ot.limit {
+			r.Dropped[DropPastEOF]++
+			continue
+		}
+		r.Pages = append(r.Pages, MakePageID(ot.space, e.Page))
+		r.ByTarget[ot.key]++
+		id, ok := targetID[ot.key]
+		if !ok {
+			id = uint32(len(r.targets))
+			targetID[ot.key] = id
+			r.targets = append(r.targets, ot.key)
+		}
+		r.targetOf = append(r.targetOf, id)
+	}
+	return r, nil
+}
+
+func schemasOnServer(ctx context.Context, conn *connection.Conn) (map[string]bool, error) {
+	sess, err := conn.NewSession(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer sess.Close()
+	out := map[string]bool{}
+	err = sess.Query(ctx, "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA", nil, func(rows *sql.Rows) error {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return err
+		}
+		out[s] = true
+		return nil
+	})
+	return out, err
+}
+
+// Spaces are the tablespaces the resolved pages live in.
+func (r *Resolved) Spaces() map[uint32]bool {
+	out := map[uint32]bool{}
+	for _, p := range r.Pages {
+		out[p.Space()] = true
+	}
+	return out
+}
+
+// Coverage is the share of the resolved pages resident in set, and the count.
+func (r *Resolved) Coverage(set bufferpool.PageSet) (float64, int64) {
+	var n int64
+	for _, p := range r.Pages {
+		if set.Has(p.Space(), p.Page()) {
+			n++
+		}
+	}
+	if len(r.Pages) == 0 {
+		return 0, 0
+	}
+	return float64(n) / float64(len(r.Pages)), n
+}
+
+// TargetCoverage counts, per index (or LOB set), the manifest's pages and how many of them
+// are resident in set.
+func (r *Resolved) TargetCoverage(set bufferpool.PageSet) map[TargetKey][2]int64 {
+	counts := make([][2]int64, len(r.targets))
+	for i, p := range r.Pages {
+		c := &counts[r.targetOf[i]]
+		c[0]++
+		if set.Has(p.Space(), p.Page()) {
+			c[1]++
+		}
+	}
+	out := make(map[TargetKey][2]int64, len(r.targets))
+	for i, k := range r.targets {
+		out[k] = counts[i]
+	}
+	return out
+}
+
+// ManifestReport is what a warm from a manifest says about it.
+type ManifestReport struct {
+	File           string           `json:"file"`
+	SourceServer   string           `json:"source_server"`
+	SourceHost     string           `json:"source_host"`
+	CapturedAt     string           `json:"captured_at"`
+	Entries        int64            `json:"entries"`
+	Resolved       int64            `json:"resolved"`
+	Dropped        map[string]int64 `json:"dropped"`
+	Requested      int64            `json:"requested"`        // after the budget
+	AlreadyThere   int64            `json:"already_resident"` // of the requested, before
+	LeftOut        int64            `json:"left_out_budget"`
+	CoverageBefore float64          `json:"coverage_before"` // of the resolved pages
+	CoverageAfter  float64          `json:"coverage_after"`
+	ResidentAfter  int64            `json:"resident_after"`
+}
+
+// NewManifestReport starts a report for r.
+func NewManifestReport(r *Resolved) *ManifestReport {
+	return &ManifestReport{
+		File: r.Name, SourceServer: r.Source.ServerID, SourceHost: r.Source.Hostname,
+		CapturedAt: r.Source.CapturedAt.Format("2006-01-02 15:04:05 MST"), Entries: r.Entries,
+		Resolved: int64(len(r.Pages)), Dropped: r.Dropped,
+	}
+}
+
+func (mr *ManifestReport) String() string {
+	return fmt.Sprintf("manifest %s: %d entries, %d resolved here", mr.File, mr.Entries, mr.Resolved)
+}
+
+// FromManifest warms the pages a resolved manifest names, hottest first, within the budget
+// (by default the free pages, so nothing already cached is evicted): natively, by handing
+// the remapped page list to the server's own loader, or by scanning the indexes it names,
+// those with the largest share of their pages in the manifest first.
+func FromManifest(ctx context.Context, conn *connection.Conn, r *Resolved, method string, o Options, ro RunOptions) (*Result, error) {
+	spaces := r.Spaces()
+	set, err := bufferpool.Resident(ctx, conn, spaces)
+	if err != nil {
+		return nil, err
+	}
+	mr := NewManifestReport(r)
+	mr.CoverageBefore, _ = r.Coverage(set)
+	totals, err := bufferpool.ReadTotals(ctx, conn)
+	if err != nil {
+		return nil, err
+	}
+	budget, source := budgetPages(o.Budget, totals)
+	var req []PageID
+	for _, p := range r.Pages {
+		switch {
+		case set.Has(p.Space(), p.Page()):
+			mr.AlreadyThere++
+		case int64(len(req)) >= budget:
+			mr.LeftOut++
+		default:
+			req = append(req, p)
+		}
+	}
+	mr.Requested = int64(len(req))
+	if ro.DryRun {
+		return &Result{Method: method, Manifest: mr, PageSize: int64(conn.Server.PageSize), Native: &NativeResult{Requested: mr.Requested}}, nil
+	}
+	var res *Result
+	switch method {
+	case MethodNative:
+		before, err := bufferpool.Read(ctx, conn, r.Catalog, bufferpool.ReadOptions{IncludeZero: true, OnlyCatalog: true})
+		if err != nil {
+			return nil, err
+		}
+		res = &Result{Method: MethodNative, Skipped: r.Catalog.Skipped, PageSize: int64(conn.Server.PageSize), PoolBefore: before.Totals}
+		included := map[*catalog.Part]bool{}
+		parts := map[uint32]*catalog.Part{}
+		for _, t := range r.Catalog.Tables {
+			for _, p := range t.Parts {
+				parts[p.Space] = p
+			}
+		}
+		for _, p := range req {
+			if part := parts[p.Space()]; part != nil {
+				included[part] = true
+			}
+		}
+		res.Targets = targetsForParts(r.Catalog, included, before)
+		if mr.LeftOut > 0 {
+			res.Notes = append(res.Notes, fmt.Sprintf("%d manifest pages left out: over budget (%d pages, %s)", mr.LeftOut, budget, source))
+		}
+		res, err = runNativeLoad(ctx, conn, r.Catalog, SortPages(append([]PageID(nil), req...)), res, ro)
+		if err != nil {
+			res.Manifest = mr
+			return res, err
+		}
+	case MethodScan:
+		o.Only = map[TargetKey]float64{}
+		for k, n := range r.ByTarget {
+			o.Only[k] = density(r.Catalog, k, n)
+		}
+		pl, err := BuildPlan(ctx, conn, r.Catalog, o)
+		if err != nil {
+			return nil, err
+		}
+		res, err = Run(ctx, conn, pl, ro)
+		if err != nil {
+			if res != nil {
+				res.Manifest = mr
+			}
+			return res, err
+		}
+	default:
+		return nil, fmt.Errorf("warm --from: unknown method %q", method)
+	}
+	after, err := bufferpool.Resident(ctx, conn, spaces)
+	if err != nil {
+		return res, err
+	}
+	mr.CoverageAfter, mr.ResidentAfter = r.Coverage(after)
+	res.Manifest = mr
+	return res, nil
+}
+
+// density is the share of an index's pages that the manifest names: the indexes that are
+// the hottest per page read go first.
+func density(cat *catalog.Catalog, k TargetKey, manifestPages int64) float64 {
+	for _, t := range cat.Tables {
+		if t.Schema != k.Schema || t.Name != k.Table {
+			continue
+		}
+		for _, p := range t.Parts {
+			if p.Name != k.Partition {
+				continue
+			}
+			for _, ix := range t.Indexes {
+				if ix.Name != k.Index {
+					continue
+				}
+				pages := t.LOBPages(p)
+				if k.Kind == KindIndex {
+					_, pages = t.IndexPages(ix, p)
+				}
+				return float64(manifestPages) / float64(max(pages, 1))
+			}
+		}
+	}
+	return 0
+}

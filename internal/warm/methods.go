@@ -1,0 +1,194 @@
+package warm
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/innowarm/innowarm/internal/bufferpool"
+	"github.com/innowarm/innowarm/internal/catalog"
+	"github.com/innowarm/innowarm/internal/connection"
+	"github.com/innowarm/innowarm/internal/exitcode"
+	"github.com/innowarm/innowarm/internal/logx"
+)
+
+// Warm methods.
+const (
+	MethodAuto   = "auto"
+	MethodNative = "native"
+	MethodScan   = "scan"
+)
+
+// Methods accepted by --method.
+var Methods = []string{MethodAuto, MethodNative, MethodScan}
+
+// ChooseMethod resolves auto: native when innowarm runs on the database host and can write
+// the server's dump file, scan otherwise. An explicit native that is not possible is a
+// usage error saying why. The second result says why the method was chosen.
+func ChooseMethod(ctx context.Context, conn *connection.Conn, method string) (string, string, error) {
+	switch method {
+	case MethodScan:
+		return MethodScan, "asked for", nil
+	case MethodNative, MethodAuto, "":
+		a := CheckNative(ctx, conn)
+		if a.OK {
+			return MethodNative, "innowarm runs on the database host and can write the server's dump file", nil
+		}
+		if method == MethodNative {
+			return "", "", exitcode.UsageError(fmt.Errorf("--method native is not possible: %s; use --method scan", a.Reason))
+		}
+		return MethodScan, "native load not possible: " + a.Reason, nil
+	}
+	return "", "", exitcode.UsageError(fmt.Errorf("--method %q: use auto, native or scan", method))
+}
+
+// spaceUnit is one tablespace to load natively.
+type spaceUnit struct {
+	t     *catalog.Table
+	p     *catalog.Part // nil for an auxiliary table
+	name  string
+	space uint32
+	pages int64
+}
+
+// NativeFromCatalog loads every page of the chosen tables' tablespaces (and of their FULLTEXT
+// auxiliary tables) with the server's own loader, within the budget: whole tablespaces,
+// smaller first (or --order), and the first pages of the one that fits in part.
+func NativeFromCatalog(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, o Options, ro RunOptions) (*Result, error) {
+	srv := conn.Server
+	page := int64(srv.PageSize)
+	before, err := bufferpool.Read(ctx, conn, cat, bufferpool.ReadOptions{IncludeZero: true, OnlyCatalog: true})
+	if err != nil {
+		return nil, err
+	}
+	residentBySpace := map[uint32]int64{}
+	for _, r := range before.Indexes {
+		residentBySpace[r.Space] += r.Resident + r.LOBResident
+	}
+	var spaces []spaceUnit
+	res := &Result{Method: MethodNative, Skipped: cat.Skipped, Notes: cat.Notes, PageSize: page, PoolBefore: before.Totals}
+	for _, t := range cat.Tables {
+		for _, p := range t.Parts {
+			if !p.SpaceKnown || p.FileSize == 0 {
+				res.Skipped = append(res.Skipped, catalog.Skip{Schema: t.Schema, Table: t.Name, Index: p.Name, Reason: "tablespace size unknown (the server has not opened it)"})
+				continue
+			}
+			spaces = append(spaces, spaceUnit{t: t, p: p, name: t.Quoted() + partSuffix(p), space: p.Space, pages: p.FileSize / page})
+		}
+		for _, a := range t.Aux {
+			if a.FileSize > 0 {
+				spaces = append(spaces, spaceUnit{t: t, name: t.Quoted() + " " + a.Name, space: a.Space, pages: a.FileSize / page})
+			}
+		}
+	}
+	switch o.Order {
+	case "large-first":
+		sort.SliceStable(spaces, func(i, j int) bool { return spaces[i].pages > spaces[j].pages })
+	case "catalog":
+	default:
+		sort.SliceStable(spaces, func(i, j int) bool { return spaces[i].pages < spaces[j].pages })
+	}
+	budget, source := budgetPages(o.Budget, before.Totals)
+	remaining := budget
+	var pages []PageID
+	included := map[*catalog.Part]bool{}
+	for _, su := range spaces {
+		need := max(su.pages-residentBySpace[su.space], 0)
+		n := su.pages
+		if need > remaining {
+			if remaining <= 0 {
+				res.LeftOut = append(res.LeftOut, LeftOut{Schema: su.t.Schema, Table: su.t.Name, Index: su.name, Pages: need,
+					Reason: fmt.Sprintf("over budget: needs %d new pages, none left of %d (%s)", need, budget, source)})
+				continue
+			}
+			n = su.pages * remaining / max(need, 1)
+			res.LeftOut = append(res.LeftOut, LeftOut{Schema: su.t.Schema, Table: su.t.Name, Index: su.name, Pages: su.pages - n,
+				Reason: fmt.Sprintf("over budget: only the first %d of %d pages fit (%s)", n, su.pages, source)})
+			remaining = 0
+		} else {
+			remaining -= need
+		}
+		for pg := int64(0); pg < n; pg++ {
+			pages = append(pages, MakePageID(su.space, uint32(pg)))
+		}
+		if su.p != nil {
+			included[su.p] = true
+		}
+	}
+	pages = SortPages(pages)
+	res.Targets = targetsForParts(cat, included, before)
+	if ro.DryRun {
+		res.Native = &NativeResult{Requested: int64(len(pages))}
+		return res, nil
+	}
+	return runNativeLoad(ctx, conn, cat, pages, res, ro)
+}
+
+func partSuffix(p *catalog.Part) string {
+	if p.Name == "" {
+		return ""
+	}
+	return " " + catalog.QuoteIdent(p.Name)
+}
+
+// targetsForParts lists every index of the included parts, for coverage before and after.
+func targetsForParts(cat *catalog.Catalog, included map[*catalog.Part]bool, before *bufferpool.Residency) []*TargetResult {
+	resident := map[TargetKey]int64{}
+	for _, r := range before.Indexes {
+		resident[TargetKey{r.Schema, r.Table, r.Partition, r.Index, KindIndex}] = r.Resident
+		resident[TargetKey{r.Schema, r.Table, r.Partition, r.Index, KindLOB}] = r.LOBResident
+	}
+	var out []*TargetResult
+	for _, t := range cat.Tables {
+		for _, p := range t.Parts {
+			if !included[p] {
+				continue
+			}
+			for _, ix := range t.Indexes {
+				if ix.Type == "FULLTEXT" {
+					continue
+				}
+				k := TargetKey{t.Schema, t.Name, p.Name, ix.Name, KindIndex}
+				_, hi := t.IndexPages(ix, p)
+				out = append(out, &TargetResult{Schema: t.Schema, Table: t.Name, Partition: p.Name, Index: ix.Name, Kind: KindIndex, EstPages: hi, ResidentBefore: resident[k]})
+				if ix.Clustered && t.LOBPages(p) > 0 {
+					kl := k
+					kl.Kind = KindLOB
+					out = append(out, &TargetResult{Schema: t.Schema, Table: t.Name, Partition: p.Name, Index: ix.Name, Kind: KindLOB, EstPages: t.LOBPages(p), ResidentBefore: resident[kl]})
+				}
+			}
+		}
+	}
+	return out
+}
+
+func runNativeLoad(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, pages []PageID, res *Result, ro RunOptions) (*Result, error) {
+	log := logx.New(ro.Progress.Out, ro.Progress.Quiet)
+	if ro.Progress.Out == nil {
+		log = logx.Default()
+	}
+	start, _ := pagesRead(ctx, conn)
+	t0 := time.Now()
+	prog := ro.Progress
+	prog.Title = "native load"
+	nr, err := LoadNative(ctx, conn, pages, prog, log)
+	res.Native = nr
+	res.Seconds = time.Since(t0).Seconds()
+	res.Units, res.Parallel = 1, 1
+	if n, perr := pagesRead(context.Background(), conn); perr == nil {
+		res.PagesRead = n - start
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			res.Interrupted = true
+			return res, ctx.Err()
+		}
+		res.UnitsFailed = 1
+		res.Errors = append(res.Errors, err.Error())
+		return res, err
+	}
+	res.UnitsDone = 1
+	ro.Catalog = cat
+	return res, finish(ctx, conn, &Plan{PageSize: res.PageSize}, res, ro, nil)
+}
