@@ -152,18 +152,7 @@ func nameUnnamedPages(ctx context.Context, sess *connection.Session, table strin
 	if err != nil {
 		return 0, catalog.ExplainPrivilege(err, table)
 	}
-	if len(todo) == 0 {
-		return 0, nil
-	}
-	if err := sess.SetLockWaitTimeout(ctx, 10*time.Second); err != nil {
-		return 0, err
-	}
-	for _, t := range todo {
-		if _, err := sess.Exec(ctx, "SELECT * FROM "+t.Quoted()+" LIMIT 0"); err != nil {
-			return 0, fmt.Errorf("open %s to attribute its pages: %w", t.FullName(), err)
-		}
-	}
-	return len(todo), nil
+	return openTables(ctx, sess, todo)
 }
 
 // PageSet is a set of page numbers per tablespace.

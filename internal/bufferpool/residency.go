@@ -3,10 +3,13 @@ package bufferpool
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
 
 	"github.com/innowarm/innowarm/internal/catalog"
 	"github.com/innowarm/innowarm/internal/connection"
@@ -107,16 +110,11 @@ func Read(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, o Re
 	}
 	opened := 0
 	if unnamed := tablesWithUnnamedPages(groups, spaces); len(unnamed) > 0 {
-		// Opening a table waits for its metadata lock behind DDL; not for long.
-		if err := sess.SetLockWaitTimeout(ctx, 10*time.Second); err != nil {
+		n, err := openTables(ctx, sess, unnamed)
+		if err != nil {
 			return nil, err
 		}
-		for _, t := range unnamed {
-			if _, err := sess.Exec(ctx, "SELECT * FROM "+t.Quoted()+" LIMIT 0"); err != nil {
-				return nil, fmt.Errorf("open %s to attribute its pages: %w", t.FullName(), err)
-			}
-			opened++
-		}
+		opened = n
 		if groups, err = readGroups(ctx, sess, conn.Server); err != nil {
 			return nil, err
 		}
@@ -326,4 +324,26 @@ func readQuoted(s string) []string {
 		i = j
 	}
 	return out
+}
+
+// openTables opens tables (SELECT ... LIMIT 0 reads no rows) so that the server names their
+// pages. A table locked behind DDL is left alone after a short wait: its pages then stay
+// attributed to the table but not to an index.
+func openTables(ctx context.Context, sess *connection.Session, tables []*catalog.Table) (int, error) {
+	if err := sess.SetLockWaitTimeout(ctx, 2*time.Second); err != nil {
+		return 0, err
+	}
+	opened := 0
+	for _, t := range tables {
+		_, err := sess.Exec(ctx, "SELECT * FROM "+t.Quoted()+" LIMIT 0")
+		var me *mysql.MySQLError
+		switch {
+		case err == nil:
+			opened++
+		case errors.As(err, &me) && (me.Number == 1205 || me.Number == 1146):
+		default:
+			return opened, fmt.Errorf("open %s to attribute its pages: %w", t.FullName(), err)
+		}
+	}
+	return opened, nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"time"
 
 	"github.com/jedib0t/go-pretty/v6/table"
 	"github.com/jedib0t/go-pretty/v6/text"
@@ -12,7 +13,9 @@ import (
 	"github.com/innowarm/innowarm/internal/bufferpool"
 	"github.com/innowarm/innowarm/internal/catalog"
 	"github.com/innowarm/innowarm/internal/connection"
+	"github.com/innowarm/innowarm/internal/logx"
 	"github.com/innowarm/innowarm/internal/manifest"
+	"github.com/innowarm/innowarm/internal/readiness"
 	"github.com/innowarm/innowarm/internal/units"
 	"github.com/innowarm/innowarm/internal/warm"
 )
@@ -26,6 +29,9 @@ type inspectOptions struct {
 	asJSON   bool
 	zero     bool
 	manifest string
+	wait     string
+	timeout  time.Duration
+	interval time.Duration
 }
 
 func newInspectCmd() *cobra.Command {
@@ -51,6 +57,9 @@ Reading the page list costs about 0.05 s per 256 MiB of pool.`,
 	cmd.Flags().StringVar(&o.by, "by", "index", "group rows by index, table or schema")
 	cmd.Flags().BoolVar(&o.zero, "with-empty", false, "also list indexes with no resident page when no tables are selected")
 	cmd.Flags().StringVar(&o.manifest, "manifest", "", "report how much of a manifest's pages (innowarm snapshot) are resident here, per index")
+	cmd.Flags().StringVar(&o.wait, "wait-coverage", "", "wait until the selected tables (or --manifest's pages) are this resident, e.g. 95%: exit 0 when reached, 3 on --timeout")
+	cmd.Flags().DurationVar(&o.timeout, "timeout", 10*time.Minute, "with --wait-coverage: give up after this long (exit 3)")
+	cmd.Flags().DurationVar(&o.interval, "interval", 2*time.Second, "with --wait-coverage: time between checks")
 	cmd.Flags().BoolVar(&o.asJSON, "json", false, "print as JSON")
 	cmd.RunE = run(func(cmd *cobra.Command, _ []string) error {
 		opts, err := cf.resolve(cmd)
@@ -76,11 +85,26 @@ Reading the page list costs about 0.05 s per 256 MiB of pool.`,
 				return err
 			}
 		}
+		var want float64
+		if o.wait != "" {
+			if want, err = readiness.ParsePercent(o.wait); err != nil {
+				return usagef("--wait-coverage: %v", err)
+			}
+			if mf == nil && f.Empty() {
+				return usagef("--wait-coverage needs a target: -D/--tables for whole tables, or --manifest FILE")
+			}
+			if o.interval < 100*time.Millisecond || o.timeout < 0 {
+				return usagef("--interval must be at least 100ms and --timeout positive")
+			}
+		}
 		conn, err := connection.Open(cmd.Context(), opts)
 		if err != nil {
 			return err
 		}
 		defer conn.Close()
+		if want > 0 {
+			return waitCoverage(cmd, conn, f, mf, want, o)
+		}
 		if mf != nil {
 			return inspectManifest(cmd, conn, mf, o)
 		}
@@ -114,6 +138,35 @@ Reading the page list costs about 0.05 s per 256 MiB of pool.`,
 		return nil
 	})
 	return cmd
+}
+
+// waitCoverage blocks until the target is resident enough: the readiness gate.
+func waitCoverage(cmd *cobra.Command, conn *connection.Conn, f catalog.Filter, mf *manifest.Manifest, want float64, o inspectOptions) error {
+	ctx := cmd.Context()
+	var target readiness.Target
+	if mf != nil {
+		r, err := warm.Resolve(ctx, conn, mf)
+		if err != nil {
+			return err
+		}
+		target = readiness.Manifest{Conn: conn, Resolved: r}
+	} else {
+		cat, err := catalog.Load(ctx, conn, f)
+		if err != nil {
+			return err
+		}
+		target = readiness.Selection{Conn: conn, Catalog: cat}
+	}
+	res, err := readiness.Wait(ctx, target, want, o.timeout, o.interval, logx.Default())
+	w := cmd.OutOrStdout()
+	if o.asJSON {
+		if jerr := printJSON(w, res); jerr != nil {
+			return jerr
+		}
+	} else if err == nil {
+		fmt.Fprintf(w, "ready: coverage %.1f%% >= %.1f%% after %.1f s: %s\n", 100*res.Coverage, 100*want, res.Seconds, res.Detail)
+	}
+	return err
 }
 
 // manifestRow is one index's share of a manifest's pages resident now.

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"github.com/innowarm/innowarm/internal/logx"
 	"github.com/innowarm/innowarm/internal/manifest"
 	"github.com/innowarm/innowarm/internal/progress"
+	"github.com/innowarm/innowarm/internal/readiness"
 	"github.com/innowarm/innowarm/internal/units"
 	"github.com/innowarm/innowarm/internal/warm"
 )
@@ -37,6 +39,7 @@ type warmFlags struct {
 	asJSON, quiet    bool
 	from             string
 	method           string
+	untilCoverage    string
 }
 
 func newWarmCmd() *cobra.Command {
@@ -76,6 +79,7 @@ Needs SELECT on the tables and the PROCESS privilege (to read the pool's page li
 	fl.Int64Var(&f.splitPages, "split-pages", warm.DefaultSplitPages, "cut indexes larger than this many pages into key ranges")
 	fl.StringVar(&f.from, "from", "", "warm the pages a manifest names (written by innowarm snapshot, maybe on another server); - reads stdin")
 	fl.StringVar(&f.method, "method", warm.MethodAuto, "auto, native or scan: native hands the page list to the server's own loader (innowarm must run on the database host and write its dump file); auto uses it when possible")
+	fl.StringVar(&f.untilCoverage, "until-coverage", "", "stop as soon as the plan (or the manifest's pages) is this resident, e.g. 95%")
 	fl.BoolVar(&f.asJSON, "json", false, "print the plan and result as JSON on stdout")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress output")
 	cmd.RunE = run(func(cmd *cobra.Command, _ []string) error {
@@ -102,6 +106,12 @@ Needs SELECT on the tables and the PROCESS privilege (to read the pool's page li
 		filter, err := f.sel.filter(&opts)
 		if err != nil {
 			return err
+		}
+		var until float64
+		if f.untilCoverage != "" {
+			if until, err = readiness.ParsePercent(f.untilCoverage); err != nil {
+				return usagef("--until-coverage: %v", err)
+			}
 		}
 		if !validMethod(f.method) {
 			return usagef("--method %q: use %s", f.method, strings.Join(warm.Methods, ", "))
@@ -156,11 +166,17 @@ Needs SELECT on the tables and the PROCESS privilege (to read the pool's page li
 				if err != nil {
 					return err
 				}
+				if until > 0 {
+					runOpts.Until = warm.Until{Want: until, Measure: readiness.Manifest{Conn: conn, Resolved: resolved}.Coverage}
+				}
 				res, runErr = warm.FromManifest(ctx, conn, resolved, method, planOpts, runOpts)
 			} else {
 				cat, err := catalog.Load(ctx, conn, filter)
 				if err != nil {
 					return err
+				}
+				if until > 0 {
+					runOpts.Until = warm.Until{Want: until, Measure: readiness.Selection{Conn: conn, Catalog: cat}.Coverage}
 				}
 				res, runErr = warm.NativeFromCatalog(ctx, conn, cat, planOpts, runOpts)
 			}
@@ -198,6 +214,11 @@ Needs SELECT on the tables and the PROCESS privilege (to read the pool's page li
 			return nil
 		}
 		runOpts.Catalog = cat
+		if until > 0 {
+			runOpts.Until = warm.Until{Want: until, Measure: func(ctx context.Context) (float64, string, error) {
+				return warm.PlanCoverage(ctx, conn, cat, pl)
+			}}
+		}
 		res, runErr := warm.Run(ctx, conn, pl, runOpts)
 		if res != nil {
 			res.MethodReason = why
@@ -394,6 +415,9 @@ func printWarmResult(w io.Writer, res *warm.Result) {
 			m.File, m.SourceServer, m.CapturedAt, m.Entries, m.Resolved, dropped, parenList(reasons))
 		fmt.Fprintf(w, "requested %d pages (%d already resident, %d left out by the budget); coverage of the manifest's pages: %.1f%% → %.1f%%\n",
 			m.Requested, m.AlreadyThere, m.LeftOut, 100*m.CoverageBefore, 100*m.CoverageAfter)
+	}
+	if res.Stopped != "" {
+		fmt.Fprintf(w, "%s\n", res.Stopped)
 	}
 	if res.MethodReason != "" {
 		fmt.Fprintf(w, "method %s: %s\n", res.Method, res.MethodReason)

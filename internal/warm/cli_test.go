@@ -301,3 +301,62 @@ func waitForStatements(t *testing.T, n int) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// --until-coverage ends a run as soon as the plan is resident enough, even with units left:
+// here a unit of a locked table, which would otherwise wait.
+func TestUntilCoverageStopsTheRun(t *testing.T) {
+	ctx := context.Background()
+	zoo := sandboxtest.Zoo(t)
+	conn := coldConn(t)
+	cat, err := catalog.Load(ctx, conn, catalog.Filter{Schemas: []string{zoo}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := warm.BuildPlan(ctx, conn, cat, warm.Options{Parallel: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	locker, err := conn.DB.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer locker.Close()
+	if _, err := locker.ExecContext(ctx, "LOCK TABLES "+catalog.QuoteTable(zoo, sandboxtest.ZooCompositePK)+" WRITE"); err != nil {
+		t.Fatal(err)
+	}
+	defer locker.ExecContext(ctx, "UNLOCK TABLES")
+	o := quiet()
+	o.Catalog, o.LockWaitTimeout = cat, time.Minute
+	o.Until = warm.Until{Want: 0.05, Measure: func(ctx context.Context) (float64, string, error) { return warm.PlanCoverage(ctx, conn, cat, pl) }}
+	t0 := time.Now()
+	res, err := warm.Run(ctx, conn, pl, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Stopped == "" || res.UnitsCancel == 0 || !res.Complete() || time.Since(t0) > 20*time.Second {
+		t.Errorf("run: stopped %q, %d units stopped, %d/%d done, %s", res.Stopped, res.UnitsCancel, res.UnitsDone, res.Units, time.Since(t0))
+	}
+	if n := gone(t); n != 0 {
+		t.Errorf("%d statements left after the goal stopped the run: %s", n, lastProcesslist)
+	}
+}
+
+// A table locked while the warm plans is skipped with the reason; the rest is warmed.
+func TestLockedTableIsSkipped(t *testing.T) {
+	ctx := context.Background()
+	zoo := sandboxtest.Zoo(t)
+	conn := coldConn(t)
+	locker, err := conn.DB.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer locker.Close()
+	if _, err := locker.ExecContext(ctx, "LOCK TABLES "+catalog.QuoteTable(zoo, sandboxtest.ZooCompositePK)+" WRITE"); err != nil {
+		t.Fatal(err)
+	}
+	defer locker.ExecContext(ctx, "UNLOCK TABLES")
+	r := sandboxtest.CLI(t, sandboxtest.Run{}, zooArgs(t, "--tables", "*.composite*,*.nopk", "--lock-wait-timeout", "1s", "-q")...)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "is locked") || !strings.Contains(r.Stdout, "`nopk`") {
+		t.Errorf("exit %d:\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+}

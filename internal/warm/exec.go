@@ -22,8 +22,55 @@ type RunOptions struct {
 	LockWaitTimeout  time.Duration // how long a statement may wait for a metadata lock
 	MakeYoung        bool          // innodb_old_blocks_time=0 during the run
 	DryRun           bool          // native and manifest methods: plan, load nothing
-	Progress         progress.Config
-	Catalog          *catalog.Catalog
+	// Until stops the run as soon as Measure says the target is Want resident (--until-coverage).
+	Until    Until
+	Progress progress.Config
+	Catalog  *catalog.Catalog
+}
+
+// Until is a coverage goal that ends a run early.
+type Until struct {
+	Want    float64
+	Measure func(ctx context.Context) (float64, string, error)
+}
+
+func (u Until) set() bool { return u.Want > 0 && u.Measure != nil }
+
+// watch checks the goal every second and calls stop once it is reached; it returns what it
+// found, when the returned func is called.
+func (u Until) watch(ctx context.Context, stop func()) func() string {
+	if !u.set() {
+		return func() string { return "" }
+	}
+	var reached string
+	var mu sync.Mutex
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			c, detail, err := u.Measure(ctx)
+			if err == nil && c >= u.Want {
+				mu.Lock()
+				reached = fmt.Sprintf("stopped early: coverage %.1f%% reached the %.1f%% goal (%s)", 100*c, 100*u.Want, detail)
+				mu.Unlock()
+				stop()
+				return
+			}
+		}
+	}()
+	return func() string {
+		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		return reached
+	}
 }
 
 // UnitResult is one statement's outcome.
@@ -78,14 +125,19 @@ type Result struct {
 	PoolBefore  bufferpool.Totals `json:"pool_before"`
 	PoolAfter   bufferpool.Totals `json:"pool_after"`
 	PageSize    int64             `json:"page_size"`
+	// Stopped says why the run ended before its last unit (--until-coverage).
+	Stopped     string `json:"stopped,omitempty"`
+	UnitsCancel int    `json:"units_stopped,omitempty"`
 	// MethodReason says why auto chose the method.
 	MethodReason string          `json:"method_reason,omitempty"`
 	Native       *NativeResult   `json:"native,omitempty"`
 	Manifest     *ManifestReport `json:"manifest,omitempty"`
 }
 
-// Complete reports whether every planned unit ran to its end.
-func (r *Result) Complete() bool { return r.UnitsDone == r.Units && !r.Interrupted }
+// Complete reports whether every planned unit ran to its end, or the coverage goal was met.
+func (r *Result) Complete() bool {
+	return (r.UnitsDone == r.Units || r.Stopped != "") && !r.Interrupted && r.UnitsFailed == 0
+}
 
 // Run executes the plan. It always returns a result, also on error or interrupt (what was
 // done so far); the error is ctx.Err() after an interrupt.
@@ -122,6 +174,11 @@ func Run(ctx context.Context, conn *connection.Conn, pl *Plan, o RunOptions) (*R
 
 	pagesReadStart, _ := pagesRead(ctx, conn)
 	t0 := time.Now()
+	// The run's own context: the coverage goal ends it without it being an interrupt.
+	parent := ctx
+	ctx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
+	stopped := o.Until.watch(ctx, stopRun)
 	sampleCtx, stopSampling := context.WithCancel(ctx)
 	var sampler sync.WaitGroup
 	sampler.Add(1)
@@ -172,6 +229,10 @@ func Run(ctx context.Context, conn *connection.Conn, pl *Plan, o RunOptions) (*R
 
 	for r := range results {
 		tr := targets[r.Unit.Target]
+		if r.Err != nil && ctx.Err() != nil && parent.Err() == nil {
+			res.UnitsCancel++ // ended by the coverage goal
+			continue
+		}
 		if r.Err != nil {
 			res.UnitsFailed++
 			msg := fmt.Sprintf("%s: %v", r.Unit.Label(), r.Err)
@@ -208,12 +269,14 @@ func Run(ctx context.Context, conn *connection.Conn, pl *Plan, o RunOptions) (*R
 		res.PagesRead = n - pagesReadStart
 		rep.SetDone(res.PagesRead)
 	}
-	rep.Finish(ctx.Err() == nil && res.UnitsFailed == 0)
-	if ctx.Err() != nil {
+	stopRun()
+	res.Stopped = stopped()
+	rep.Finish(parent.Err() == nil && res.UnitsFailed == 0)
+	if parent.Err() != nil {
 		res.Interrupted = true
-		return res, ctx.Err()
+		return res, parent.Err()
 	}
-	return res, finish(ctx, conn, pl, res, o, firstStartErr)
+	return res, finish(parent, conn, pl, res, o, firstStartErr)
 }
 
 // worker runs units on its own read-only session until the queue is empty.

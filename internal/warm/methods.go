@@ -43,6 +43,35 @@ func ChooseMethod(ctx context.Context, conn *connection.Conn, method string) (st
 	return "", "", exitcode.UsageError(fmt.Errorf("--method %q: use auto, native or scan", method))
 }
 
+// PlanCoverage is the share of a plan's targets resident now: each target's resident pages
+// (at most its estimate) over their estimated pages, summed.
+func PlanCoverage(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, pl *Plan) (float64, string, error) {
+	res, err := bufferpool.Read(ctx, conn, cat, bufferpool.ReadOptions{IncludeZero: true, OnlyCatalog: true})
+	if err != nil {
+		return 0, "", err
+	}
+	type k struct{ schema, table, part, index string }
+	idx := map[k]bufferpool.IndexResidency{}
+	for _, r := range res.Indexes {
+		idx[k{r.Schema, r.Table, r.Partition, r.Index}] = r
+	}
+	var want, have int64
+	for _, tg := range append(append([]*Target{}, pl.Targets...), pl.Resident...) {
+		r := idx[k{tg.Table.Schema, tg.Table.Name, tg.Part.Name, tg.Index.Name}]
+		n := r.Resident
+		if tg.Kind == KindLOB {
+			n = r.LOBResident
+		}
+		want += tg.EstPages
+		have += min(n, tg.EstPages)
+	}
+	if want == 0 {
+		return 1, "nothing planned", nil
+	}
+	c := float64(have) / float64(want)
+	return c, fmt.Sprintf("%d of %d planned pages resident", have, want), nil
+}
+
 // spaceUnit is one tablespace to load natively.
 type spaceUnit struct {
 	t     *catalog.Table
@@ -172,8 +201,9 @@ func runNativeLoad(ctx context.Context, conn *connection.Conn, cat *catalog.Cata
 	t0 := time.Now()
 	prog := ro.Progress
 	prog.Title = "native load"
-	nr, err := LoadNative(ctx, conn, pages, prog, log)
+	nr, err := LoadNative(ctx, conn, pages, prog, log, ro.Until)
 	res.Native = nr
+	res.Stopped = nr.Stopped
 	res.Seconds = time.Since(t0).Seconds()
 	res.Units, res.Parallel = 1, 1
 	if n, perr := pagesRead(context.Background(), conn); perr == nil {

@@ -124,6 +124,7 @@ type NativeResult struct {
 	DumpFile  string  `json:"dump_file"`
 	Restored  string  `json:"dump_file_restored"`
 	Aborted   bool    `json:"aborted,omitempty"`
+	Stopped   string  `json:"stopped,omitempty"`
 }
 
 var loadedRe = regexp.MustCompile(`Loaded (\d+)/(\d+) pages`)
@@ -132,7 +133,7 @@ var loadedRe = regexp.MustCompile(`Loaded (\d+)/(\d+) pages`)
 // it writes the page list as the server's dump file, triggers the load, follows
 // Innodb_buffer_pool_load_status, aborts it on cancel, and always puts the original dump
 // file (or variable) back. pages must be sorted.
-func LoadNative(ctx context.Context, conn *connection.Conn, pages []PageID, prog progress.Config, log *logx.Logger) (*NativeResult, error) {
+func LoadNative(ctx context.Context, conn *connection.Conn, pages []PageID, prog progress.Config, log *logx.Logger, until Until) (*NativeResult, error) {
 	srv := conn.Server
 	res := &NativeResult{Requested: int64(len(pages))}
 	if len(pages) == 0 {
@@ -166,8 +167,25 @@ func LoadNative(ctx context.Context, conn *connection.Conn, pages []PageID, prog
 		return res, fmt.Errorf("start the server's buffer pool load (innodb_buffer_pool_load_now needs SUPER or SYSTEM_VARIABLES_ADMIN): %w", err)
 	}
 	started := false
+	goal, stopGoal := context.WithCancel(ctx)
+	defer stopGoal()
+	reached := until.watch(goal, stopGoal)
 	for {
 		select {
+		case <-goal.Done():
+			if ctx.Err() == nil {
+				// The coverage goal is met: the rest of the load is not needed.
+				abortLoad(conn, log)
+				rep.Finish(true)
+				res.Seconds = time.Since(t0).Seconds()
+				res.Stopped = reached()
+				return res, nil
+			}
+			res.Aborted = true
+			abortLoad(conn, log)
+			rep.Finish(false)
+			res.Seconds = time.Since(t0).Seconds()
+			return res, ctx.Err()
 		case <-ctx.Done():
 			res.Aborted = true
 			abortLoad(conn, log)

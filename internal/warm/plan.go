@@ -8,11 +8,14 @@ package warm
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
 
 	"github.com/innowarm/innowarm/internal/bufferpool"
 	"github.com/innowarm/innowarm/internal/catalog"
@@ -319,6 +322,11 @@ func BuildPlan(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog,
 	id := 0
 	for _, tg := range pl.Targets {
 		if err := pl.makeUnits(ctx, sess, tg, o); err != nil {
+			if reason := skippable(err); reason != "" {
+				pl.Targets = removeTarget(pl.Targets, tg)
+				pl.Skipped = append(pl.Skipped, catalog.Skip{Schema: tg.Table.Schema, Table: tg.Table.Name, Index: tg.Index.Name, Reason: reason})
+				continue
+			}
 			return nil, err
 		}
 		for _, u := range tg.Units {
@@ -450,12 +458,22 @@ func removeTarget(ts []*Target, tg *Target) []*Target {
 func (pl *Plan) verify(ctx context.Context, sess *connection.Session) error {
 	keep := pl.Targets[:0:0]
 	var units []*Unit
+	locked := map[*catalog.Table]string{} // one lock wait per table is enough
 	for _, tg := range pl.Targets {
 		if len(tg.Units) == 0 {
 			continue
 		}
+		if reason, ok := locked[tg.Table]; ok {
+			pl.Skipped = append(pl.Skipped, catalog.Skip{Schema: tg.Table.Schema, Table: tg.Table.Name, Index: tg.Index.Name, Reason: reason})
+			continue
+		}
 		q, args := Statement(pl.Server, tg.Units[0], 0)
 		key, typ, err := explain(ctx, sess, q, args)
+		if reason := skippable(err); reason != "" {
+			locked[tg.Table] = reason
+			pl.Skipped = append(pl.Skipped, catalog.Skip{Schema: tg.Table.Schema, Table: tg.Table.Name, Index: tg.Index.Name, Reason: reason})
+			continue
+		}
 		if err != nil {
 			return fmt.Errorf("EXPLAIN for %s: %w", tg.Name(), err)
 		}
@@ -531,4 +549,22 @@ func defaultParallel(ctx context.Context, conn *connection.Conn, units int) int 
 	}
 	n = min(max(n, 2), 8)
 	return max(min(n, units), 1)
+}
+
+// skippable says why a planning statement's error concerns only its table (and the target is
+// skipped), or "" when the error must stop the plan.
+func skippable(err error) string {
+	var me *mysql.MySQLError
+	if err == nil || !errors.As(err, &me) {
+		return ""
+	}
+	switch me.Number {
+	case 1205:
+		return "its table is locked (DDL or LOCK TABLES?): waited --lock-wait-timeout, skipped"
+	case 1146:
+		return "the table was dropped while planning"
+	case 1176:
+		return "the index was dropped while planning"
+	}
+	return ""
 }

@@ -1,0 +1,136 @@
+// Package readiness answers "is the pool warm enough?": the share of a target (the indexes of
+// chosen tables, or a manifest's pages) that is resident, and a wait until it reaches a
+// threshold, for systemd ExecStartPost, Kubernetes readiness probes and failover hooks.
+package readiness
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/innowarm/innowarm/internal/bufferpool"
+	"github.com/innowarm/innowarm/internal/catalog"
+	"github.com/innowarm/innowarm/internal/connection"
+	"github.com/innowarm/innowarm/internal/exitcode"
+	"github.com/innowarm/innowarm/internal/logx"
+	"github.com/innowarm/innowarm/internal/warm"
+)
+
+// ParsePercent reads "95%", "95" or "0.95" as a fraction.
+func ParsePercent(s string) (float64, error) {
+	t := strings.TrimSpace(s)
+	pct := strings.HasSuffix(t, "%")
+	v, err := strconv.ParseFloat(strings.TrimSuffix(t, "%"), 64)
+	if err != nil {
+		return 0, fmt.Errorf("bad coverage %q: use a percent such as 95%%", s)
+	}
+	if pct || v > 1 {
+		v /= 100
+	}
+	if v <= 0 || v > 1 {
+		return 0, fmt.Errorf("bad coverage %q: between 0%% (exclusive) and 100%%", s)
+	}
+	return v, nil
+}
+
+// Target measures how much of something is resident.
+type Target interface {
+	// Coverage is the resident share, 0 to 1, with a one-line description.
+	Coverage(ctx context.Context) (float64, string, error)
+}
+
+// Selection is the indexes of the catalog's tables: resident B-tree pages over their pages.
+type Selection struct {
+	Conn    *connection.Conn
+	Catalog *catalog.Catalog
+}
+
+// Coverage implements Target.
+func (s Selection) Coverage(ctx context.Context) (float64, string, error) {
+	res, err := bufferpool.Read(ctx, s.Conn, s.Catalog, bufferpool.ReadOptions{IncludeZero: true, OnlyCatalog: true})
+	if err != nil {
+		return 0, "", err
+	}
+	var resident, pages int64
+	for _, r := range res.Indexes {
+		// Where statistics only bound an index's size (small indexes, or no access to the
+		// statistics), count it whole once the pages resident reach the lower bound.
+		d := r.Pages
+		if !r.Known {
+			d = min(max(r.Resident, r.MinPages), r.Pages)
+		}
+		pages += d
+		resident += min(r.Resident, d)
+	}
+	if pages == 0 {
+		return 0, "the selected tables have no pages", nil
+	}
+	c := float64(resident) / float64(pages)
+	return c, fmt.Sprintf("%d of %d index pages resident (%.1f%%)", resident, pages, 100*c), nil
+}
+
+// Manifest is the resolvable pages of a manifest.
+type Manifest struct {
+	Conn     *connection.Conn
+	Resolved *warm.Resolved
+}
+
+// Coverage implements Target.
+func (m Manifest) Coverage(ctx context.Context) (float64, string, error) {
+	set, err := bufferpool.Resident(ctx, m.Conn, m.Resolved.Spaces())
+	if err != nil {
+		return 0, "", err
+	}
+	c, n := m.Resolved.Coverage(set)
+	return c, fmt.Sprintf("%d of %d manifest pages resident (%.1f%%)", n, len(m.Resolved.Pages), 100*c), nil
+}
+
+// Result of a wait.
+type Result struct {
+	Reached  bool    `json:"reached"`
+	Coverage float64 `json:"coverage"`
+	Want     float64 `json:"want"`
+	Seconds  float64 `json:"seconds"`
+	Checks   int     `json:"checks"`
+	Detail   string  `json:"detail"`
+}
+
+// Wait checks the target every interval until its coverage reaches want, or timeout passes
+// (a usage-visible timeout error, exit 3), or ctx ends.
+func Wait(ctx context.Context, t Target, want float64, timeout, interval time.Duration, log *logx.Logger) (Result, error) {
+	res := Result{Want: want}
+	t0 := time.Now()
+	deadline := t0.Add(timeout)
+	for {
+		c, detail, err := t.Coverage(ctx)
+		res.Checks++
+		res.Seconds = time.Since(t0).Seconds()
+		if err != nil {
+			if ctx.Err() != nil {
+				return res, ctx.Err()
+			}
+			return res, err
+		}
+		res.Coverage, res.Detail = c, detail
+		if c >= want {
+			res.Reached = true
+			return res, nil
+		}
+		left := time.Until(deadline)
+		if timeout > 0 && left <= 0 {
+			return res, exitcode.TimeoutError(fmt.Errorf("coverage %.1f%% did not reach %.1f%% within %s: %s", 100*c, 100*want, timeout, detail))
+		}
+		log.Infof("waiting for %.1f%% coverage: %s", 100*want, detail)
+		wait := interval
+		if timeout > 0 && left < wait {
+			wait = left
+		}
+		select {
+		case <-ctx.Done():
+			return res, ctx.Err()
+		case <-time.After(wait):
+		}
+	}
+}

@@ -1,0 +1,83 @@
+package readiness_test
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/innowarm/innowarm/internal/readiness"
+	"github.com/innowarm/innowarm/internal/sandbox/sandboxtest"
+)
+
+func TestMain(m *testing.M) { sandboxtest.Main(m, sandboxtest.Options{PoolSize: 128 << 20}) }
+
+func TestParsePercent(t *testing.T) {
+	for in, want := range map[string]float64{"95%": 0.95, "95": 0.95, "0.95": 0.95, "100%": 1, " 50 % ": 0} {
+		got, err := readiness.ParsePercent(in)
+		if want == 0 {
+			if err == nil {
+				t.Errorf("%q accepted", in)
+			}
+			continue
+		}
+		if err != nil || got != want {
+			t.Errorf("ParsePercent(%q) = %v, %v", in, got, err)
+		}
+	}
+	for _, bad := range []string{"", "0%", "101%", "-5", "x"} {
+		if _, err := readiness.ParsePercent(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func cold(t *testing.T) {
+	t.Helper()
+	sandboxtest.Zoo(t)
+	if _, err := sandboxtest.Server(t).ColdRestart(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	sandboxtest.Reconnect(t)
+}
+
+// The readiness gate: exit 3 on timeout while cold, exit 0 once warm; with a manifest too.
+func TestWaitCoverageExitCodes(t *testing.T) {
+	zoo := sandboxtest.Zoo(t)
+	sock := sandboxtest.Sock(t)
+	dir := sandboxtest.Dir(t)
+	mf := filepath.Join(dir, "zoo.manifest")
+	// A manifest of the warm zoo: warm it by scans, snapshot it.
+	if r := sandboxtest.CLI(t, sandboxtest.Run{}, append([]string{"warm", "-D", zoo, "--method", "scan", "-q"}, sock...)...); r.Code != 0 {
+		t.Fatal(r.Stderr)
+	}
+	if r := sandboxtest.CLI(t, sandboxtest.Run{}, append([]string{"snapshot", "-D", zoo, "-o", mf}, sock...)...); r.Code != 0 {
+		t.Fatal(r.Stderr)
+	}
+	cold(t)
+	for _, target := range [][]string{{"-D", zoo}, {"--manifest", mf}} {
+		r := sandboxtest.CLI(t, sandboxtest.Run{}, append(append([]string{"inspect", "--wait-coverage", "95%", "--timeout", "2s", "--interval", "500ms"}, target...), sock...)...)
+		if r.Code != 3 || !strings.Contains(r.Stderr, "did not reach 95.0%") {
+			t.Errorf("%v while cold: exit %d, %q", target, r.Code, r.Stderr)
+		}
+		if r.Elapsed.Seconds() < 1.9 || r.Elapsed.Seconds() > 10 {
+			t.Errorf("%v: the timeout of 2 s took %s", target, r.Elapsed)
+		}
+	}
+	if r := sandboxtest.CLI(t, sandboxtest.Run{}, append([]string{"warm", "--from", mf, "-q"}, sock...)...); r.Code != 0 {
+		t.Fatal(r.Stderr)
+	}
+	for _, target := range [][]string{{"--manifest", mf}, {"-D", zoo}} {
+		r := sandboxtest.CLI(t, sandboxtest.Run{}, append(append([]string{"inspect", "--wait-coverage", "95%", "--timeout", "30s", "--json"}, target...), sock...)...)
+		var res readiness.Result
+		if r.Code != 0 || json.Unmarshal([]byte(r.Stdout), &res) != nil || !res.Reached || res.Coverage < 0.95 {
+			t.Errorf("%v when warm: exit %d, %s %s", target, r.Code, r.Stdout, r.Stderr)
+		}
+	}
+	r := sandboxtest.CLI(t, sandboxtest.Run{}, append([]string{"inspect", "--wait-coverage", "95%"}, sock...)...)
+	if r.Code != 2 || !strings.Contains(r.Stderr, "needs a target") {
+		t.Errorf("no target: exit %d, %q", r.Code, r.Stderr)
+	}
+}
+
