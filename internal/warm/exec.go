@@ -132,6 +132,9 @@ type Result struct {
 	MethodReason string          `json:"method_reason,omitempty"`
 	Native       *NativeResult   `json:"native,omitempty"`
 	Manifest     *ManifestReport `json:"manifest,omitempty"`
+
+	// manifestOnly: per-index results are about the manifest's pages (warm --from native).
+	manifestOnly bool
 }
 
 // Complete reports whether every planned unit ran to its end, or the coverage goal was met.

@@ -293,24 +293,9 @@ func FromManifest(ctx context.Context, conn *connection.Conn, r *Resolved, metho
 	var res *Result
 	switch method {
 	case MethodNative:
-		before, err := bufferpool.Read(ctx, conn, r.Catalog, bufferpool.ReadOptions{IncludeZero: true, OnlyCatalog: true})
-		if err != nil {
-			return nil, err
-		}
-		res = &Result{Method: MethodNative, Skipped: r.Catalog.Skipped, PageSize: int64(conn.Server.PageSize), PoolBefore: before.Totals}
-		included := map[*catalog.Part]bool{}
-		parts := map[uint32]*catalog.Part{}
-		for _, t := range r.Catalog.Tables {
-			for _, p := range t.Parts {
-				parts[p.Space] = p
-			}
-		}
-		for _, p := range req {
-			if part := parts[p.Space()]; part != nil {
-				included[part] = true
-			}
-		}
-		res.Targets = targetsForParts(r.Catalog, included, before)
+		// Results per index are the manifest's pages of it, before and after: the two page
+		// sets read here are all the checking a native load needs.
+		res = &Result{Method: MethodNative, Skipped: r.Catalog.Skipped, PageSize: int64(conn.Server.PageSize), PoolBefore: totals, manifestOnly: true}
 		if mr.LeftOut > 0 {
 			res.Notes = append(res.Notes, fmt.Sprintf("%d manifest pages left out: over budget (%d pages, %s)", mr.LeftOut, budget, source))
 		}
@@ -344,6 +329,24 @@ func FromManifest(ctx context.Context, conn *connection.Conn, r *Resolved, metho
 	}
 	mr.CoverageAfter, mr.ResidentAfter = r.Coverage(after)
 	res.Manifest = mr
+	if res.manifestOnly {
+		beforeByTarget, afterByTarget := r.TargetCoverage(set), r.TargetCoverage(after)
+		keys := make([]TargetKey, 0, len(afterByTarget))
+		for k := range afterByTarget {
+			keys = append(keys, k)
+		}
+		sort.Slice(keys, func(i, j int) bool { return afterByTarget[keys[i]][0] > afterByTarget[keys[j]][0] })
+		for _, k := range keys {
+			a, b := afterByTarget[k], beforeByTarget[k]
+			res.Targets = append(res.Targets, &TargetResult{Schema: k.Schema, Table: k.Table, Partition: k.Partition, Index: k.Index, Kind: k.Kind,
+				EstPages: a[0], IndexPages: a[0], ResidentBefore: b[1], ResidentAfter: a[1], PagesLoaded: a[1] - b[1],
+				CoverageBefore: ratio(b[1], a[0]), CoverageAfter: ratio(a[1], a[0]), CoverageExact: true})
+			res.PagesLoaded += a[1] - b[1]
+		}
+		if t, err := bufferpool.ReadTotals(ctx, conn); err == nil {
+			res.PoolAfter = t
+		}
+	}
 	return res, nil
 }
 

@@ -219,6 +219,10 @@ func runNativeLoad(ctx context.Context, conn *connection.Conn, cat *catalog.Cata
 		return res, err
 	}
 	res.UnitsDone = 1
+	res.MBps = nr.MBps
+	if res.manifestOnly {
+		return res, nil
+	}
 	ro.Catalog = cat
 	return res, finish(ctx, conn, &Plan{PageSize: res.PageSize}, res, ro, nil)
 }

@@ -192,7 +192,7 @@ func LoadNative(ctx context.Context, conn *connection.Conn, pages []PageID, prog
 			rep.Finish(false)
 			res.Seconds = time.Since(t0).Seconds()
 			return res, ctx.Err()
-		case <-time.After(100 * time.Millisecond):
+		case <-time.After(pollInterval(time.Since(t0))):
 		}
 		var status string
 		if err := conn.DB.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_load_status'").Scan(new(string), &status); err != nil {
@@ -237,6 +237,18 @@ func LoadNative(ctx context.Context, conn *connection.Conn, pages []PageID, prog
 			return res, fmt.Errorf("the server's load stopped: %s", status)
 		}
 	}
+}
+
+// pollInterval follows the load closely at first (a small load is over in tens of ms), then
+// less often.
+func pollInterval(elapsed time.Duration) time.Duration {
+	switch {
+	case elapsed < time.Second:
+		return 10 * time.Millisecond
+	case elapsed < 10*time.Second:
+		return 50 * time.Millisecond
+	}
+	return 200 * time.Millisecond
 }
 
 func abortLoad(conn *connection.Conn, log *logx.Logger) {

@@ -1,0 +1,453 @@
+package benchsuite
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/innowarm/innowarm/internal/connection"
+	"github.com/innowarm/innowarm/internal/sandbox"
+)
+
+// The warm scenario (issue 3): a full warm of a table of >= 1 GB after a cold restart, by
+// innowarm (scans, and the native loader) against the 2017 tool's approach (one connection,
+// one COUNT(*) ... FORCE INDEX per index, in turn) and InnoDB's own dump/load of the same
+// pages (dump_pct=100, load_now, timed to "load completed"). Throughput = the table's bytes
+// over the time to get them resident. Rounds alternate the methods; medians are compared.
+func init() {
+	Register(Scenario{
+		Name:  "warm",
+		Issue: 3,
+		About: "full warm of a >= 1 GB table: innowarm scan and native vs one-connection COUNT(*) scans and InnoDB dump/load",
+		Run:   runWarmBench,
+	})
+	Register(Scenario{
+		Name:  "warmfrom",
+		Issue: 5,
+		About: "skewed workload on data >= 4x the pool: first pass after warm --from a snapshot vs hot, cold, scans and InnoDB dump/load at 25% and 100%",
+		Run:   runWarmFromBench,
+	})
+}
+
+// server is a sandbox prepared for a scenario, with the helpers the scenarios share.
+type server struct {
+	sb   *sandbox.Sandbox
+	conn *connection.Conn
+	env  Env
+	sock []string
+}
+
+func startServer(ctx context.Context, env Env, pool int64) (*server, error) {
+	sb, _, err := sandbox.Up(ctx, sandbox.Config{Dir: filepath.Join(env.OutDir, "sandbox"), PoolSize: pool, DieWithParent: true})
+	if err != nil {
+		return nil, err
+	}
+	s := &server{sb: sb, env: env, sock: []string{"--no-defaults", "-S", sb.Socket, "-u", "root"}}
+	if s.conn, err = sb.Connect(ctx); err != nil {
+		sb.Kill()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *server) close() {
+	if s.conn != nil {
+		s.conn.Close()
+	}
+	s.sb.Kill()
+	os.RemoveAll(s.sb.Dir)
+}
+
+func (s *server) cold(ctx context.Context) error {
+	if s.conn != nil {
+		s.conn.Close()
+		s.conn = nil
+	}
+	if _, err := s.sb.ColdRestart(ctx); err != nil {
+		return err
+	}
+	var err error
+	s.conn, err = s.sb.Connect(ctx)
+	return err
+}
+
+func (s *server) status(ctx context.Context, name string) string {
+	var n, v string
+	_ = s.conn.DB.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE ?", name).Scan(&n, &v)
+	return v
+}
+
+func (s *server) counter(ctx context.Context, name string) int64 {
+	n, _ := strconv.ParseInt(s.status(ctx, name), 10, 64)
+	return n
+}
+
+func (s *server) exec(ctx context.Context, qs ...string) error {
+	for _, q := range qs {
+		if _, err := s.conn.DB.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("%s: %w", q, err)
+		}
+	}
+	return nil
+}
+
+// dump has the server write its own dump file at pct and returns a copy of it.
+func (s *server) dump(ctx context.Context, pct int, dest string) (int, error) {
+	if err := s.exec(ctx, fmt.Sprintf("SET GLOBAL innodb_buffer_pool_dump_pct = %d", pct), "SET GLOBAL innodb_buffer_pool_dump_now = ON"); err != nil {
+		return 0, err
+	}
+	deadline := time.Now().Add(5 * time.Minute)
+	for !strings.Contains(s.status(ctx, "Innodb_buffer_pool_dump_status"), "completed") {
+		if time.Now().After(deadline) {
+			return 0, fmt.Errorf("dump did not complete")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	b, err := os.ReadFile(filepath.Join(s.sb.Datadir, "ib_buffer_pool"))
+	if err != nil {
+		return 0, err
+	}
+	return strings.Count(string(b), "\n"), os.WriteFile(dest, b, 0o644)
+}
+
+// load puts a saved dump file in place and times InnoDB's own load of it to completion.
+func (s *server) load(ctx context.Context, file string) (float64, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return 0, err
+	}
+	if err := os.WriteFile(filepath.Join(s.sb.Datadir, "ib_buffer_pool"), b, 0o644); err != nil {
+		return 0, err
+	}
+	before := s.status(ctx, "Innodb_buffer_pool_load_status")
+	t0 := time.Now()
+	if err := s.exec(ctx, "SET GLOBAL innodb_buffer_pool_load_now = ON"); err != nil {
+		return 0, err
+	}
+	for {
+		st := s.status(ctx, "Innodb_buffer_pool_load_status")
+		if strings.Contains(st, "completed") && (st != before || time.Since(t0) > 2*time.Second) {
+			return time.Since(t0).Seconds(), nil
+		}
+		if strings.Contains(st, "aborted") {
+			return 0, fmt.Errorf("load: %s", st)
+		}
+		if time.Since(t0) > 10*time.Minute {
+			return 0, fmt.Errorf("load did not complete: %s", st)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// measured is a timed run of a process, with its peak memory.
+type measured struct {
+	seconds float64
+	rssMB   float64
+	stdout  string
+}
+
+func (s *server) innowarm(ctx context.Context, args ...string) (measured, error) {
+	cmd := exec.CommandContext(ctx, s.env.Bin, append(args, s.sock...)...)
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	t0 := time.Now()
+	err := cmd.Run()
+	m := measured{seconds: time.Since(t0).Seconds(), stdout: out.String()}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		m.rssMB = float64(ru.Maxrss) / 1024
+	}
+	if err != nil {
+		return m, fmt.Errorf("innowarm %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
+	}
+	return m, nil
+}
+
+func medianOf(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s) == 0 {
+		return 0
+	}
+	return s[(len(s)-1)/2]
+}
+
+type warmScale struct {
+	rows   int64
+	pool   int64
+	rounds int
+}
+
+func runWarmBench(ctx context.Context, env Env) (Result, error) {
+	var res Result
+	sc := warmScale{rows: 4_500_000, pool: 2 << 30, rounds: 3}
+	if env.Quick() {
+		sc = warmScale{rows: 500_000, pool: 512 << 20, rounds: 1}
+	}
+	s, err := startServer(ctx, env, sc.pool)
+	if err != nil {
+		return res, err
+	}
+	defer s.close()
+	env.Log.Infof("warm: bench prepare --rows %d (sysbench sbtest1)", sc.rows)
+	if _, err := s.innowarm(ctx, "bench", "prepare", "--rows", strconv.FormatInt(sc.rows, 10), "--tables", "1", "--create-schema", "sbtest"); err != nil {
+		return res, err
+	}
+	var fileBytes int64
+	if fi, err := os.Stat(filepath.Join(s.sb.Datadir, "sbtest", "sbtest1.ibd")); err == nil {
+		fileBytes = fi.Size()
+	}
+	// InnoDB's dump of exactly the table's pages: everything resident, dump_pct=100.
+	if err := s.cold(ctx); err != nil {
+		return res, err
+	}
+	if err := s.exec(ctx, "SELECT COUNT(*) FROM sbtest.sbtest1 FORCE INDEX (PRIMARY)", "SELECT COUNT(*) FROM sbtest.sbtest1 FORCE INDEX (k_1)"); err != nil {
+		return res, err
+	}
+	dumpFile := filepath.Join(env.OutDir, "ib_buffer_pool.100")
+	dumped, err := s.dump(ctx, 100, dumpFile)
+	if err != nil {
+		return res, err
+	}
+	tablePages := s.counter(ctx, "Innodb_buffer_pool_pages_data")
+	tableBytes := tablePages * 16384
+	res.AddMetric("table file", float64(fileBytes)/1e6, "MB")
+	res.AddMetric("pages resident after a full scan (the bytes each method must load)", float64(tablePages), "pages")
+
+	var oldT, nativeT, scanT, iwNativeT, scanRSS, nativeRSS, scanLoad []float64
+	for round := 0; round < sc.rounds; round++ {
+		steps := []func() error{
+			func() error { // (a) the 2017 tool's approach: one connection, one index after the other
+				if err := s.cold(ctx); err != nil {
+					return err
+				}
+				t0 := time.Now()
+				if err := s.exec(ctx, "SELECT COUNT(*) FROM sbtest.sbtest1 FORCE INDEX (PRIMARY)", "SELECT COUNT(*) FROM sbtest.sbtest1 FORCE INDEX (k_1)"); err != nil {
+					return err
+				}
+				oldT = append(oldT, time.Since(t0).Seconds())
+				return nil
+			},
+			func() error { // (b) InnoDB's own load of the same pages
+				if err := s.cold(ctx); err != nil {
+					return err
+				}
+				secs, err := s.load(ctx, dumpFile)
+				nativeT = append(nativeT, secs)
+				return err
+			},
+			func() error { // innowarm, scans
+				if err := s.cold(ctx); err != nil {
+					return err
+				}
+				m, err := s.innowarm(ctx, "warm", "-D", "sbtest", "--method", "scan", "--json", "-q")
+				if err != nil {
+					return err
+				}
+				var out struct {
+					Result struct {
+						Seconds float64 `json:"seconds"`
+					} `json:"result"`
+				}
+				_ = json.Unmarshal([]byte(m.stdout), &out)
+				scanT, scanRSS, scanLoad = append(scanT, m.seconds), append(scanRSS, m.rssMB), append(scanLoad, out.Result.Seconds)
+				return nil
+			},
+			func() error { // innowarm, the server's loader on every page of the tablespace
+				if err := s.cold(ctx); err != nil {
+					return err
+				}
+				m, err := s.innowarm(ctx, "warm", "-D", "sbtest", "--method", "native", "-q")
+				iwNativeT, nativeRSS = append(iwNativeT, m.seconds), append(nativeRSS, m.rssMB)
+				return err
+			},
+		}
+		// Alternate the order between rounds, so that no method always runs on a fresher disk.
+		if round%2 == 1 {
+			slices.Reverse(steps)
+		}
+		for _, step := range steps {
+			if err := step(); err != nil {
+				return res, err
+			}
+		}
+		env.Log.Infof("warm: round %d: old tool %.2f s, InnoDB load %.2f s, innowarm scan %.2f s, innowarm native %.2f s",
+			round+1, oldT[len(oldT)-1], nativeT[len(nativeT)-1], scanT[len(scanT)-1], iwNativeT[len(iwNativeT)-1])
+	}
+	mbps := func(secs float64) float64 { return float64(tableBytes) / 1e6 / secs }
+	old, native, scan, iwNative, load := medianOf(oldT), medianOf(nativeT), medianOf(scanT), medianOf(iwNativeT), medianOf(scanLoad)
+	res.AddMetric("old tool (one connection, COUNT(*) per index) seconds", old, "s")
+	res.AddMetric("InnoDB dump/load (pct 100, load_now to completed) seconds", native, "s")
+	res.AddMetric("innowarm warm --method scan, whole command, seconds", scan, "s")
+	res.AddMetric("innowarm warm --method scan, reading phase, seconds", load, "s")
+	res.AddMetric("innowarm warm --method native, whole command, seconds", iwNative, "s")
+	res.AddMetric("old tool throughput", mbps(old), "MB/s")
+	res.AddMetric("InnoDB dump/load throughput", mbps(native), "MB/s")
+	res.AddMetric("innowarm scan throughput (whole command)", mbps(scan), "MB/s")
+	res.AddMetric("innowarm native throughput (whole command)", mbps(iwNative), "MB/s")
+	res.AddMetric("innowarm scan peak RSS", medianOf(scanRSS), "MB")
+	res.AddMetric("innowarm native peak RSS", medianOf(nativeRSS), "MB")
+	res.AddRatio("throughput innowarm scan / InnoDB dump-load", native/scan, ">= 0.8")
+	res.AddRatio("throughput innowarm scan / one-connection scans", old/scan, ">= 2.5")
+	res.AddRatio("throughput innowarm native / InnoDB dump-load", native/iwNative, "")
+	res.AddRatio("innowarm peak RSS MB (scan) / 64 MB", medianOf(scanRSS)/64, "<= 1.0")
+	res.Notes = append(res.Notes,
+		fmt.Sprintf("sbtest1 with %d rows (%s); pool %d MiB, O_DIRECT, cold restart before every run; %d round(s), medians", sc.rows, humanMB(fileBytes), sc.pool>>20, sc.rounds),
+		fmt.Sprintf("InnoDB's dump of the fully scanned table lists %d pages; throughput is %d resident pages x 16 KiB over each method's time", dumped, tablePages),
+		"innowarm times are the whole command: connect, catalog, plan (EXPLAIN, key ranges), read, and the residency report")
+	return res, nil
+}
+
+func humanMB(b int64) string { return fmt.Sprintf("%.0f MB", float64(b)/1e6) }
+
+// pass is one timed run of the skewed workload.
+type pass struct {
+	seconds, qps, p95 float64
+	misses            int64
+}
+
+func (s *server) pass(ctx context.Context, events int, dist string) (pass, error) {
+	before := s.counter(ctx, "Innodb_buffer_pool_reads")
+	m, err := s.innowarm(ctx, "bench", "--create-schema", "sbtest", "--workload", "point-select", "--dist", dist,
+		"--events", strconv.Itoa(events), "--concurrency", "1", "--json")
+	if err != nil {
+		return pass{}, err
+	}
+	var out struct {
+		Runs []struct {
+			QuerySeconds float64 `json:"query_seconds"`
+			QPS          float64 `json:"qps"`
+			Latency      struct {
+				P95 float64 `json:"p95_ms"`
+			} `json:"latency"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal([]byte(m.stdout), &out); err != nil || len(out.Runs) == 0 {
+		return pass{}, fmt.Errorf("bench output: %v", err)
+	}
+	r := out.Runs[0]
+	return pass{seconds: r.QuerySeconds, qps: r.QPS, p95: r.Latency.P95, misses: s.counter(ctx, "Innodb_buffer_pool_reads") - before}, nil
+}
+
+func runWarmFromBench(ctx context.Context, env Env) (Result, error) {
+	var res Result
+	rows, pool, events, warmup, dist := int64(4_500_000), int64(256<<20), 20_000, 200_000, "pareto:0.2"
+	if env.Quick() {
+		rows, pool, events, warmup = 600_000, 64<<20, 5_000, 40_000
+	}
+	s, err := startServer(ctx, env, pool)
+	if err != nil {
+		return res, err
+	}
+	defer s.close()
+	env.Log.Infof("warmfrom: bench prepare --rows %d; pool %d MiB", rows, pool>>20)
+	if _, err := s.innowarm(ctx, "bench", "prepare", "--rows", strconv.FormatInt(rows, 10), "--tables", "1", "--create-schema", "sbtest"); err != nil {
+		return res, err
+	}
+	if fi, err := os.Stat(filepath.Join(s.sb.Datadir, "sbtest", "sbtest1.ibd")); err == nil {
+		res.AddMetric("data / pool", float64(fi.Size())/float64(pool), "x")
+	}
+	// Hot: the workload until the pool holds its hot set, then a measured pass.
+	if err := s.cold(ctx); err != nil {
+		return res, err
+	}
+	if _, err := s.pass(ctx, warmup, dist); err != nil {
+		return res, err
+	}
+	hot, err := s.pass(ctx, events, dist)
+	if err != nil {
+		return res, err
+	}
+	dir := env.OutDir
+	manifestPath := filepath.Join(dir, "hot.manifest")
+	snap, err := s.innowarm(ctx, "snapshot", "-o", manifestPath, "--json")
+	if err != nil {
+		return res, err
+	}
+	var snapRes struct {
+		Entries     int64   `json:"entries"`
+		Seconds     float64 `json:"seconds"`
+		ReadSeconds float64 `json:"read_seconds"`
+	}
+	_ = json.Unmarshal([]byte(snap.stdout), &snapRes)
+	dump25, dump100 := filepath.Join(dir, "ib_buffer_pool.25"), filepath.Join(dir, "ib_buffer_pool.100")
+	if _, err := s.dump(ctx, 25, dump25); err != nil {
+		return res, err
+	}
+	pages100, err := s.dump(ctx, 100, dump100)
+	if err != nil {
+		return res, err
+	}
+
+	type scenario struct {
+		name  string
+		prep  func() (float64, error)
+		first pass
+		warm  float64
+	}
+	scenarios := []*scenario{
+		{name: "cold", prep: func() (float64, error) { return 0, nil }},
+		{name: "innowarm warm --from (native)", prep: func() (float64, error) {
+			m, err := s.innowarm(ctx, "warm", "--from", manifestPath, "--method", "native", "-q")
+			return m.seconds, err
+		}},
+		{name: "innowarm warm --from (scan)", prep: func() (float64, error) {
+			m, err := s.innowarm(ctx, "warm", "--from", manifestPath, "--method", "scan", "-q")
+			return m.seconds, err
+		}},
+		{name: "innowarm full-scan warm", prep: func() (float64, error) {
+			m, err := s.innowarm(ctx, "warm", "-D", "sbtest", "--method", "scan", "-q")
+			return m.seconds, err
+		}},
+		{name: "InnoDB dump/load pct 25", prep: func() (float64, error) { return s.load(ctx, dump25) }},
+		{name: "InnoDB dump/load pct 100", prep: func() (float64, error) { return s.load(ctx, dump100) }},
+	}
+	for _, sc := range scenarios {
+		if err := s.cold(ctx); err != nil {
+			return res, err
+		}
+		w, err := sc.prep()
+		if err != nil {
+			return res, fmt.Errorf("%s: %w", sc.name, err)
+		}
+		sc.warm = w
+		if sc.first, err = s.pass(ctx, events, dist); err != nil {
+			return res, err
+		}
+		env.Log.Infof("warmfrom: %s: warm %.2f s, first pass %.2f s (%d misses); hot %.2f s", sc.name, w, sc.first.seconds, sc.first.misses, hot.seconds)
+	}
+	res.AddMetric("hot pass", hot.seconds, "s")
+	res.AddMetric("hot pass misses", float64(hot.misses), "reads")
+	res.AddMetric("snapshot pages", float64(snapRes.Entries), "pages")
+	res.AddMetric("snapshot seconds (page list read)", snapRes.ReadSeconds, "s")
+	res.AddMetric("snapshot seconds (whole capture)", snapRes.Seconds, "s")
+	for _, sc := range scenarios {
+		res.AddMetric("first pass after "+sc.name, sc.first.seconds, "s")
+		res.AddMetric("first pass misses after "+sc.name, float64(sc.first.misses), "reads")
+		res.AddMetric("p95 first pass after "+sc.name, sc.first.p95, "ms")
+		if sc.warm > 0 {
+			res.AddMetric("warm time, "+sc.name, sc.warm, "s")
+		}
+		target := ""
+		if sc.name == "innowarm warm --from (native)" {
+			target = "<= 1.1"
+		}
+		res.AddRatio("first pass / hot pass, "+sc.name, sc.first.seconds/hot.seconds, target)
+	}
+	// Native warm-from throughput against InnoDB's own load of the same pages (the pct-100
+	// dump holds the pages the manifest names).
+	fromNative, innodb := scenarios[1].warm, scenarios[5].warm
+	res.AddRatio("load throughput innowarm --from native / InnoDB load_now (same pages, whole command)", innodb/fromNative, ">= 0.9")
+	res.Notes = append(res.Notes,
+		fmt.Sprintf("workload: innowarm bench --workload point-select --dist %s --concurrency 1; warm-up %d events, measured passes %d events; pool %d MiB, %d rows", dist, warmup, events, pool>>20, rows),
+		fmt.Sprintf("the manifest holds %d pages, InnoDB's pct-100 dump %d", snapRes.Entries, pages100),
+		"the 'cold' scenario's warm time is 0; times include connecting and planning")
+	return res, nil
+}
