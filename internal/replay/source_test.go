@@ -1,0 +1,217 @@
+package replay_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/innowarm/innowarm/internal/exitcode"
+	"github.com/innowarm/innowarm/internal/replay"
+)
+
+type stmt struct{ schema, sql string }
+
+func readAll(t *testing.T, name string, o replay.FileOptions) ([]replay.Statement, replay.Format) {
+	t.Helper()
+	src, format, err := replay.OpenFile(name, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	var out []replay.Statement
+	for {
+		st, err := src.Next()
+		if err == io.EOF {
+			return out, format
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		out = append(out, st)
+	}
+}
+
+func check(t *testing.T, name string, got []replay.Statement, want []stmt) {
+	t.Helper()
+	for i := 0; i < max(len(got), len(want)); i++ {
+		var g, w stmt
+		if i < len(got) {
+			g = stmt{got[i].Schema, got[i].SQL}
+		}
+		if i < len(want) {
+			w = want[i]
+		}
+		if g != w {
+			t.Errorf("%s statement %d: got [%s] %q, want [%s] %q", name, i+1, g.schema, g.sql, w.schema, w.sql)
+		}
+	}
+}
+
+// mariadbLogged is what the MariaDB logs in testdata recorded: three connections, two schemas
+// (one with a space), a multi-line statement with a ';' in a string.
+var mariadbLogged = []stmt{
+	{"shop", "INSERT INTO orders (note) VALUES ('a;b'), ('c')"},
+	{"shop", "SELECT id,\n       note\n  FROM orders\n WHERE note <> 'x\n;y'"},
+	{"shop", "SELECT * FROM orders FOR UPDATE"},
+	{"shop", "SELECT DATABASE()"},
+	{"odd db", "SELECT COUNT(*) FROM t"},
+	{"odd db", "SELECT 1 /*!FOR UPDATE*/"},
+	{"", "SELECT COUNT(*) FROM shop.orders"},
+	{"", "SELECT DATABASE()"},
+	{"shop", "select note from orders where id = 1"},
+}
+
+// The MariaDB logs were written by MariaDB 10.11 (the sandbox server), the MySQL 8.0 and
+// Percona ones follow the layout of their servers' log.cc.
+func TestSlowLogs(t *testing.T) {
+	got, format := readAll(t, "testdata/mariadb-10.11-slow.log", replay.FileOptions{})
+	if format != replay.FormatSlow {
+		t.Errorf("format %s", format)
+	}
+	check(t, "mariadb slow", got, mariadbLogged)
+	if got[1].Line != 17 {
+		t.Errorf("line of the multi-line statement: %d", got[1].Line)
+	}
+
+	got, _ = readAll(t, "testdata/mysql-8.0-slow.log", replay.FileOptions{})
+	check(t, "mysql slow", got, []stmt{
+		{"shop", "select * from orders where id = 5"},
+		{"shop", "insert into orders (note) values ('x')"},
+		{"billing", "SELECT i.id,\n       i.total\n  FROM invoices i\n WHERE i.note = 'a;\n# not a header'\n   AND i.id IN (1, 2, 3)"},
+		{"billing", "SELECT * FROM invoices WHERE id = 3 FOR UPDATE"},
+		{"", "select @@version_comment limit 1"}, // after a restart of the server
+	})
+
+	got, _ = readAll(t, "testdata/percona-8.0-slow.log", replay.FileOptions{})
+	check(t, "percona slow", got, []stmt{{"test_jfg", "select * from t"}, {"", "select database()"}})
+}
+
+func TestGeneralLogs(t *testing.T) {
+	got, format := readAll(t, "testdata/mariadb-10.11-general.log", replay.FileOptions{})
+	if format != replay.FormatGeneral {
+		t.Errorf("format %s", format)
+	}
+	check(t, "mariadb general", got, append(mariadbLogged, stmt{"", "SET GLOBAL slow_query_log=OFF, general_log=OFF"}))
+
+	got, _ = readAll(t, "testdata/mysql-8.0-general.log", replay.FileOptions{})
+	check(t, "mysql general", got, []stmt{
+		{"shop", "select * from orders where id = 5"},
+		{"billing", "SELECT i.id,\n       i.total\n  FROM invoices i\n\n WHERE i.id IN (1, 2, 3)"},
+		{"", "SELECT COUNT(*) FROM shop.orders"},
+		{"billing", "SELECT * FROM invoices WHERE id = 7"}, // Execute, with its values
+		{"shop", "UPDATE orders SET note = 'y' WHERE id = 7"},
+		{"shop", "select note from orders where id = 7"},
+		{"shop", "SELECT GET_LOCK('job', 0)"},
+		{"", "SELECT 1"}, // a thread whose Connect is not in the log
+	})
+}
+
+func TestSQLFile(t *testing.T) {
+	got, format := readAll(t, "testdata/statements.sql", replay.FileOptions{})
+	if format != replay.FormatSQL {
+		t.Errorf("format %s", format)
+	}
+	check(t, "sql file", got, []stmt{
+		{"", "-- A SQL file as an application or mysqldump writes it.\n/*!40101 SET NAMES utf8mb4 */"},
+		{"shop", "SELECT * FROM orders WHERE note = 'a;b' AND id > 0"},
+		{"shop", "SELECT \"x;y\", `we;ird` FROM orders # comment; with a semicolon"},
+		{"shop", "select 1 -- trailing; comment"},
+		{"shop", `INSERT INTO orders (note) VALUES ('it''s; fine'), ('back\\slash\'; still string')`},
+		{"shop", "CREATE FUNCTION bump() RETURNS INT MODIFIES SQL DATA\nBEGIN\n  UPDATE counters SET n = n + 1;\n  RETURN 1;\nEND"},
+		{"odd db", "SELECT COUNT(*) FROM t"},
+		{"odd db", "/* block ; comment */ SELECT 2"},
+		{"odd db", "SELECT /*!50000 SQL_NO_CACHE */ 3"},
+		{"odd db", "select 4"},
+	})
+	if got[1].Line != 4 || got[6].Line != 18 {
+		t.Errorf("lines: %d, %d", got[1].Line, got[6].Line)
+	}
+	want := []string{"not a SELECT: SET", "", "", "", "not a SELECT: INSERT", "not a SELECT: CREATE", "", "", "", ""}
+	for i, st := range got {
+		if r := replay.Classify(st.SQL, replay.Mode{}); i < len(want) && r != want[i] {
+			t.Errorf("statement %d %q: %q, want %q", i+1, st.SQL, r, want[i])
+		}
+	}
+
+	// With NO_BACKSLASH_ESCAPES, a backslash ends no string: the splitter follows the server.
+	dir := t.TempDir()
+	p := filepath.Join(dir, "nb.sql")
+	os.WriteFile(p, []byte(`SELECT 'a\'; SELECT 2;`), 0o644)
+	got, _ = readAll(t, p, replay.FileOptions{Mode: replay.Mode{NoBackslashEscapes: true}})
+	check(t, "no backslash escapes", got, []stmt{{"", `SELECT 'a\'`}, {"", "SELECT 2"}})
+}
+
+func TestSniffGzipStdin(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"mariadb-10.11-slow.log", "mysql-8.0-general.log", "statements.sql"} {
+		raw, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain, wantFormat := readAll(t, filepath.Join("testdata", name), replay.FileOptions{})
+		var z bytes.Buffer
+		zw := gzip.NewWriter(&z)
+		zw.Write(raw)
+		zw.Close()
+		gz := filepath.Join(dir, name+".gz")
+		if err := os.WriteFile(gz, z.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		fromGz, format := readAll(t, gz, replay.FileOptions{})
+		if format != wantFormat || len(fromGz) != len(plain) || fromGz[len(fromGz)-1].SQL != plain[len(plain)-1].SQL {
+			t.Errorf("%s.gz: %s, %d statements; want %s, %d", name, format, len(fromGz), wantFormat, len(plain))
+		}
+		fromStdin, format := readAll(t, "-", replay.FileOptions{Stdin: bytes.NewReader(raw)})
+		if format != wantFormat || len(fromStdin) != len(plain) {
+			t.Errorf("%s on stdin: %s, %d statements; want %s, %d", name, format, len(fromStdin), wantFormat, len(plain))
+		}
+	}
+	// An explicit format wins over the sniffing.
+	got, format := readAll(t, "testdata/mysql-8.0-slow.log", replay.FileOptions{Format: replay.FormatSQL})
+	if format != replay.FormatSQL || len(got) == 0 {
+		t.Errorf("forced sql: %s, %d", format, len(got))
+	}
+}
+
+func TestTooLong(t *testing.T) {
+	dir := t.TempDir()
+	long := "SELECT '" + strings.Repeat("x", 5000) + "'"
+	files := map[string]string{
+		"a.sql": long + ";\nSELECT 2;\n",
+		"slow.log": "# User@Host: a[a] @ localhost []\n# Query_time: 0.1  Lock_time: 0.0 Rows_sent: 1  Rows_examined: 0\nSET timestamp=1;\n" + long + ";\n" +
+			"# User@Host: a[a] @ localhost []\n# Query_time: 0.1  Lock_time: 0.0 Rows_sent: 1  Rows_examined: 0\nSET timestamp=1;\nSELECT 2;\n",
+		"general.log": "2024-05-13T20:17:41.072665Z\t   14 Query\t" + long + "\n2024-05-13T20:17:41.072665Z\t   14 Query\tSELECT 2\n",
+	}
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(body), 0o644)
+		got, _ := readAll(t, p, replay.FileOptions{MaxStatementBytes: 1000})
+		if len(got) != 2 || !got[0].TooLong || len(got[0].SQL) > 1000 || got[1].TooLong || got[1].SQL != "SELECT 2" {
+			t.Errorf("%s: %d statements: %+v", name, len(got), got)
+		}
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	_, _, err := replay.OpenFile(filepath.Join(t.TempDir(), "nope.log"), replay.FileOptions{})
+	if exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), "no such file") {
+		t.Errorf("missing file: %v (exit %d)", err, exitcode.Of(err))
+	}
+	_, _, err = replay.OpenFile(t.TempDir(), replay.FileOptions{})
+	if exitcode.Of(err) != exitcode.Usage {
+		t.Errorf("directory: %v", err)
+	}
+	p := filepath.Join(t.TempDir(), "x.gz")
+	os.WriteFile(p, []byte("not gzip"), 0o644)
+	_, _, err = replay.OpenFile(p, replay.FileOptions{})
+	if exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), "gzip") {
+		t.Errorf("bad gzip: %v", err)
+	}
+	if _, err := replay.ParseFormat("xml"); err == nil {
+		t.Error("ParseFormat(xml) accepted")
+	}
+}
