@@ -82,10 +82,24 @@ Needs SELECT on the tables and the PROCESS privilege (to read the pool's page li
 	fl.StringVar(&f.untilCoverage, "until-coverage", "", "stop as soon as the plan (or the manifest's pages) is this resident, e.g. 95%")
 	fl.BoolVar(&f.asJSON, "json", false, "print the plan and result as JSON on stdout")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress output")
+	rf := addReplayFlags(cmd)
 	cmd.RunE = run(func(cmd *cobra.Command, _ []string) error {
 		opts, err := cf.resolve(cmd)
 		if err != nil {
 			return err
+		}
+		// --replay is a method of its own: it reads a log, not the catalog (and -D is its
+		// default schema, so it must come before -D becomes a list of schemas).
+		if err := rf.validate(); err != nil {
+			return err
+		}
+		if rf.active() {
+			conn, err := connection.Open(cmd.Context(), opts)
+			if err != nil {
+				return err
+			}
+			defer conn.Close()
+			return rf.run(cmd, conn, f.asJSON)
 		}
 		budget, err := warm.ParseBudget(f.budget)
 		if err != nil {
@@ -148,8 +162,10 @@ Needs SELECT on the tables and the PROCESS privilege (to read the pool's page li
 		if err != nil {
 			return err
 		}
-		if !f.quiet {
-			logx.Infof("method: %s (%s)", method, why)
+		logMethod := func() {
+			if !f.quiet {
+				logx.Infof("method: %s (%s)", method, why)
+			}
 		}
 		planOpts := warm.Options{Budget: budget, Order: f.order, Parallel: f.parallel, LOB: f.lob, SplitPages: f.splitPages, LockWaitTimeout: f.lockWaitTimeout}
 		runOpts := warm.RunOptions{
@@ -169,6 +185,7 @@ Needs SELECT on the tables and the PROCESS privilege (to read the pool's page li
 				if until > 0 {
 					runOpts.Until = warm.Until{Want: until, Measure: readiness.Manifest{Conn: conn, Resolved: resolved}.Coverage}
 				}
+				logMethod()
 				res, runErr = warm.FromManifest(ctx, conn, resolved, method, planOpts, runOpts)
 			} else {
 				cat, err := catalog.Load(ctx, conn, filter)
@@ -178,6 +195,7 @@ Needs SELECT on the tables and the PROCESS privilege (to read the pool's page li
 				if until > 0 {
 					runOpts.Until = warm.Until{Want: until, Measure: readiness.Selection{Conn: conn, Catalog: cat}.Coverage}
 				}
+				logMethod()
 				res, runErr = warm.NativeFromCatalog(ctx, conn, cat, planOpts, runOpts)
 			}
 			if ctx.Err() != nil {
@@ -202,6 +220,7 @@ Needs SELECT on the tables and the PROCESS privilege (to read the pool's page li
 		if len(cat.Tables) == 0 && len(cat.Skipped) == 0 {
 			return usagef("no tables match the selection")
 		}
+		logMethod()
 		pl, err := warm.BuildPlan(ctx, conn, cat, planOpts)
 		if err != nil {
 			return err

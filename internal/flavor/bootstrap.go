@@ -21,10 +21,13 @@ var ErrNoInstaller = errors.New("no mariadb-install-db or mysql_install_db found
 // mariadb-install-db (root gets an empty password with normal authentication, so tests and
 // demos can log in over the socket as any OS user); MySQL 5.7+/8 initialize with the server
 // binary itself.
-func NewBootstrap(kind Kind, serverBinary, datadir string, runAsRoot bool) (Bootstrap, error) {
+//
+// tmpdir keeps the bootstrap's temporary files apart: a server deletes every #sql* file in
+// its tmpdir when it starts, so servers sharing /tmp destroy each other's.
+func NewBootstrap(kind Kind, serverBinary, datadir, tmpdir string, runAsRoot bool) (Bootstrap, error) {
 	prefix := filepath.Dir(filepath.Dir(serverBinary))
 	if kind == MySQL {
-		args := []string{"--no-defaults", "--initialize-insecure", "--datadir=" + datadir, "--basedir=" + prefix}
+		args := []string{"--no-defaults", "--initialize-insecure", "--datadir=" + datadir, "--basedir=" + prefix, "--tmpdir=" + tmpdir}
 		if runAsRoot {
 			args = append(args, "--user=root")
 		}
@@ -34,7 +37,7 @@ func NewBootstrap(kind Kind, serverBinary, datadir string, runAsRoot bool) (Boot
 	if installer == "" {
 		return Bootstrap{}, ErrNoInstaller
 	}
-	args := []string{"--no-defaults", "--datadir=" + datadir, "--auth-root-authentication-method=normal", "--skip-test-db"}
+	args := []string{"--no-defaults", "--datadir=" + datadir, "--auth-root-authentication-method=normal", "--skip-test-db", "--tmpdir=" + tmpdir}
 	if prefix != "/usr" && prefix != "/usr/local" {
 		args = append(args, "--basedir="+prefix)
 	}

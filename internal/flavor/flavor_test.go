@@ -128,12 +128,12 @@ func TestWithTimeLimit(t *testing.T) {
 }
 
 func TestBootstrap(t *testing.T) {
-	b, err := NewBootstrap(MySQL, "/opt/mysql-8.0.36/bin/mysqld", "/tmp/d", true)
+	b, err := NewBootstrap(MySQL, "/opt/mysql-8.0.36/bin/mysqld", "/tmp/d", "/tmp/t", true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	joined := strings.Join(b.Args, " ")
-	if b.Path != "/opt/mysql-8.0.36/bin/mysqld" || !strings.Contains(joined, "--initialize-insecure") || !strings.Contains(joined, "--basedir=/opt/mysql-8.0.36") || !strings.Contains(joined, "--user=root") {
+	if b.Path != "/opt/mysql-8.0.36/bin/mysqld" || !strings.Contains(joined, "--initialize-insecure") || !strings.Contains(joined, "--basedir=/opt/mysql-8.0.36") || !strings.Contains(joined, "--user=root") || !strings.Contains(joined, "--tmpdir=/tmp/t") {
 		t.Errorf("MySQL bootstrap = %s %s", b.Path, joined)
 	}
 	if args := SandboxServerArgs(MySQL, Version{8, 0, 36}); strings.Join(args, " ") != "--skip-log-bin --mysqlx=OFF" {

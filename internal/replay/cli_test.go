@@ -8,15 +8,14 @@ import (
 	"github.com/innowarm/innowarm/internal/sandbox/sandboxtest"
 )
 
-// TestCLI runs the replay through the innowarm binary (the hidden "replay" command, which
-// takes the same flags as warm --replay).
+// TestCLI runs the replay through the innowarm binary: warm --replay.
 func TestCLI(t *testing.T) {
 	schema := sandboxtest.Schema(t)
 	sandboxtest.Exec(t, "CREATE TABLE "+q(schema)+".t (id INT PRIMARY KEY)", "INSERT INTO "+q(schema)+".t VALUES (1)")
 	body := "USE " + q(schema) + ";\nSELECT * FROM t;\nINSERT INTO t VALUES (2);\nSELECT COUNT(*) FROM t WHERE id IN (1, 2);\nSELECT COUNT(*) FROM t WHERE id IN (3);\n"
 	file := sqlFile(t, body)
 	args := func(extra ...string) []string {
-		return append(append([]string{"replay"}, sandboxtest.Sock(t)...), extra...)
+		return append(append([]string{"warm"}, sandboxtest.Sock(t)...), extra...)
 	}
 
 	r := sandboxtest.CLI(t, sandboxtest.Run{}, args("--replay", file, "--json", "--dedupe", "-q")...)
@@ -68,7 +67,7 @@ func TestCLI(t *testing.T) {
 		{args("--replay", "performance_schema", "--replay-format", "slow"), "does not apply"},
 		{args("--replay", filepath.Join(t.TempDir(), "nope.log")), "no such file"},
 		{args("--dedupe"), "--dedupe needs --replay"},
-		{args(), "--replay SOURCE is required"},
+		{args(), "choose what to warm"},
 	} {
 		r := sandboxtest.CLI(t, sandboxtest.Run{}, c.args...)
 		if r.Code != 2 || !strings.Contains(r.Stderr, c.want) || strings.Count(strings.TrimSpace(r.Stderr), "\n") != 0 {

@@ -266,7 +266,11 @@ func (s *Sandbox) install(ctx context.Context, bin Binary) error {
 	if err := os.MkdirAll(s.Datadir, 0o750); err != nil {
 		return exitcode.UsageError(fmt.Errorf("sandbox dir %s is not writable: %w", s.Dir, err))
 	}
-	boot, err := flavor.NewBootstrap(bin.Kind, bin.Path, s.Datadir, os.Geteuid() == 0)
+	tmp := filepath.Join(s.Dir, "tmp")
+	if err := os.MkdirAll(tmp, 0o750); err != nil {
+		return exitcode.UsageError(fmt.Errorf("sandbox dir %s is not writable: %w", s.Dir, err))
+	}
+	boot, err := flavor.NewBootstrap(bin.Kind, bin.Path, s.Datadir, tmp, os.Geteuid() == 0)
 	if err != nil {
 		return exitcode.UsageError(fmt.Errorf("cannot create a %s data directory: %w: %s", bin.Kind, err, InstallHint))
 	}
@@ -521,7 +525,11 @@ func (s *Sandbox) livePid() int {
 		select {
 		case <-s.exited:
 		default:
-			return s.proc.Pid
+			// Between its exit and the reaper's Wait the child is a zombie: not running.
+			if alive(s.proc.Pid) {
+				return s.proc.Pid
+			}
+			return 0
 		}
 	}
 	raw, err := os.ReadFile(s.PidFile)
@@ -758,7 +766,9 @@ func lastErrorLineFrom(path string, offset int64) string {
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 	for _, pick := range []func(string) bool{
 		func(l string) bool { return strings.Contains(l, "[ERROR]") && !strings.Contains(l, "Aborting") },
-		func(l string) bool { return strings.Contains(strings.ToLower(l), "error") },
+		func(l string) bool {
+			return strings.Contains(strings.ToLower(l), "error") && !strings.Contains(l, "Aborting")
+		},
 	} {
 		for i := len(lines) - 1; i >= 0; i-- {
 			if pick(lines[i]) {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/innowarm/innowarm/internal/catalog"
+	"github.com/innowarm/innowarm/internal/connection"
 	"github.com/innowarm/innowarm/internal/sandbox/sandboxtest"
 	"github.com/innowarm/innowarm/internal/warm"
 )
@@ -156,18 +157,9 @@ func TestLeastPrivilege(t *testing.T) {
 // restores the variable it changed, and exits 130. A table lock holds the statements
 // waiting, so they are surely running when the signal comes: here the planning ones.
 func TestInterruptStopsEverything(t *testing.T) {
-	ctx := context.Background()
 	zoo := sandboxtest.Zoo(t)
 	conn := coldConn(t)
-	locker, err := conn.DB.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer locker.Close()
-	if _, err := locker.ExecContext(ctx, "LOCK TABLES "+catalog.QuoteTable(zoo, sandboxtest.ZooCompositePK)+" WRITE"); err != nil {
-		t.Fatal(err)
-	}
-	defer locker.ExecContext(ctx, "UNLOCK TABLES")
+	defer lockTable(t, conn, zoo, sandboxtest.ZooCompositePK)()
 
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		cmd := exec.Command(sandboxtest.Binary(t), zooArgs(t, "--tables", "*.composite*", "--make-young", "--lock-wait-timeout", "120s")...)
@@ -210,15 +202,7 @@ func TestCancelDuringRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	locker, err := conn.DB.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer locker.Close()
-	if _, err := locker.ExecContext(ctx, "LOCK TABLES "+catalog.QuoteTable(zoo, sandboxtest.ZooCompositePK)+" WRITE"); err != nil {
-		t.Fatal(err)
-	}
-	defer locker.ExecContext(ctx, "UNLOCK TABLES")
+	defer lockTable(t, conn, zoo, sandboxtest.ZooCompositePK)()
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	o := quiet()
@@ -316,15 +300,7 @@ func TestUntilCoverageStopsTheRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	locker, err := conn.DB.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer locker.Close()
-	if _, err := locker.ExecContext(ctx, "LOCK TABLES "+catalog.QuoteTable(zoo, sandboxtest.ZooCompositePK)+" WRITE"); err != nil {
-		t.Fatal(err)
-	}
-	defer locker.ExecContext(ctx, "UNLOCK TABLES")
+	defer lockTable(t, conn, zoo, sandboxtest.ZooCompositePK)()
 	o := quiet()
 	o.Catalog, o.LockWaitTimeout = cat, time.Minute
 	o.Until = warm.Until{Want: 0.05, Measure: func(ctx context.Context) (float64, string, error) { return warm.PlanCoverage(ctx, conn, cat, pl) }}
@@ -343,20 +319,30 @@ func TestUntilCoverageStopsTheRun(t *testing.T) {
 
 // A table locked while the warm plans is skipped with the reason; the rest is warmed.
 func TestLockedTableIsSkipped(t *testing.T) {
-	ctx := context.Background()
 	zoo := sandboxtest.Zoo(t)
 	conn := coldConn(t)
+	defer lockTable(t, conn, zoo, sandboxtest.ZooCompositePK)()
+	r := sandboxtest.CLI(t, sandboxtest.Run{}, zooArgs(t, "--tables", "*.composite*,*.nopk", "--lock-wait-timeout", "1s", "-q")...)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "is locked") || !strings.Contains(r.Stdout, "`nopk`") {
+		t.Errorf("exit %d:\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+}
+
+// lockTable holds LOCK TABLES ... WRITE on a table from a connection of its own, so that
+// every statement innowarm sends to it waits on its metadata lock; it returns the unlock.
+func lockTable(t *testing.T, conn *connection.Conn, schema, table string) func() {
+	t.Helper()
+	ctx := context.Background()
 	locker, err := conn.DB.Conn(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer locker.Close()
-	if _, err := locker.ExecContext(ctx, "LOCK TABLES "+catalog.QuoteTable(zoo, sandboxtest.ZooCompositePK)+" WRITE"); err != nil {
+	if _, err := locker.ExecContext(ctx, "LOCK TABLES "+catalog.QuoteTable(schema, table)+" WRITE"); err != nil {
+		locker.Close()
 		t.Fatal(err)
 	}
-	defer locker.ExecContext(ctx, "UNLOCK TABLES")
-	r := sandboxtest.CLI(t, sandboxtest.Run{}, zooArgs(t, "--tables", "*.composite*,*.nopk", "--lock-wait-timeout", "1s", "-q")...)
-	if r.Code != 0 || !strings.Contains(r.Stdout, "is locked") || !strings.Contains(r.Stdout, "`nopk`") {
-		t.Errorf("exit %d:\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	return func() {
+		locker.ExecContext(ctx, "UNLOCK TABLES")
+		locker.Close()
 	}
 }
