@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"sync"
 	"time"
 
@@ -105,6 +106,15 @@ type TargetResult struct {
 	first, last time.Time
 }
 
+// UnitReport is one statement of a run, for --json.
+type UnitReport struct {
+	ID      int     `json:"id"`
+	Target  string  `json:"target"`
+	Range   string  `json:"range,omitempty"`
+	Seconds float64 `json:"seconds"`
+	Error   string  `json:"error,omitempty"`
+}
+
 // Result is the outcome of a run.
 type Result struct {
 	Method      string            `json:"method"`
@@ -125,6 +135,7 @@ type Result struct {
 	PoolBefore  bufferpool.Totals `json:"pool_before"`
 	PoolAfter   bufferpool.Totals `json:"pool_after"`
 	PageSize    int64             `json:"page_size"`
+	UnitsRun    []UnitReport      `json:"unit_results,omitempty"`
 	// Stopped says why the run ended before its last unit (--until-coverage).
 	Stopped     string `json:"stopped,omitempty"`
 	UnitsCancel int    `json:"units_stopped,omitempty"`
@@ -232,6 +243,14 @@ func Run(ctx context.Context, conn *connection.Conn, pl *Plan, o RunOptions) (*R
 
 	for r := range results {
 		tr := targets[r.Unit.Target]
+		ur := UnitReport{ID: r.Unit.ID, Target: r.Unit.Target.Name(), Seconds: r.Seconds}
+		if r.Unit.Ranges > 1 {
+			ur.Range = fmt.Sprintf("%d/%d", r.Unit.RangeNo, r.Unit.Ranges)
+		}
+		if r.Err != nil {
+			ur.Error = r.Err.Error()
+		}
+		res.UnitsRun = append(res.UnitsRun, ur)
 		if r.Err != nil && ctx.Err() != nil && parent.Err() == nil {
 			res.UnitsCancel++ // ended by the coverage goal
 			continue
@@ -253,6 +272,7 @@ func Run(ctx context.Context, conn *connection.Conn, pl *Plan, o RunOptions) (*R
 		tr.UnitsDone++
 		tl.done(r.Unit, nil)
 	}
+	sort.Slice(res.UnitsRun, func(i, j int) bool { return res.UnitsRun[i].ID < res.UnitsRun[j].ID })
 	stopSampling()
 	sampler.Wait()
 	close(startErrs)
