@@ -63,6 +63,11 @@ func (s *Session) guard(ctx context.Context) func() {
 		}
 	})
 	return func() {
+		if ctx.Err() != nil {
+			// The statement returned because of the cancel: the driver gives up at once and
+			// drops the socket while the server may still run it, so the kill must go ahead.
+			return
+		}
 		armed.Store(false)
 		if stop() {
 			s.c.kills.Done()
