@@ -1,0 +1,59 @@
+package cli
+
+import (
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/innowarm/innowarm/internal/pacing"
+	"github.com/innowarm/innowarm/internal/units"
+)
+
+// pacingFlags are the flags every warm method shares to spare the server's own work
+// (docs/pacing.md).
+type pacingFlags struct {
+	maxLoad, criticalLoad string
+	maxRate               string
+	nice                  bool
+}
+
+// addPacingFlags registers --max-load, --critical-load, --max-rate and --nice on cmd.
+func addPacingFlags(cmd *cobra.Command) *pacingFlags {
+	f := &pacingFlags{}
+	fl := cmd.Flags()
+	fl.StringVar(&f.maxLoad, "max-load", "", "pause while a SHOW GLOBAL STATUS variable is above its bound, checked every second: NAME=LIMIT[,NAME=LIMIT...], e.g. Threads_running=25 (the warm's own sessions are not counted)")
+	fl.StringVar(&f.criticalLoad, "critical-load", "", "stop the warm cleanly when a status variable is above its bound, e.g. Threads_running=50")
+	fl.StringVar(&f.maxRate, "max-rate", "", "cap the server's read rate (Innodb_pages_read) while warming, e.g. 200MB/s")
+	fl.BoolVar(&f.nice, "nice", false, "yield to foreground work: lower the warm's read rate while a probe's latency or Threads_running grows beyond what it was before the warm")
+	return f
+}
+
+// config checks the flags and returns the governor's configuration for a warm of workers
+// sessions (0: not known yet; set Config.Workers before pacing.New). Bad values are usage
+// errors; whether the status variables exist is checked by pacing.New against the server.
+func (f *pacingFlags) config(workers int) (pacing.Config, error) {
+	c := pacing.Config{Nice: f.nice, Workers: workers}
+	var err error
+	if c.MaxLoad, err = pacing.ParseBounds(f.maxLoad); err != nil {
+		return c, usagef("--max-load: %v", err)
+	}
+	if c.Critical, err = pacing.ParseBounds(f.criticalLoad); err != nil {
+		return c, usagef("--critical-load: %v", err)
+	}
+	if f.maxRate != "" {
+		if c.MaxRate, err = units.ParseRate(f.maxRate); err != nil {
+			return c, usagef("--max-rate: %v", err)
+		}
+		if c.MaxRate < 1<<20 {
+			return c, usagef("--max-rate %s: use at least 1MB/s", f.maxRate)
+		}
+	}
+	for _, crit := range c.Critical {
+		for _, load := range c.MaxLoad {
+			if strings.EqualFold(crit.Name, load.Name) && !crit.Relative && !load.Relative && crit.Limit <= load.Limit {
+				return c, usagef("--critical-load %s is not above --max-load %s: the warm would stop before it pauses", crit, load)
+			}
+		}
+	}
+	return c, nil
+}

@@ -1,0 +1,517 @@
+// Package pacing keeps a warm from hurting the server's own work. A Governor samples the
+// server once per interval (one SHOW GLOBAL STATUS statement, plus a few trivial probe
+// statements under --nice) and the warm's workers ask it before each unit:
+//
+//   - --max-load: every unit waits while a status variable is above its bound;
+//   - --critical-load: the warm stops (ErrCritical) when one is;
+//   - --max-rate: units wait while the server's read rate (Innodb_pages_read × page size)
+//     is over the cap;
+//   - --nice: the read rate the warm may use follows the foreground's distress, measured
+//     as a probe's latency and Threads_running against a baseline taken before the warm
+//     (additive increase, multiplicative decrease).
+//
+// A statement cannot be slowed down once it runs, so the governor only decides when the
+// next unit starts; units of a few MB to a few tens of MB give control within seconds.
+// See docs/pacing.md.
+package pacing
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/innowarm/innowarm/internal/connection"
+	"github.com/innowarm/innowarm/internal/units"
+)
+
+// ErrCritical is returned (wrapped, naming the bound) by Acquire once a --critical-load
+// bound was exceeded: the caller stops starting units and ends cleanly.
+var ErrCritical = errors.New("critical load reached (--critical-load)")
+
+// ErrClosed is returned by Acquire after Close.
+var ErrClosed = errors.New("pacing: governor closed")
+
+// Config is what the pacing flags ask for.
+type Config struct {
+	MaxLoad  []Bound // pause while any is exceeded
+	Critical []Bound // stop when any is exceeded
+	MaxRate  int64   // bytes per second the server may read; 0: no cap
+	Nice     bool    // adapt the warm's read rate to the foreground's distress
+	Interval time.Duration
+	Workers  int // sessions the caller runs at most
+}
+
+// Enabled reports whether c asks for any pacing.
+func (c Config) Enabled() bool {
+	return len(c.MaxLoad) > 0 || len(c.Critical) > 0 || c.MaxRate > 0 || c.Nice
+}
+
+// Stats is what the governor did, for the caller's result.
+type Stats struct {
+	Pauses           int     `json:"pauses"`                  // times the load went over a --max-load bound
+	PausedSeconds    float64 `json:"paused_seconds"`          // time over a --max-load bound: no unit started
+	RateLimitSeconds float64 `json:"rate_limited_seconds"`    // time with units waiting for the --max-rate or --nice budget
+	NiceRate         int64   `json:"-"`                       // the rate --nice allows now (bytes/s)
+	NiceMinRate      int64   `json:"nice_min_rate,omitempty"` // the lowest it went
+	ProbeBaselineMs  float64 `json:"probe_baseline_ms,omitempty"`
+	ThreadsBaseline  float64 `json:"threads_running_baseline,omitempty"`
+	Critical         string  `json:"critical,omitempty"`
+	ServerReadMBps   float64 `json:"server_read_mb_per_s,omitempty"` // Innodb_pages_read rate while the governor ran (with --max-rate or --nice)
+
+	readBytes, readSeconds float64
+}
+
+// Governor paces one warm. A nil *Governor never holds back: every method is a no-op.
+type Governor struct {
+	cfg      Config
+	conn     *connection.Conn
+	pageSize int64
+	query    string
+	maxLoad  []Bound
+	critical []Bound
+
+	sess    *connection.Session // used by New, then by the sampler goroutine only
+	cancel  context.CancelFunc
+	done    chan struct{}
+	tripped chan struct{}
+
+	mu         sync.Mutex
+	changed    chan struct{} // closed and replaced whenever the state changes
+	closed     bool
+	busy       map[int]bool
+	load       string // the --max-load bound exceeded at the last sample, or ""
+	crit       error
+	fail       error // the server's status could not be read for too long
+	lastGood   time.Time
+	lastSample time.Time
+	pagesRead  float64 // Innodb_pages_read at the last sample; <0: unknown
+	rate       *rateLimiter
+	rateWaited bool // a unit waited for the rate budget since the last sample
+	nice       *niceCtl
+	stats      Stats
+}
+
+// statusReadTimeout bounds one sample's statements.
+const statusReadTimeout = 5 * time.Second
+
+// failAfter is how long the status may be unreadable before Acquire fails.
+const failAfter = 15 * time.Second
+
+// New checks cfg against the server (each bound must name a numeric SHOW GLOBAL STATUS
+// variable: usage error otherwise), measures the --nice baseline (about one interval), and
+// starts sampling every cfg.Interval (default 1 s) on a session of its own. It returns a
+// nil Governor, which never holds back, when cfg asks for no pacing. Call it just before
+// the warm's first unit, so the baseline is the server without the warm.
+func New(ctx context.Context, conn *connection.Conn, cfg Config) (*Governor, error) {
+	if !cfg.Enabled() {
+		return nil, nil
+	}
+	if cfg.Interval <= 0 {
+		cfg.Interval = time.Second
+	}
+	cfg.Workers = max(cfg.Workers, 1)
+	g := &Governor{
+		cfg: cfg, conn: conn, pageSize: int64(conn.Server.PageSize),
+		maxLoad: append([]Bound(nil), cfg.MaxLoad...), critical: append([]Bound(nil), cfg.Critical...),
+		done: make(chan struct{}), tripped: make(chan struct{}), changed: make(chan struct{}),
+		busy: map[int]bool{}, pagesRead: -1,
+	}
+	if g.pageSize <= 0 {
+		g.pageSize = 16384
+	}
+	var names []string
+	seen := map[string]bool{}
+	for _, b := range append(append([]Bound(nil), cfg.MaxLoad...), cfg.Critical...) {
+		if k := strings.ToLower(b.Name); !seen[k] {
+			seen[k] = true
+			names = append(names, b.Name)
+		}
+	}
+	if (cfg.MaxRate > 0 || cfg.Nice) && !seen["innodb_pages_read"] {
+		names = append(names, "Innodb_pages_read")
+	}
+	quoted := make([]string, len(names))
+	for i, n := range names {
+		quoted[i] = "'" + n + "'" // ParseBounds allows only [A-Za-z0-9_]
+	}
+	if len(names) > 0 {
+		g.query = "SHOW GLOBAL STATUS WHERE Variable_name IN (" + strings.Join(quoted, ", ") + ")"
+	}
+
+	sess, err := conn.NewSession(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("pacing: %w", err)
+	}
+	g.sess = sess
+	fail := func(err error) (*Governor, error) {
+		sess.Close()
+		return nil, err
+	}
+	vals, raw, err := g.read(ctx)
+	if err != nil {
+		return fail(fmt.Errorf("pacing: read server status: %w", err))
+	}
+	adjust(vals, 0)
+	for _, set := range []struct {
+		flag   string
+		bounds []Bound
+	}{{"--max-load", g.maxLoad}, {"--critical-load", g.critical}} {
+		for i, b := range set.bounds {
+			k := strings.ToLower(b.Name)
+			if _, ok := raw[k]; !ok {
+				return fail(usagef("%s %s: no status variable %s on this server (see SHOW GLOBAL STATUS)", set.flag, b, b.Name))
+			}
+			v, ok := vals[k]
+			if !ok {
+				return fail(usagef("%s %s: %s is %q, not a number", set.flag, b, b.Name, raw[k]))
+			}
+			if b.Relative {
+				set.bounds[i].Limit = max(math.Ceil(v*1.2), v+1)
+			}
+		}
+	}
+	if cfg.Nice {
+		probe, threads, err := g.baseline(ctx)
+		if err != nil {
+			return fail(fmt.Errorf("pacing: --nice probe: %w", err))
+		}
+		g.nice = newNiceCtl(probe, threads, cfg.MaxRate)
+		g.stats.ProbeBaselineMs = float64(probe) / float64(time.Millisecond)
+		g.stats.ThreadsBaseline = threads
+		g.stats.NiceMinRate, g.stats.NiceRate = int64(g.nice.rate), int64(g.nice.rate)
+	}
+	now := time.Now()
+	g.lastGood, g.lastSample = now, now
+	if v, ok := vals["innodb_pages_read"]; ok {
+		g.pagesRead = v
+	}
+	switch {
+	case g.nice != nil:
+		g.rate = newRateLimiter(int64(g.nice.rate), cfg.SuggestedUnitBytes(), g.pageSize, now)
+	case cfg.MaxRate > 0:
+		g.rate = newRateLimiter(cfg.MaxRate, cfg.SuggestedUnitBytes(), g.pageSize, now)
+	}
+	g.apply(vals, nil, now)
+
+	sctx, cancel := context.WithCancel(context.Background())
+	g.cancel = cancel
+	go g.loop(sctx)
+	return g, nil
+}
+
+// read runs the status query: numeric values by lower-case name, and every raw value.
+func (g *Governor) read(ctx context.Context) (map[string]float64, map[string]string, error) {
+	vals, raw := map[string]float64{}, map[string]string{}
+	if g.query == "" {
+		return vals, raw, nil
+	}
+	err := g.sess.Query(ctx, g.query, nil, func(rows *sql.Rows) error {
+		var name, val string
+		if err := rows.Scan(&name, &val); err != nil {
+			return err
+		}
+		k := strings.ToLower(name)
+		raw[k] = val
+		if f, err := strconv.ParseFloat(strings.TrimSpace(val), 64); err == nil {
+			vals[k] = f
+		}
+		return nil
+	})
+	return vals, raw, err
+}
+
+// loop samples until Close. Under --nice it ticks probesPerSample times per interval and
+// probes at each tick; the status query and the decisions happen once per interval.
+func (g *Governor) loop(ctx context.Context) {
+	defer close(g.done)
+	period, every := g.cfg.Interval, 1
+	if g.nice != nil {
+		period, every = g.cfg.Interval/probesPerSample, probesPerSample
+	}
+	t := time.NewTicker(period)
+	defer t.Stop()
+	var probes []probeResult
+	for n := 1; ; n++ {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if g.nice != nil && g.sess != nil {
+			if p, err := g.probe(ctx); err == nil {
+				probes = append(probes, p)
+			}
+		}
+		if n%every == 0 {
+			g.sample(ctx, probes)
+			probes = probes[:0]
+		}
+	}
+}
+
+// sample reads the server once and updates the state.
+func (g *Governor) sample(ctx context.Context, probes []probeResult) {
+	qctx, cancel := context.WithTimeout(ctx, statusReadTimeout)
+	defer cancel()
+	var err error
+	if g.sess == nil {
+		g.sess, err = g.conn.NewSession(qctx)
+	}
+	var vals map[string]float64
+	busyBefore := g.busyCount()
+	if err == nil {
+		vals, _, err = g.read(qctx)
+	}
+	busy := min(busyBefore, g.busyCount())
+	if ctx.Err() != nil {
+		return
+	}
+	now := time.Now()
+	if err != nil {
+		if g.sess != nil {
+			g.sess.Close()
+			g.sess = nil
+		}
+		g.mu.Lock()
+		if now.Sub(g.lastGood) > failAfter && g.fail == nil {
+			g.fail = fmt.Errorf("pacing: cannot read the server's status for %s: %w", failAfter, err)
+			g.broadcastLocked()
+		}
+		g.mu.Unlock()
+		return
+	}
+	adjust(vals, busy)
+	g.apply(vals, probes, now)
+}
+
+// adjust takes the governor's knowledge of the warm out of the sampled values: the warm's
+// busy sessions and the sampler's own statement are running threads too.
+func adjust(vals map[string]float64, busy int) {
+	if v, ok := vals["threads_running"]; ok {
+		vals["threads_running"] = max(v-float64(busy)-1, 0)
+	}
+}
+
+// apply takes one interval's values and probes.
+func (g *Governor) apply(vals map[string]float64, probes []probeResult, now time.Time) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.lastGood = now
+	dt := now.Sub(g.lastSample).Seconds()
+	g.lastSample = now
+	if g.crit == nil {
+		if r := exceeded(g.critical, vals); r != "" {
+			g.crit = fmt.Errorf("%w: %s", ErrCritical, r)
+			g.stats.Critical = r
+			close(g.tripped)
+		}
+	}
+	if g.load != "" {
+		g.stats.PausedSeconds += dt
+	}
+	load := exceeded(g.maxLoad, vals)
+	if load != "" && g.load == "" {
+		g.stats.Pauses++
+	}
+	g.load = load
+	serverRate := -1.0
+	if v, ok := vals["innodb_pages_read"]; ok {
+		if g.pagesRead >= 0 && v >= g.pagesRead && dt > 0 {
+			b := (v - g.pagesRead) * float64(g.pageSize)
+			serverRate = b / dt
+			g.stats.readBytes += b
+			g.stats.readSeconds += dt
+			if g.rate != nil {
+				g.rate.observe(now, b)
+			}
+		}
+		g.pagesRead = v
+	}
+	if g.rate != nil {
+		if g.rateWaited {
+			g.stats.RateLimitSeconds += dt
+		}
+		g.rateWaited = false
+	}
+	if g.nice != nil && len(probes) > 0 && serverRate >= 0 {
+		lat, threads := summarize(probes)
+		g.nice.update(lat, threads, serverRate)
+		g.rate.setRate(g.nice.rate, now)
+		g.stats.NiceMinRate, g.stats.NiceRate = int64(g.nice.minRate), int64(g.nice.rate)
+	}
+	g.broadcastLocked()
+}
+
+func (g *Governor) broadcastLocked() {
+	close(g.changed)
+	g.changed = make(chan struct{})
+}
+
+func (g *Governor) busyCount() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.busy)
+}
+
+// Acquire is called by a worker before each unit. It blocks while the warm is held back:
+// the load is over a --max-load bound, or the --max-rate (or --nice) budget is spent. It
+// returns ErrCritical (wrapped, naming the bound) once a --critical-load bound was
+// exceeded, and ctx.Err() when ctx ends. The worker is then busy until Release (or its
+// next Acquire): busy workers are what the governor subtracts from Threads_running.
+func (g *Governor) Acquire(ctx context.Context, worker int) error {
+	if g == nil {
+		return ctx.Err()
+	}
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	g.mu.Lock()
+	delete(g.busy, worker)
+	for {
+		switch {
+		case g.closed:
+			g.mu.Unlock()
+			return ErrClosed
+		case g.crit != nil:
+			g.mu.Unlock()
+			return g.crit
+		case g.fail != nil:
+			g.mu.Unlock()
+			return g.fail
+		case ctx.Err() != nil:
+			g.mu.Unlock()
+			return ctx.Err()
+		}
+		var wait time.Duration
+		if g.load == "" {
+			if g.rate != nil {
+				wait = g.rate.reserve(time.Now())
+			}
+			if wait == 0 {
+				g.busy[worker] = true
+				g.mu.Unlock()
+				return nil
+			}
+			g.rateWaited = true
+		}
+		ch := g.changed
+		g.mu.Unlock()
+		var tc <-chan time.Time
+		if wait > 0 {
+			if timer == nil {
+				timer = time.NewTimer(wait)
+			} else {
+				timer.Reset(wait)
+			}
+			tc = timer.C
+		}
+		select {
+		case <-ctx.Done():
+		case <-ch:
+		case <-tc:
+		}
+		g.mu.Lock()
+	}
+}
+
+// Release says the worker's unit ended: its session no longer counts as the warm's.
+func (g *Governor) Release(worker int) {
+	if g == nil {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.busy, worker)
+}
+
+// Tripped is closed when a --critical-load bound is exceeded, for callers that want to
+// stop statements in flight too (a nil Governor's never closes).
+func (g *Governor) Tripped() <-chan struct{} {
+	if g == nil {
+		return nil
+	}
+	return g.tripped
+}
+
+// Err is the ErrCritical-wrapped error once a --critical-load bound tripped, else nil.
+func (g *Governor) Err() error {
+	if g == nil {
+		return nil
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.crit
+}
+
+// Status says why the warm is held back, for the progress line: "" when it runs freely,
+// else e.g. "Threads_running=31 > 25", "rate 200 MiB/s reached",
+// "nice: up to 12 MiB/s (probe 2.30 ms vs 0.90 ms before the warm)".
+func (g *Governor) Status() string {
+	if g == nil {
+		return ""
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	switch {
+	case g.crit != nil:
+		return "stopping: " + g.stats.Critical + " (--critical-load)"
+	case g.fail != nil:
+		return "cannot read the server's status"
+	case g.load != "":
+		return g.load
+	}
+	limited := g.rate != nil && (g.rateWaited || g.rate.spent(time.Now()))
+	switch {
+	case g.nice != nil && limited && (g.cfg.MaxRate <= 0 || g.nice.rate < float64(g.cfg.MaxRate)):
+		return g.nice.status()
+	case limited:
+		return fmt.Sprintf("rate %s/s reached", units.FormatBytes(g.cfg.MaxRate))
+	case g.nice != nil && g.nice.distressed:
+		return g.nice.status()
+	}
+	return ""
+}
+
+// Stats reports what the governor did so far.
+func (g *Governor) Stats() Stats {
+	if g == nil {
+		return Stats{}
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	s := g.stats
+	if s.readSeconds > 0 {
+		s.ServerReadMBps = s.readBytes / 1e6 / s.readSeconds
+	}
+	return s
+}
+
+// Close stops sampling and releases the governor's session; waiting Acquires return
+// ErrClosed.
+func (g *Governor) Close() {
+	if g == nil {
+		return
+	}
+	g.mu.Lock()
+	if g.closed {
+		g.mu.Unlock()
+		return
+	}
+	g.closed = true
+	g.broadcastLocked()
+	g.mu.Unlock()
+	g.cancel()
+	<-g.done
+	if g.sess != nil {
+		g.sess.Close()
+	}
+}

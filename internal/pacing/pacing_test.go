@@ -1,0 +1,386 @@
+package pacing_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/innowarm/innowarm/internal/connection"
+	"github.com/innowarm/innowarm/internal/exitcode"
+	"github.com/innowarm/innowarm/internal/pacing"
+	"github.com/innowarm/innowarm/internal/sandbox/sandboxtest"
+)
+
+// The pool is smaller than the max-rate test's table, so its scans keep reading the disk.
+func TestMain(m *testing.M) { sandboxtest.Main(m, sandboxtest.Options{PoolSize: 32 << 20}) }
+
+func TestParseBounds(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want string
+	}{
+		{"", ""},
+		{"  ", ""},
+		{"Threads_running=25", "Threads_running=25"},
+		{"Threads_running=25,Innodb_row_lock_current_waits=5", "Threads_running=25 Innodb_row_lock_current_waits=5"},
+		{" Threads_running : 25 , Threads_connected=1.5 ", "Threads_running=25 Threads_connected=1.5"},
+		{"Threads_running", "Threads_running (+20%)"},
+	} {
+		bs, err := pacing.ParseBounds(tc.in)
+		if err != nil {
+			t.Errorf("%q: %v", tc.in, err)
+			continue
+		}
+		var got []string
+		for _, b := range bs {
+			got = append(got, b.String())
+		}
+		if strings.Join(got, " ") != tc.want {
+			t.Errorf("%q: %q, want %q", tc.in, strings.Join(got, " "), tc.want)
+		}
+	}
+	for _, tc := range []struct{ in, mention string }{
+		{"Threads_running=abc", `"Threads_running=abc"`},
+		{"Threads_running=-1", "must be a number >= 0"},
+		{"Threads_running=25,", "empty part"},
+		{"Threads running=25", `"Threads running"`},
+		{"=25", `""`},
+		{"Threads_running=1,threads_RUNNING=2", "given twice"},
+		{"x';DROP TABLE t;--=1", "not a status variable name"},
+	} {
+		_, err := pacing.ParseBounds(tc.in)
+		if err == nil {
+			t.Errorf("%q: no error", tc.in)
+			continue
+		}
+		if exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), tc.mention) {
+			t.Errorf("%q: %v (exit %d), want a usage error mentioning %s", tc.in, err, exitcode.Of(err), tc.mention)
+		}
+	}
+}
+
+func TestNewChecksVariables(t *testing.T) {
+	conn := sandboxtest.Conn(t)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		cfg     pacing.Config
+		mention string
+	}{
+		{pacing.Config{MaxLoad: []pacing.Bound{{Name: "Threads_running", Limit: 5}, {Name: "No_such_status", Limit: 1}}}, "--max-load No_such_status=1: no status variable No_such_status"},
+		{pacing.Config{Critical: []pacing.Bound{{Name: "Innodb_buffer_pool_dump_status", Limit: 1}}}, "not a number"},
+	} {
+		g, err := pacing.New(ctx, conn, tc.cfg)
+		if err == nil {
+			g.Close()
+			t.Errorf("%+v: no error", tc.cfg)
+			continue
+		}
+		if exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), tc.mention) {
+			t.Errorf("%+v: %v, want a usage error mentioning %q", tc.cfg, err, tc.mention)
+		}
+	}
+	// No pacing asked: a nil governor that never holds back.
+	g, err := pacing.New(ctx, conn, pacing.Config{Workers: 4})
+	if err != nil || g != nil {
+		t.Fatalf("New without pacing: %v, %v", g, err)
+	}
+	if err := g.Acquire(ctx, 0); err != nil || g.Status() != "" {
+		t.Errorf("nil governor: %v %q", err, g.Status())
+	}
+	g.Release(0)
+	g.Close()
+	// Names are case-insensitive, as the server's are; a bare name is relative.
+	g = governor(t, conn, pacing.Config{MaxLoad: []pacing.Bound{{Name: "THREADS_RUNNING", Relative: true}}})
+	if err := acquireWithin(g, 0, time.Second); err != nil {
+		t.Errorf("idle server, relative bound: %v (%s)", err, g.Status())
+	}
+}
+
+// governor starts one for the test and closes it at the end.
+func governor(t *testing.T, conn *connection.Conn, cfg pacing.Config) *pacing.Governor {
+	t.Helper()
+	g, err := pacing.New(context.Background(), conn, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(g.Close)
+	return g
+}
+
+// load keeps n sessions running stmt until the returned stop is called.
+func load(t *testing.T, conn *connection.Conn, n int, stmt string) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		s, err := conn.NewSession(ctx)
+		if err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer s.Close()
+			for ctx.Err() == nil {
+				var v any
+				_ = s.QueryRow(ctx, stmt, nil, &v)
+			}
+		}()
+	}
+	var once sync.Once
+	stop = func() { once.Do(func() { cancel(); wg.Wait() }) }
+	t.Cleanup(stop)
+	return stop
+}
+
+func waitFor(d time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if cond() {
+			return true
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return cond()
+}
+
+func acquireWithin(g *pacing.Governor, worker int, d time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	return g.Acquire(ctx, worker)
+}
+
+// TestMaxLoadPausesAndResumes: sessions sleeping in SELECT SLEEP() hold Threads_running
+// above the bound; Acquire blocks and Status says why; when they end, a waiting Acquire
+// returns within the next sample or two.
+func TestMaxLoadPausesAndResumes(t *testing.T) {
+	conn := sandboxtest.Conn(t)
+	g := governor(t, conn, pacing.Config{MaxLoad: []pacing.Bound{{Name: "Threads_running", Limit: 3}}, Workers: 2})
+	if err := acquireWithin(g, 0, time.Second); err != nil {
+		t.Fatalf("idle server: Acquire: %v (%s)", err, g.Status())
+	}
+	g.Release(0)
+
+	stop := load(t, conn, 6, "SELECT SLEEP(60)")
+	if !waitFor(5*time.Second, func() bool { return g.Status() != "" }) {
+		t.Fatal("6 sleeping sessions, bound Threads_running=3: never paused")
+	}
+	st := g.Status()
+	if !strings.HasPrefix(st, "Threads_running=") || !strings.HasSuffix(st, "> 3") {
+		t.Errorf("status %q, want Threads_running=N > 3", st)
+	}
+	if err := acquireWithin(g, 0, 1500*time.Millisecond); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Acquire while over the bound: %v, want it to block", err)
+	}
+
+	got := make(chan time.Time, 1)
+	go func() {
+		if err := acquireWithin(g, 1, 10*time.Second); err != nil {
+			t.Errorf("Acquire after the load ended: %v", err)
+		}
+		got <- time.Now()
+	}()
+	time.Sleep(200 * time.Millisecond)
+	released := time.Now()
+	stop()
+	resumed := <-got
+	if d := resumed.Sub(released); d > 2500*time.Millisecond {
+		t.Errorf("resumed %v after the load ended, want within about 2 s", d.Round(time.Millisecond))
+	}
+	if s := g.Stats(); s.Pauses < 1 || s.PausedSeconds <= 0 {
+		t.Errorf("stats %+v: no pause recorded", s)
+	}
+}
+
+// TestOwnSessionsDoNotCount: the warm's busy sessions are running threads, but they must
+// not pause the warm itself.
+func TestOwnSessionsDoNotCount(t *testing.T) {
+	conn := sandboxtest.Conn(t)
+	ctx := context.Background()
+	g := governor(t, conn, pacing.Config{MaxLoad: []pacing.Bound{{Name: "Threads_running", Limit: 1}}, Workers: 3})
+	var wg sync.WaitGroup
+	for w := 0; w < 3; w++ {
+		if err := acquireWithin(g, w, time.Second); err != nil {
+			t.Fatalf("worker %d: %v (%s)", w, err, g.Status())
+		}
+		s, err := conn.NewSession(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			defer s.Close()
+			var v any
+			_ = s.QueryRow(ctx, "SELECT SLEEP(2.5)", nil, &v)
+			g.Release(w)
+		}(w)
+	}
+	time.Sleep(1500 * time.Millisecond) // at least one sample while all three sleep
+	if st := g.Status(); st != "" {
+		t.Errorf("three busy warm sessions under Threads_running=1: status %q, want none", st)
+	}
+	wg.Wait()
+}
+
+func TestCriticalLoadStops(t *testing.T) {
+	conn := sandboxtest.Conn(t)
+	g := governor(t, conn, pacing.Config{
+		MaxLoad:  []pacing.Bound{{Name: "Threads_running", Limit: 20}},
+		Critical: []pacing.Bound{{Name: "Threads_running", Limit: 2}},
+		Workers:  2,
+	})
+	load(t, conn, 5, "SELECT SLEEP(60)")
+	// A worker's loop: units until the governor says stop.
+	deadline := time.Now().Add(5 * time.Second)
+	var err error
+	for ; err == nil && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if err = acquireWithin(g, 0, time.Second); err == nil {
+			g.Release(0)
+		}
+	}
+	if !errors.Is(err, pacing.ErrCritical) || !strings.Contains(err.Error(), "Threads_running=") {
+		t.Fatalf("Acquire under critical load: %v, want ErrCritical naming Threads_running", err)
+	}
+	select {
+	case <-g.Tripped():
+	default:
+		t.Error("Tripped() not closed")
+	}
+	if !errors.Is(g.Err(), pacing.ErrCritical) || !strings.Contains(g.Status(), "critical") {
+		t.Errorf("Err %v, Status %q", g.Err(), g.Status())
+	}
+	// It stays tripped: the caller stops.
+	if err := acquireWithin(g, 1, time.Second); !errors.Is(err, pacing.ErrCritical) {
+		t.Errorf("second Acquire: %v", err)
+	}
+}
+
+func pagesRead(t *testing.T, conn *connection.Conn) int64 {
+	t.Helper()
+	var name string
+	var n int64
+	if err := conn.DB.QueryRow("SHOW GLOBAL STATUS LIKE 'Innodb_pages_read'").Scan(&name, &n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestMaxRateCapsReads: two workers scan a table twice the size of the pool in small key
+// ranges as fast as the governor lets them; the server's read rate over a few seconds
+// must stay near the cap.
+func TestMaxRateCapsReads(t *testing.T) {
+	conn := sandboxtest.Conn(t)
+	ctx := context.Background()
+	db := sandboxtest.Schema(t)
+	tbl := fmt.Sprintf("`%s`.big", db)
+	// About 64 MB: 2^18 rows of ~260 bytes.
+	sandboxtest.Exec(t, "CREATE TABLE "+tbl+" (id INT PRIMARY KEY, pad CHAR(250) NOT NULL) CHARSET latin1",
+		"INSERT INTO "+tbl+" VALUES (1, REPEAT('x', 250))")
+	for n := 1; n < 1<<18; n *= 2 {
+		sandboxtest.Exec(t, fmt.Sprintf("INSERT INTO %s SELECT id + %d, pad FROM %s", tbl, n, tbl))
+	}
+	const rows, chunk = 1 << 18, 3000 // ~50 pages per unit
+	const capRate = 8 << 20
+	g := governor(t, conn, pacing.Config{MaxRate: capRate, Workers: 2})
+
+	runCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	before, t0 := pagesRead(t, conn), time.Now()
+	var mu sync.Mutex
+	next, units := 0, 0
+	var wg sync.WaitGroup
+	sawStatus := make(chan string, 1)
+	for w := 0; w < 2; w++ {
+		s, err := conn.NewSession(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			defer s.Close()
+			for {
+				if err := g.Acquire(runCtx, w); err != nil {
+					return
+				}
+				if st := g.Status(); st != "" {
+					select {
+					case sawStatus <- st:
+					default:
+					}
+				}
+				mu.Lock()
+				lo := next
+				next = (next + chunk) % rows
+				units++
+				mu.Unlock()
+				var n int64
+				_ = s.QueryRow(runCtx, "SELECT COUNT(*) FROM "+tbl+" FORCE INDEX (PRIMARY) WHERE id BETWEEN ? AND ?", []any{lo + 1, lo + chunk}, &n)
+				g.Release(w)
+			}
+		}(w)
+	}
+	wg.Wait()
+	secs := time.Since(t0).Seconds()
+	got := float64((pagesRead(t, conn)-before)*int64(conn.Server.PageSize)) / secs
+	t.Logf("%d units, %.1f MB/s read over %.1f s with a cap of %.1f MB/s; governor saw %.1f MB/s", units, got/1e6, secs, float64(capRate)/1e6, g.Stats().ServerReadMBps)
+	if got < 0.6*capRate || got > 1.3*capRate {
+		t.Errorf("read %.1f MB/s, want within -40%%/+30%% of the cap %.1f MB/s", got/1e6, float64(capRate)/1e6)
+	}
+	select {
+	case st := <-sawStatus:
+		if !strings.Contains(st, "rate 8 MiB/s reached") {
+			t.Errorf("status %q, want the rate named", st)
+		}
+	default:
+		t.Error("Status never said the rate was reached")
+	}
+	if g.Stats().RateLimitSeconds <= 0 {
+		t.Errorf("stats %+v: no rate-limited time", g.Stats())
+	}
+}
+
+// TestNiceYieldsToLoad: a CPU-burning load inflates the probe and Threads_running; --nice
+// lowers the warm's rate to its floor, and raises it again once the load is gone.
+func TestNiceYieldsToLoad(t *testing.T) {
+	conn := sandboxtest.Conn(t)
+	g := governor(t, conn, pacing.Config{Nice: true, Workers: 2, Interval: 250 * time.Millisecond})
+	start := g.Stats().NiceRate
+	if start <= 0 {
+		t.Fatalf("no --nice rate: %+v", g.Stats())
+	}
+	stop := load(t, conn, 4, "SELECT BENCHMARK(1000000000, MD5('innowarm'))")
+	if !waitFor(5*time.Second, func() bool { return g.Stats().NiceRate <= 1<<20 }) {
+		t.Fatalf("under a CPU load: rate still %d B/s (status %q)", g.Stats().NiceRate, g.Status())
+	}
+	if st := g.Status(); !strings.HasPrefix(st, "nice: up to 1 MiB/s") || !strings.Contains(st, "before the warm") {
+		t.Errorf("status under load %q, want the nice rate and why", st)
+	}
+	stop()
+	if !waitFor(10*time.Second, func() bool { return g.Stats().NiceRate >= 3<<20 }) {
+		t.Errorf("after the load: rate still %d B/s (status %q)", g.Stats().NiceRate, g.Status())
+		rows, _ := conn.DB.Query("SELECT ID, COMMAND, TIME, STATE, INFO FROM information_schema.PROCESSLIST")
+		for rows.Next() {
+			var id, tm any
+			var c, st, info *string
+			rows.Scan(&id, &c, &tm, &st, &info)
+			t.Logf("%v %v %v %v %v", id, deref(c), tm, deref(st), deref(info))
+		}
+	}
+	if s := g.Stats(); s.NiceMinRate > 1<<20 || s.ProbeBaselineMs <= 0 {
+		t.Errorf("stats %+v", s)
+	}
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return "NULL"
+	}
+	return *p
+}
