@@ -199,15 +199,24 @@ func (r *runner) setupDialer(ctx context.Context) error {
 // more use Go's network poller.
 const maxBlockingClients = 512
 
-// spareProcs are the Ps left for the rest of the process (interval reports, KILL QUERY,
-// signals) while every client holds one.
-const spareProcs = 4
+// spareProcs are the Ps left over for the rest of the process while every client holds
+// one: none. With an idle P around, every time a client goes through the scheduler the
+// runtime wakes a thread to look for work on it and puts it back to sleep: thousands of
+// futex calls and context switches a second at 32 clients. The rest of the process
+// (interval reports, signals, KILL QUERY) runs when the runtime preempts a client, which
+// it does to every goroutine that has run for 10 ms without a break (as a client in raw
+// system calls seems to): the preemption signal also ends a long statement's wait
+// (blockingConn.wait). Yielding more often than that costs more than it saves.
+const spareProcs = 0
 
 // blockingIO decides how clients wait for the server: see blockingConn.
 func (r *runner) blockingIO(clients int) bool {
+	if !blockingIOSupported {
+		return false
+	}
 	switch r.p.IOMode {
 	case IOBlocking:
-		return clients+spareProcs <= 1024 // the runtime's limit on GOMAXPROCS
+		return clients <= 1024 // the runtime's limit on GOMAXPROCS
 	case IONetpoll:
 		return false
 	}
