@@ -1,0 +1,316 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/innowarm/innowarm/internal/experiment"
+	"github.com/innowarm/innowarm/internal/logx"
+	"github.com/innowarm/innowarm/internal/progress"
+	"github.com/innowarm/innowarm/internal/units"
+)
+
+func init() { register(newExperimentCmd) }
+
+func newExperimentCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "experiment",
+		Short: "Reproduce the classic buffer-pool experiments: coldstart, hotrows, concurrency",
+		Long: `experiment runs one of the three classic buffer-pool experiments in one command, on a
+throwaway sandbox server by default (sized with --pool-size and --rows or --scale), or on an
+existing server given with the connection flags; experiments that need cold restarts then
+need --restart-cmd. An experiment writes only into a schema of its own, which it creates,
+marks and drops.
+
+Each prints a Markdown table on stdout (--json: everything as JSON) and writes a report
+directory (--report-dir): report.html (self-contained, charts embedded, opens offline),
+report.md, report.json and the charts as SVG and PNG.`,
+		Example: `  innowarm experiment coldstart --rows 1000000
+  innowarm experiment hotrows --pool-size 64M --rows 1000000
+  innowarm experiment concurrency --scale 0.001
+  innowarm experiment coldstart -h db1 -u admin -p --restart-cmd 'ssh db1 sudo systemctl restart mariadb'`,
+	}
+	cmd.AddCommand(newColdstartCmd(), newHotrowsCmd(), newConcurrencyCmd())
+	return cmd
+}
+
+// expFlags are the flags every experiment has.
+type expFlags struct {
+	cf             *connFlags
+	restartCmd     string
+	restartTimeout time.Duration
+	pool           string
+	sandboxDir     string
+	keepSandbox    bool
+	reportDir      string
+	schema         string
+	keepData       bool
+	asJSON, quiet  bool
+}
+
+func (f *expFlags) bind(cmd *cobra.Command, name, pool string) {
+	f.cf = addConnFlags(cmd)
+	fl := cmd.Flags()
+	fl.StringVar(&f.restartCmd, "restart-cmd", "", "on an existing server: shell command that restarts it (run with sh -c; innowarm then waits until it answers and drops the OS page cache when root)")
+	fl.DurationVar(&f.restartTimeout, "restart-timeout", 5*time.Minute, "how long to wait for the server to answer after --restart-cmd")
+	fl.StringVar(&f.pool, "pool-size", pool, "sandbox: innodb_buffer_pool_size")
+	fl.StringVar(&f.sandboxDir, "sandbox-dir", "", "sandbox: directory (default: a temporary one)")
+	fl.BoolVar(&f.keepSandbox, "keep-sandbox", false, "sandbox: keep it (stopped) instead of removing it at the end")
+	fl.StringVar(&f.reportDir, "report-dir", "", "report directory (default: ./innowarm-"+name+"-YYYYMMDD-HHMMSS)")
+	fl.StringVar(&f.schema, "schema", "innowarm_"+name, "schema the experiment creates, fills and drops")
+	fl.BoolVar(&f.keepData, "keep-data", false, "leave the experiment's schema in place at the end")
+	fl.BoolVar(&f.asJSON, "json", false, "print the results as JSON instead of the Markdown table")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress output")
+}
+
+// serverFlags are the connection flags that point at an existing server.
+var serverFlags = []string{"host", "port", "socket", "protocol", "user", "password", "defaults-file", "defaults-extra-file", "ssl-mode", "ssl-ca", "ssl-cert", "ssl-key"}
+
+// onServer reports whether the command line points at an existing server.
+func (f *expFlags) onServer(cmd *cobra.Command) bool {
+	if f.restartCmd != "" {
+		return true
+	}
+	for _, n := range serverFlags {
+		if cmd.Flags().Changed(n) {
+			return true
+		}
+	}
+	return false
+}
+
+// prepare checks the common flags, then creates the target: a sandbox, or the existing server.
+func (f *expFlags) prepare(cmd *cobra.Command, name string, needsRestart bool) (*experiment.Target, string, *logx.Logger, progress.Config, error) {
+	var prog progress.Config
+	log := logx.New(cmd.ErrOrStderr(), f.quiet)
+	opts, err := f.cf.resolve(cmd)
+	if err != nil {
+		return nil, "", nil, prog, err
+	}
+	if cmd.Flags().Changed("database") && !cmd.Flags().Changed("schema") {
+		f.schema = opts.Database
+	}
+	opts.Database = ""
+	if strings.TrimSpace(f.schema) == "" {
+		return nil, "", nil, prog, usagef("--schema is empty: name the schema the experiment may create")
+	}
+	server := f.onServer(cmd)
+	if server {
+		for _, n := range []string{"pool-size", "sandbox-dir", "keep-sandbox"} {
+			if cmd.Flags().Changed(n) {
+				return nil, "", nil, prog, usagef("--%s applies to the sandbox, but the connection flags point at an existing server: leave one or the other out", n)
+			}
+		}
+		if needsRestart && f.restartCmd == "" {
+			return nil, "", nil, prog, usagef("%s needs cold restarts and this server has no restart method: give --restart-cmd (e.g. 'systemctl restart mariadb'), or leave out the connection flags to run it on a sandbox", name)
+		}
+	} else if f.restartCmd != "" {
+		return nil, "", nil, prog, usagef("--restart-cmd applies to an existing server")
+	}
+	pool, err := units.ParseBytes(f.pool)
+	if err != nil {
+		return nil, "", nil, prog, usagef("--pool-size: %v", err)
+	}
+	if f.restartTimeout < time.Second {
+		return nil, "", nil, prog, usagef("--restart-timeout must be at least 1s")
+	}
+	dir := f.reportDir
+	if dir == "" {
+		dir = fmt.Sprintf("innowarm-%s-%s", name, time.Now().Format("20060102-150405"))
+	}
+	if err := experiment.CheckReportDir(dir); err != nil {
+		return nil, "", nil, prog, err
+	}
+	prog = progress.Config{Out: cmd.ErrOrStderr(), Bars: !f.quiet && progress.IsTerminal(os.Stderr) && cmd.ErrOrStderr() == os.Stderr, Quiet: f.quiet}
+	if server {
+		t := experiment.OnServer(opts, f.restartCmd, log)
+		t.RestartTimeout = f.restartTimeout
+		return t, dir, log, prog, nil
+	}
+	t, err := experiment.NewSandbox(cmd.Context(), experiment.SandboxConfig{Dir: f.sandboxDir, PoolSize: pool, Keep: f.keepSandbox}, log)
+	if err != nil {
+		return nil, "", nil, prog, err
+	}
+	return t, dir, log, prog, nil
+}
+
+// runFunc runs one experiment on a target.
+type runFunc func(ctx context.Context, t *experiment.Target, dir string, log *logx.Logger, prog progress.Config) (experiment.Result, error)
+
+// runE checks the flags, prepares the target, runs the experiment, writes the report and
+// prints the results; the sandbox is removed at the end, also after an error or Ctrl-C.
+func (f *expFlags) runE(name string, needsRestart bool, validate func() error, runExp runFunc) func(*cobra.Command, []string) error {
+	return run(func(cmd *cobra.Command, _ []string) error {
+		if err := validate(); err != nil {
+			return err
+		}
+		t, dir, log, prog, err := f.prepare(cmd, name, needsRestart)
+		if err != nil {
+			return err
+		}
+		defer t.Close()
+		res, err := runExp(cmd.Context(), t, dir, log, prog)
+		if err != nil {
+			return err
+		}
+		return f.finish(cmd, res, dir, log)
+	})
+}
+
+// finish writes the report and prints the results.
+func (f *expFlags) finish(cmd *cobra.Command, res experiment.Result, dir string, log *logx.Logger) error {
+	if err := experiment.WriteReport(dir, res); err != nil {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	if f.asJSON {
+		return printJSON(out, res)
+	}
+	io.WriteString(out, res.Markdown())
+	fmt.Fprintf(out, "\nReport: %s\n", experiment.ReportHTML(dir))
+	log.Infof("report written to %s", dir)
+	return nil
+}
+
+func newColdstartCmd() *cobra.Command {
+	var f expFlags
+	var o experiment.ColdstartOptions
+	var seed int64
+	var scenarios []string
+	cmd := &cobra.Command{
+		Use:   "coldstart",
+		Short: "The 2017 mysql-warmup benchmark: unique-key lookups after cold restarts, with and without warm-ups",
+		Long: `coldstart builds test_data (id INT AUTO_INCREMENT primary key, random_str VARCHAR(255)
+indexed, random_str2 VARCHAR(255)) with --rows unique random strings (generated by the
+server, the index added after the load), writes a file of --queries lookups of distinct
+existing random_str values, and runs it on one connection after cold restarts:
+
+  cold restart: first pass (cold), second pass (hot)
+  cold restart, innowarm warm: first and second pass
+  cold restart, old-tool scans (one connection, one statement per key column, as the
+    2017 mysql-warmup gem did): first and second pass
+  cold restart, InnoDB's own load of its dump taken after the hot pass at
+    innodb_buffer_pool_dump_pct 25, then 100: first pass
+  with --snapshot: cold restart, innowarm warm --from a manifest captured after the hot
+    pass: first pass
+
+It reports seconds, QPS, p95, buffer-pool misses (Innodb_buffer_pool_reads) and read-ahead
+per pass, warm-up times and ratios to the hot pass, beside the 2017 figures. On an existing
+server it needs --restart-cmd; the dump/load baselines need innowarm on the database host.`,
+		Example: `  innowarm experiment coldstart --rows 2000000 --pool-size 512M
+  innowarm experiment coldstart --rows 10000000 --pool-size 256M --snapshot   # the 2017 scale
+  innowarm experiment coldstart -S /run/mysqld/mysqld.sock -u root --restart-cmd 'systemctl restart mariadb'`,
+	}
+	f.bind(cmd, "coldstart", "512M")
+	fl := cmd.Flags()
+	fl.Int64Var(&o.Rows, "rows", 2_000_000, "rows of test_data")
+	fl.Int64Var(&o.Queries, "queries", 20_000, "lookups in the query file")
+	fl.BoolVar(&o.Snapshot, "snapshot", false, "also warm from a manifest captured after the hot pass (innowarm snapshot + warm --from)")
+	fl.StringVar(&o.WarmMethod, "warm-method", "auto", "innowarm warm's --method: auto, native or scan")
+	fl.DurationVar(&o.Interval, "interval", time.Second, "resolution of the warm-up curve")
+	fl.Int64Var(&seed, "seed", 2017, "seed of the random lookups")
+	fl.StringSliceVar(&scenarios, "scenarios", nil, "run only these scenarios besides cold: "+strings.Join(experiment.ColdstartScenarios[1:], ","))
+	cmd.RunE = f.runE("coldstart", true, func() error {
+		o.Seed, o.Scenarios = uint64(seed), scenarios
+		return experiment.ValidateColdstart(o)
+	}, func(ctx context.Context, t *experiment.Target, dir string, log *logx.Logger, prog progress.Config) (experiment.Result, error) {
+		o.Schema, o.KeepData, o.Dir, o.Progress, o.Log = f.schema, f.keepData, dir, prog, log
+		res, err := experiment.Coldstart(ctx, t, o)
+		if err != nil {
+			return nil, err
+		}
+		res.ReportDir = dir
+		return res, nil
+	})
+	return cmd
+}
+
+func newHotrowsCmd() *cobra.Command {
+	var f expFlags
+	var o experiment.HotrowsOptions
+	var seed int64
+	cmd := &cobra.Command{
+		Use:   "hotrows",
+		Short: "Rows vs pages: how many random hot rows fit in the buffer pool, and how many once clustered",
+		Long: `hotrows shows that InnoDB caches pages, not rows. On an sbtest table (id, k, c CHAR(120),
+pad CHAR(60); ~224 bytes a row, ~70 a page) several times the pool, it picks a random hot
+set of K ids (K from --min-hot, doubling), reads each row once, then times --queries random
+selects of the set, and reports per K the distinct pages the set spans, misses per query,
+QPS and p95, and where the set stops fitting (the 2007 measurement: a 128 MiB pool that
+should hold ~500k such rows held only 6,400-12,800 random hot rows). Then the same rows,
+clustered into a contiguous id range in a copy of the table, show how far the knee moves.`,
+		Example: `  innowarm experiment hotrows --pool-size 64M --rows 1000000
+  innowarm experiment hotrows --pool-size 128M --rows 10000000 --queries 50000   # the 2007 scale`,
+	}
+	f.bind(cmd, "hotrows", "64M")
+	fl := cmd.Flags()
+	fl.Int64Var(&o.Rows, "rows", 1_000_000, "rows of the sbtest table (make it several times the pool)")
+	fl.Int64Var(&o.Queries, "queries", 10_000, "timed random selects per hot-set size")
+	fl.Int64Var(&o.MinHot, "min-hot", 100, "smallest hot set")
+	fl.Int64Var(&o.MaxHot, "max-hot", 0, "largest hot set (default: --rows)")
+	fl.Int64Var(&seed, "seed", 2007, "seed of the hot sets")
+	fl.BoolVar(&o.MakeYoung, "make-young", true, "set innodb_old_blocks_time=0 while measuring (restored after), so a hot page is made young on its second read as in 2007; =false keeps the server's setting")
+	cmd.RunE = f.runE("hotrows", false, func() error {
+		o.Seed = uint64(seed)
+		return experiment.ValidateHotrows(o)
+	}, func(ctx context.Context, t *experiment.Target, dir string, log *logx.Logger, prog progress.Config) (experiment.Result, error) {
+		o.Schema, o.KeepData, o.Progress, o.Log = f.schema, f.keepData, prog, log
+		res, err := experiment.Hotrows(ctx, t, o)
+		if err != nil {
+			return nil, err
+		}
+		res.ReportDir = dir
+		return res, nil
+	})
+	return cmd
+}
+
+func newConcurrencyCmd() *cobra.Command {
+	var f expFlags
+	var o experiment.ConcurrencyOptions
+	var clients string
+	cmd := &cobra.Command{
+		Use:   "concurrency",
+		Short: "The MariaDB mixed-load matrix: mysqlslap's auto-generated mixed load by clients and queries",
+		Long: `concurrency runs mysqlslap's auto-generated mixed load (--auto-generate-sql
+--auto-generate-sql-add-autoincrement --auto-generate-sql-load-type=mixed --engine=innodb)
+with innowarm bench at every --concurrency level and at the original's queries per client
+(1,000 to 1,000,000) times --scale, --iterations times each, and prints the original's two
+tables: total seconds, and milliseconds per query (seconds over queries per client), plus
+the p95 latency of one query. The original (MariaDB 10.0, HDD) went from ~0.6 ms a query at
+one client to ~3.0 ms at 100.`,
+		Example: `  innowarm experiment concurrency --scale 0.001
+  innowarm experiment concurrency --scale 0.01 --concurrency 1,10,50 -S /run/mysqld/mysqld.sock -u root`,
+	}
+	f.bind(cmd, "concurrency", "256M")
+	fl := cmd.Flags()
+	fl.Float64Var(&o.Scale, "scale", 0.001, "multiplies the original queries per client (1,000 ... 1,000,000)")
+	fl.StringVar(&clients, "concurrency", "1,10,30,50,100", "concurrency levels")
+	fl.IntVar(&o.Iterations, "iterations", 3, "rounds per cell")
+	cmd.RunE = f.runE("concurrency", false, func() error {
+		for _, c := range strings.Split(clients, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(c))
+			if err != nil || n < 1 || n > 10000 {
+				return usagef("--concurrency %q: give client counts from 1 to 10000, comma-separated", clients)
+			}
+			o.Clients = append(o.Clients, n)
+		}
+		return experiment.ValidateConcurrency(o)
+	}, func(ctx context.Context, t *experiment.Target, dir string, log *logx.Logger, prog progress.Config) (experiment.Result, error) {
+		o.Schema, o.KeepData, o.Progress, o.Log = f.schema, f.keepData, prog, log
+		res, err := experiment.Concurrency(ctx, t, o)
+		if err != nil {
+			return nil, err
+		}
+		res.ReportDir = dir
+		return res, nil
+	})
+	return cmd
+}

@@ -1,0 +1,181 @@
+package experiment_test
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/innowarm/innowarm/internal/sandbox/sandboxtest"
+)
+
+func TestBadInputOneLineErrors(t *testing.T) {
+	scratch := sandboxtest.Dir(t)
+	rd := filepath.Join(scratch, "report")
+	sock := sandboxtest.Sock(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"coldstart", "--rows", "0"}, "--rows must be at least 1"},
+		{[]string{"coldstart", "--queries", "-1"}, "--queries"},
+		{[]string{"hotrows", "--min-hot", "0"}, "--min-hot"},
+		{[]string{"concurrency", "--scale", "0"}, "--scale"},
+		{[]string{"concurrency", "--concurrency", "1,x"}, "--concurrency"},
+		{[]string{"coldstart", "--pool-size", "1M", "--report-dir", rd}, "too small"},
+		{[]string{"coldstart", "--report-dir", "/proc/innowarm-report"}, "report directory /proc/innowarm-report"},
+		{append(append([]string{"coldstart"}, sock...), "--report-dir", rd), "needs cold restarts and this server has no restart method"},
+		{append(append([]string{"coldstart"}, sock...), "--pool-size", "64M", "--restart-cmd", "true"), "--pool-size applies to the sandbox"},
+		{append(append([]string{"hotrows"}, sock...), "--schema", "mysql", "--report-dir", rd), "schema `mysql` exists and was not created by innowarm experiment"},
+	} {
+		r := sandboxtest.CLI(t, sandboxtest.Run{}, append([]string{"experiment"}, c.args...)...)
+		lines := strings.Split(strings.TrimSpace(r.Stderr), "\n")
+		if r.Code != 2 || len(lines) != 1 || !strings.Contains(r.Stderr, c.want) {
+			t.Errorf("experiment %s: exit %d, stderr %q; want exit 2 and one line with %q", strings.Join(c.args, " "), r.Code, r.Stderr, c.want)
+		}
+	}
+}
+
+// TestColdstartOnServerWithRestartCmd runs coldstart on an existing server (the shared test
+// server) restarted by --restart-cmd, with JSON output.
+func TestColdstartOnServerWithRestartCmd(t *testing.T) {
+	sb := sandboxtest.Server(t)
+	restart := sandboxtest.Binary(t) + " sandbox cold-restart --dir " + sb.Dir
+	rd := filepath.Join(sandboxtest.Dir(t), "report")
+	args := append(append([]string{"experiment", "coldstart"}, sandboxtest.Sock(t)...),
+		"--restart-cmd", restart, "--rows", "5000", "--queries", "500", "--scenarios", "warm", "--warm-method", "scan",
+		"--schema", "exp_cs_cli", "--report-dir", rd, "--json", "-q")
+	r := sandboxtest.CLI(t, sandboxtest.Run{Timeout: 3 * time.Minute}, args...)
+	defer sandboxtest.Reconnect(t)
+	if r.Code != 0 {
+		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
+	}
+	var out struct {
+		Target    string `json:"target"`
+		ReportDir string `json:"report_dir"`
+		Scenarios []struct {
+			ID      string `json:"id"`
+			Restart struct {
+				Cold string `json:"cold"`
+			} `json:"restart"`
+			Warmup *struct {
+				Method string `json:"method"`
+			} `json:"warmup"`
+			Passes []struct {
+				Misses int64 `json:"misses"`
+			} `json:"passes"`
+		} `json:"scenarios"`
+	}
+	sandboxtest.JSON(t, []byte(r.Stdout), &out)
+	if len(out.Scenarios) != 2 || out.Scenarios[0].ID != "cold" || out.Scenarios[1].ID != "warm" || !strings.HasPrefix(out.Target, "existing server") {
+		t.Fatalf("output: %s", r.Stdout)
+	}
+	for _, s := range out.Scenarios {
+		if !strings.Contains(s.Restart.Cold, "restarted") || len(s.Passes) != 2 {
+			t.Errorf("scenario %s: %+v", s.ID, s)
+		}
+	}
+	cold, warmed := out.Scenarios[0].Passes, out.Scenarios[1].Passes
+	if cold[0].Misses < 20*(cold[1].Misses+1) || warmed[0].Misses > cold[0].Misses/20+5 {
+		t.Errorf("misses: cold %d, hot %d, after innowarm warm %d", cold[0].Misses, cold[1].Misses, warmed[0].Misses)
+	}
+	if w := out.Scenarios[1].Warmup; w == nil || w.Method != "innowarm warm (scan)" {
+		t.Errorf("warm-up: %+v", w)
+	}
+	for _, f := range []string{"report.html", "report.json", "charts/warmup-curve.png"} {
+		if _, err := os.Stat(filepath.Join(rd, f)); err != nil {
+			t.Errorf("report: %v", err)
+		}
+	}
+}
+
+// TestConcurrencyOnItsOwnSandbox is the default target: a sandbox made for the run and
+// removed after it.
+func TestConcurrencyOnItsOwnSandbox(t *testing.T) {
+	scratch := sandboxtest.Dir(t)
+	sbDir, rd := filepath.Join(scratch, "sb"), filepath.Join(scratch, "report")
+	r := sandboxtest.CLI(t, sandboxtest.Run{Timeout: 3 * time.Minute}, "experiment", "concurrency", "--pool-size", "16M", "--sandbox-dir", sbDir,
+		"--scale", "0.000001", "--concurrency", "1,2", "--iterations", "1", "--report-dir", rd)
+	if r.Code != 0 {
+		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
+	}
+	for _, want := range []string{"## innowarm experiment concurrency", "| clients / queries per client", "Report: " + rd + "/report.html"} {
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, r.Stdout)
+		}
+	}
+	if !strings.Contains(r.Stderr, "starting a sandbox server") {
+		t.Errorf("stderr: %s", r.Stderr)
+	}
+	if _, err := os.Stat(sbDir); err == nil {
+		t.Errorf("the sandbox %s was not removed", sbDir)
+	}
+}
+
+// TestInterruptStopsTheSandbox: Ctrl-C during the data load stops the statements, removes
+// the sandbox and exits 130.
+func TestInterruptStopsTheSandbox(t *testing.T) {
+	scratch := sandboxtest.Dir(t)
+	sbDir := filepath.Join(scratch, "sb")
+	cmd := exec.Command(sandboxtest.Binary(t), "experiment", "coldstart", "--pool-size", "16M", "--sandbox-dir", sbDir,
+		"--rows", "3000000", "--report-dir", filepath.Join(scratch, "report"))
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + scratch}
+	var stderr lockedBuffer
+	cmd.Stderr = &stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(90 * time.Second)
+	for !strings.Contains(stderr.String(), "sandbox: ") {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("the sandbox did not start: %s", stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(time.Second) // inside the load
+	t0 := time.Now()
+	cmd.Process.Signal(os.Interrupt)
+	err := cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 130 {
+		t.Fatalf("exit %d (%v), want 130: %s", code, err, stderr.String())
+	}
+	if d := time.Since(t0); d > 30*time.Second {
+		t.Errorf("stopping took %s", d)
+	}
+	if _, err := os.Stat(sbDir); err == nil {
+		t.Errorf("the sandbox %s was not removed: %s", sbDir, stderr.String())
+	}
+	if !strings.HasSuffix(strings.TrimSpace(stderr.String()), "innowarm: interrupted") {
+		t.Errorf("stderr ends with %q", lastLine(stderr.String()))
+	}
+}
+
+func lastLine(s string) string {
+	l := strings.Split(strings.TrimSpace(s), "\n")
+	return l[len(l)-1]
+}
+
+// lockedBuffer is a bytes.Buffer the child's stderr and the test use at once.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
