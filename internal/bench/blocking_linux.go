@@ -41,6 +41,7 @@ type blockingConn struct {
 	closed        atomic.Bool
 	fdClosed      atomic.Bool
 	wrote         bool         // the last call was a write: the answer is not there yet
+	hello         []byte       // the first packet written: the handshake response, with the capabilities
 	readDeadline  atomic.Int64 // UnixNano; 0: none
 	writeDeadline atomic.Int64
 }
@@ -192,6 +193,9 @@ func (c *blockingConn) Write(b []byte) (int, error) {
 		return 0, errConnClosed
 	}
 	defer c.release()
+	if c.hello == nil {
+		c.hello = append([]byte{}, b...)
+	}
 	done := 0
 	for done < len(b) {
 		r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, uintptr(c.fd), uintptr(unsafe.Pointer(&b[done])), uintptr(len(b)-done))

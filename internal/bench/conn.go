@@ -28,7 +28,8 @@ type wconn struct {
 // dialer makes the connections of one run.
 type dialer struct {
 	base     *mysql.Config
-	blocking bool
+	blocking bool // blockingConn sockets
+	loop     bool // run by event loops
 }
 
 // open connects and reads the connection's thread id.

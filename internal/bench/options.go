@@ -22,10 +22,12 @@ const (
 // Workloads lists the valid --workload values.
 var Workloads = []string{WorkloadPointSelect, WorkloadReadOnly, WorkloadHotRows}
 
-// I/O modes of the worker connections (--io, hidden): blocking system calls on a thread of
-// their own per connection, or Go's network poller.
+// I/O modes of the clients (--io, hidden): event loops running many clients each (auto,
+// where possible), a thread per client in raw system calls, or a goroutine per client on
+// Go's network poller.
 const (
 	IOAuto     = "auto"
+	IOLoop     = "loop"
 	IOBlocking = "blocking"
 	IONetpoll  = "netpoll"
 )
@@ -224,9 +226,9 @@ func NewPlan(o Options) (*Plan, error) {
 		return nil, usagef("--report-interval %s is too short: use 10ms or more", o.ReportInterval)
 	}
 	switch o.IOMode {
-	case "", IOAuto, IOBlocking, IONetpoll:
+	case "", IOAuto, IOLoop, IOBlocking, IONetpoll:
 	default:
-		return nil, usagef("--io %q: want auto, blocking or netpoll", o.IOMode)
+		return nil, usagef("--io %q: want auto, loop, blocking or netpoll", o.IOMode)
 	}
 	if p.Engines, err = ParseEngines(o.EngineSpec); err != nil {
 		return nil, err

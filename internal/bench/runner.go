@@ -447,7 +447,6 @@ type roundState struct {
 	stop     atomic.Bool
 	deadline time.Time
 	events   atomic.Uint64
-	maxEv    uint64
 
 	mu       sync.Mutex
 	firstErr error
@@ -578,73 +577,68 @@ func (w *worker) keyed(s string) string {
 	return unsafe.String(unsafe.SliceData(w.buf), len(w.buf))
 }
 
-// runSlap is mysqlslap's client loop: the statements in order, again from the first when
-// the list ends before the client's limit, a COMMIT every --commit statements, a fresh
-// connection every --detach statements.
-func (w *worker) runSlap(ctx context.Context, spec roundSpec) {
+// program makes the client's program for a round.
+func (w *worker) program(spec roundSpec) program {
+	if w.r.p.Mode == ModeWorkload {
+		return newWorkloadProgram(w, spec)
+	}
+	return newSlapProgram(w, spec)
+}
+
+// runThreaded runs the client's program on its own thread, a statement at a time, with a
+// fresh connection every --detach queries.
+func (w *worker) runThreaded(ctx context.Context, spec roundSpec) {
 	p := w.r.p
-	stmts := p.QueryStmts
-	var n uint64
-	commits := 0
-	for {
-		for i := range stmts {
-			if w.st.stop.Load() {
-				return
-			}
-			if p.Detach > 0 && n > 0 && n%uint64(p.Detach) == 0 {
-				if err := w.reconnect(ctx); err != nil {
-					w.st.fail(fmt.Errorf("client %d: reconnect (--detach): %w", w.idx+1, err))
-					return
-				}
-			}
-			c := w.conn.Load()
-			q := stmts[i].SQL
-			if stmts[i].Kind == kindKeyed {
-				q = w.keyed(q)
-			}
-			d, err := w.exec(c, q)
-			if err != nil {
-				if w.failed(q, err) {
-					return
-				}
-			} else {
-				w.rec.ok(d, 0)
-			}
-			n++
-			if p.Commit > 0 {
-				commits++
-				if commits == p.Commit {
-					commits = 0
-					if _, err := w.exec(c, "COMMIT"); err != nil && w.failed("COMMIT", err) {
-						return
-					}
-				}
-			}
-			if spec.limit > 0 && n == spec.limit && !spec.cycle {
-				return
-			}
-			if spec.deadline > 0 && w.expired(time.Now()) {
-				return
-			}
-		}
-		if !spec.cycle && (spec.limit == 0 || n >= spec.limit) {
+	prog := w.program(spec)
+	var detachedAt uint64
+	for !w.st.stop.Load() {
+		expired := spec.deadline > 0 && w.expired(time.Now())
+		s, ok := prog.next(expired)
+		if !ok {
 			return
 		}
+		if n := prog.queries(); s.record && p.Detach > 0 && n > 0 && n%uint64(p.Detach) == 0 && n != detachedAt {
+			detachedAt = n
+			if err := w.reconnect(ctx); err != nil {
+				w.st.fail(fmt.Errorf("client %d: reconnect (--detach): %w", w.idx+1, err))
+				return
+			}
+		}
+		var d time.Duration
+		var err error
+		if s.ps != nil {
+			args := w.args[:s.nargs]
+			for i := range args {
+				args[i] = s.args[i]
+			}
+			d, err = w.execStmt(s.ps.ds, args)
+		} else {
+			d, err = w.exec(w.conn.Load(), s.text)
+		}
+		if err != nil {
+			if w.failed(s.describe(), err) {
+				return
+			}
+			prog.done(s, true)
+			continue
+		}
+		if s.record {
+			var ev int64
+			if s.event {
+				ev = 1
+			}
+			w.rec.ok(d, ev)
+		}
+		prog.done(s, false)
 	}
 }
 
-// finish ends a client: the final COMMIT of --commit, then the connection closes.
-func (w *worker) finish() {
-	c := w.conn.Load()
-	if c == nil {
-		return
+// closeConn ends the client: its connection closes.
+func (w *worker) closeConn() {
+	if c := w.conn.Load(); c != nil {
+		c.close()
 	}
-	if w.r.p.Commit > 0 && !w.st.stop.Load() {
-		if _, err := w.exec(c, "COMMIT"); err != nil {
-			w.failed("COMMIT", err)
-		}
-	}
-	c.close()
+	w.done.Store(true)
 }
 
 // roundResult is one round's measurements.
@@ -667,9 +661,9 @@ type roundResult struct {
 
 // round connects the clients, starts them together, and measures until the last is done.
 func (r *runner) round(ctx context.Context, spec roundSpec) (*roundResult, error) {
-	p := r.p
-	r.dial.blocking = r.blockingIO(spec.clients)
-	if r.dial.blocking {
+	r.dial.loop = r.useLoop()
+	r.dial.blocking = r.dial.loop || r.blockingIO(spec.clients)
+	if r.dial.blocking && !r.dial.loop {
 		// A client blocked in a raw read keeps its P: give each one its own.
 		if prev := runtime.GOMAXPROCS(0); prev < spec.clients+spareProcs {
 			runtime.GOMAXPROCS(spec.clients + spareProcs)
@@ -686,7 +680,7 @@ func (r *runner) round(ctx context.Context, spec roundSpec) (*roundResult, error
 		debug.SetMemoryLimit(prevLimit)
 		debug.SetGCPercent(prevGC)
 	}()
-	st := &roundState{stopped: make(chan struct{}), maxEv: spec.events}
+	st := &roundState{stopped: make(chan struct{})}
 	workers := make([]*worker, spec.clients)
 	for i := range workers {
 		workers[i] = &worker{
@@ -707,22 +701,18 @@ func (r *runner) round(ctx context.Context, spec roundSpec) (*roundResult, error
 		finished.Add(1)
 		go func() {
 			defer finished.Done()
-			defer w.done.Store(true)
 			err := w.connect(ctx)
 			connErrs[i] = err
 			ready.Done()
 			if goAhead := <-begin; !goAhead || err != nil {
-				if c := w.conn.Load(); c != nil {
-					c.close()
-				}
+				w.closeConn()
 				return
 			}
-			if p.Mode == ModeWorkload {
-				w.runWorkload(spec)
-			} else {
-				w.runSlap(ctx, spec)
+			if r.dial.loop {
+				return // the event loops run this client
 			}
-			w.finish()
+			w.runThreaded(ctx, spec)
+			w.closeConn()
 		}()
 	}
 	ready.Wait()
@@ -753,6 +743,11 @@ func (r *runner) round(ctx context.Context, spec roundSpec) (*roundResult, error
 	go r.monitor(ctx, st, workers, monitorDone)
 	for range workers {
 		begin <- true
+	}
+	if r.dial.loop {
+		if err := r.startLoops(spec, workers, &finished); err != nil {
+			st.fail(err)
+		}
 	}
 	allDone := make(chan struct{})
 	go func() { finished.Wait(); close(allDone) }()
@@ -788,6 +783,53 @@ func (r *runner) round(ctx context.Context, spec roundSpec) (*roundResult, error
 }
 
 func tvSec(tv syscall.Timeval) float64 { return float64(tv.Sec) + float64(tv.Usec)/1e6 }
+
+// useLoop says whether the clients of a round run in event loops: on Linux, unless the
+// connections use TLS (the loop reads the socket itself), --detach reconnects, or --io
+// asks for threads.
+func (r *runner) useLoop() bool {
+	return loopSupported && r.dial.base.TLS == nil && r.p.Detach == 0 && (r.p.IOMode == IOAuto || r.p.IOMode == IOLoop || r.p.IOMode == "")
+}
+
+// startLoops hands the connected clients to event loops; finished counts the loops.
+func (r *runner) startLoops(spec roundSpec, workers []*worker, finished *sync.WaitGroup) error {
+	n := loopsFor(len(workers))
+	groups := make([][]*loopClient, n)
+	for i, w := range workers {
+		c := w.conn.Load()
+		bc, ok := c.sock.(*blockingConn)
+		cp, known := caps{}, false
+		if ok {
+			cp, known = sniffCaps(bc.hello)
+		}
+		if !known {
+			for _, w := range workers {
+				w.closeConn()
+			}
+			return errors.New("cannot read the capabilities the connections negotiated")
+		}
+		lc := &loopClient{w: w, prog: w.program(spec), spec: spec, conn: bc, fd: bc.fd, in: make([]byte, 16<<10), parser: respParser{caps: cp}}
+		groups[i%n] = append(groups[i%n], lc)
+	}
+	for _, g := range groups {
+		l, err := newEventLoop(g)
+		if err != nil {
+			for _, w := range workers {
+				w.closeConn()
+			}
+			return err
+		}
+		finished.Add(1)
+		go func() {
+			defer finished.Done()
+			l.run()
+			for _, c := range l.clients {
+				c.w.closeConn()
+			}
+		}()
+	}
+	return nil
+}
 
 // monitor stops the clients' statements on the server when the run is interrupted or a
 // client failed: KILL QUERY for every client busy in a statement, again until all are done,

@@ -3,7 +3,7 @@ package bench
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"regexp"
@@ -49,7 +49,7 @@ type sbTable struct {
 
 // sbStmts are one client's prepared statements for one table.
 type sbStmts struct {
-	point, simple, sum, order, distinct driver.Stmt
+	point, simple, sum, order, distinct *psStmt
 }
 
 var sbTableRe = regexp.MustCompile(`^sbtest([1-9][0-9]*)$`)
@@ -170,119 +170,47 @@ func pickHot(n, h int64) []int64 {
 	return out
 }
 
+// prepareStatements prepares the workload's statements on a new connection: through the
+// driver for a client on its own thread, in the protocol for the event loop.
 func (w *worker) prepareStatements(c *wconn) error {
 	p := w.r.p
 	w.prepared = make([]sbStmts, len(w.r.tables))
+	prepare := func(sql string) (*psStmt, error) {
+		if w.r.dial.loop {
+			bc, ok := c.sock.(*blockingConn)
+			cp, known := sniffCaps(bc.hello)
+			if !ok || !known {
+				return nil, errors.New("cannot read the connection's capabilities")
+			}
+			return rawPrepare(bc, cp, sql)
+		}
+		st, err := c.prepare(sql)
+		if err != nil {
+			return nil, err
+		}
+		return &psStmt{sql: sql, ds: st, nparams: st.NumInput()}, nil
+	}
 	for i, t := range w.r.tables {
 		name := QuoteIdent(t.name)
-		var err error
 		s := &w.prepared[i]
-		if s.point, err = c.prepare(fmt.Sprintf(sqlPoint, name)); err != nil {
+		var err error
+		if s.point, err = prepare(fmt.Sprintf(sqlPoint, name)); err != nil {
 			return fmt.Errorf("prepare the point select on %s: %w", t.name, err)
 		}
 		if p.Workload != WorkloadReadOnly {
 			continue
 		}
 		for _, x := range []struct {
-			st  *driver.Stmt
+			st  **psStmt
 			sql string
 		}{{&s.simple, sqlSimple}, {&s.sum, sqlSum}, {&s.order, sqlOrder}, {&s.distinct, sqlDistinct}} {
-			if *x.st, err = c.prepare(fmt.Sprintf(x.sql, name)); err != nil {
-				return fmt.Errorf("prepare %q: %w", fmt.Sprintf(x.sql, name), err)
+			q := fmt.Sprintf(x.sql, name)
+			if *x.st, err = prepare(q); err != nil {
+				return fmt.Errorf("prepare %q: %w", q, err)
 			}
 		}
 	}
 	return nil
-}
-
-// runWorkload is a workload client: events until --time or --events run out.
-func (w *worker) runWorkload(spec roundSpec) {
-	p := w.r.p
-	tables := w.r.tables
-	for {
-		if w.st.stop.Load() {
-			return
-		}
-		if spec.events > 0 && w.st.events.Add(1) > spec.events {
-			return
-		}
-		ti := 0
-		if len(tables) > 1 {
-			ti = w.rng.IntN(len(tables))
-		}
-		t, s := &tables[ti], &w.prepared[ti]
-		var ok bool
-		switch p.Workload {
-		case WorkloadHotRows:
-			ok = w.point(t, s, w.r.hotIDs[t.sampler.Next(w.rng)-1], 1)
-		case WorkloadReadOnly:
-			ok = w.readOnly(t, s)
-		default:
-			ok = w.point(t, s, t.sampler.Next(w.rng), 1)
-		}
-		if !ok {
-			return
-		}
-		if spec.deadline > 0 && w.expired(time.Now()) {
-			return
-		}
-	}
-}
-
-// point runs one point select; false means the client must stop.
-func (w *worker) point(t *sbTable, s *sbStmts, id int64, events int64) bool {
-	args := w.args[:1]
-	args[0] = id
-	d, err := w.execStmt(s.point, args)
-	if err != nil {
-		return !w.failed(fmt.Sprintf(sqlPoint, t.name)+" -- id="+strconv.FormatInt(id, 10), err)
-	}
-	w.rec.ok(d, events)
-	return true
-}
-
-func (w *worker) rangeQuery(t *sbTable, st driver.Stmt, sqlText string) bool {
-	id := t.sampler.Next(w.rng)
-	args := w.args[:2]
-	args[0], args[1] = id, id+w.r.p.RangeSize-1
-	d, err := w.execStmt(st, args)
-	if err != nil {
-		return !w.failed(fmt.Sprintf(sqlText, t.name)+" -- id="+strconv.FormatInt(id, 10), err)
-	}
-	w.rec.ok(d, 0)
-	return true
-}
-
-// readOnly is sysbench's oltp_read_only transaction: BEGIN, 10 point selects, a simple, a
-// SUM, an ORDER BY and a DISTINCT range of --range-size rows, COMMIT.
-func (w *worker) readOnly(t *sbTable, s *sbStmts) bool {
-	c := w.conn.Load()
-	text := func(q string, events int64) bool {
-		d, err := w.exec(c, q)
-		if err != nil {
-			return !w.failed(q, err)
-		}
-		w.rec.ok(d, events)
-		return true
-	}
-	if !text("BEGIN", 0) {
-		return false
-	}
-	errsBefore := w.errCount
-	ok := true
-	for i := 0; i < pointSelectsPerTx && ok; i++ {
-		ok = w.point(t, s, t.sampler.Next(w.rng), 0)
-	}
-	ok = ok && w.rangeQuery(t, s.simple, sqlSimple) && w.rangeQuery(t, s.sum, sqlSum) &&
-		w.rangeQuery(t, s.order, sqlOrder) && w.rangeQuery(t, s.distinct, sqlDistinct)
-	if !ok {
-		return false
-	}
-	if w.errCount != errsBefore { // a statement failed and was counted: start over
-		_, _ = w.exec(c, "ROLLBACK")
-		return true
-	}
-	return text("COMMIT", 1)
 }
 
 // PrepareOptions are `innowarm bench prepare`'s settings.

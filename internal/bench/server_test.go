@@ -526,3 +526,87 @@ func TestPrepareCLI(t *testing.T) {
 		t.Errorf("cleanup: exit %d %s", res.Code, res.Stderr)
 	}
 }
+
+// TestIOModesAgree: the event loop, a thread per client and the network poller run the
+// same programs: the same statements, counted the same way.
+func TestIOModesAgree(t *testing.T) {
+	s := sandboxtest.Schema(t)
+	sandboxtest.Exec(t,
+		"CREATE TABLE `"+s+"`.wide (id INT PRIMARY KEY, v VARCHAR(200))",
+		"INSERT INTO `"+s+"`.wide SELECT seq, REPEAT('x', 200) FROM `"+s+"`.seq_1_to_5000",
+		"CREATE TABLE `"+s+"`.c (a INT) ENGINE=InnoDB")
+	ctx := context.Background()
+	c := sandboxtest.Conn(t)
+	if _, err := Prepare(ctx, c, PrepareOptions{Schema: s + "_sb", Tables: 1, Rows: 2000}, logx.New(&bytes.Buffer{}, true)); err != nil {
+		t.Fatal(err)
+	}
+	defer Cleanup(ctx, c, s+"_sb")
+	count := func() int {
+		var n int
+		c.DB.QueryRow("SELECT COUNT(*) FROM `" + s + "`.c").Scan(&n)
+		return n
+	}
+	for _, io := range []string{IOLoop, IOBlocking, IONetpoll} {
+		before := count()
+		// A big result (1 MB), two statements in one request, an empty result, a write,
+		// commits every 2 statements: 4 statements per pass, 3 passes per client.
+		q := "SELECT * FROM wide\nSELECT 1; SELECT 2 FROM DUAL WHERE 0\nINSERT INTO c VALUES (1)\nSELECT id FROM wide WHERE id < 0"
+		l := benchJSON(t, "--io="+io, "--create-schema="+s, "--allow-writes-in-existing-schema", "--query="+q,
+			"--concurrency=3", "--number-of-queries=36", "--commit=2").Runs[0]
+		if l.Queries != 36 || l.Errors != 0 || l.QueriesPerClient != 12 {
+			t.Errorf("io=%s: queries %d errors %d per client %d", io, l.Queries, l.Errors, l.QueriesPerClient)
+		}
+		if n := count() - before; n != 9 {
+			t.Errorf("io=%s: %d rows inserted and committed, want 9", io, n)
+		}
+		ro := benchJSON(t, "--io="+io, "--create-schema="+s+"_sb", "--workload=read-only", "--concurrency=4", "--events=20").Runs[0]
+		if ro.Events != 20 || ro.Queries != 20*16 || ro.Errors != 0 {
+			t.Errorf("io=%s: read-only events %d queries %d errors %d", io, ro.Events, ro.Queries, ro.Errors)
+		}
+		// No client file is ever sent: LOAD DATA LOCAL fails on the client's side.
+		res := runBench(t, "--io="+io, "--create-schema="+s, "--allow-writes-in-existing-schema", "--ignore-errors",
+			"--query=LOAD DATA LOCAL INFILE '/etc/hostname' INTO TABLE c", "--number-of-queries=2")
+		if res.Code != 1 || !strings.Contains(res.Stderr, "LOAD DATA LOCAL INFILE '/etc/hostname'") {
+			t.Errorf("io=%s: LOCAL INFILE: exit %d: %s", io, res.Code, res.Stderr)
+		}
+		// A failing statement stops the run with the server's message.
+		res = runBench(t, "--io="+io, "--create-schema="+s, "--query=SELECT nope FROM wide")
+		if res.Code != 1 || !strings.Contains(res.Stderr, "Unknown column 'nope'") {
+			t.Errorf("io=%s: exit %d: %s", io, res.Code, res.Stderr)
+		}
+	}
+}
+
+// TestRunInProcess drives Run directly (not through the binary), so that `go test -race`
+// checks the clients, the interval reporter and the monitor.
+func TestRunInProcess(t *testing.T) {
+	s := sandboxtest.Schema(t)
+	for _, io := range []string{IOLoop, IOBlocking, IONetpoll} {
+		o := Defaults()
+		o.Schema, o.Query, o.ConcurrencySpec, o.Time, o.ReportInterval, o.IOMode = s, "SELECT SLEEP(0.002)", "3,5", 300*time.Millisecond, 50*time.Millisecond, io
+		p, err := NewPlan(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out, ivs bytes.Buffer
+		rep, err := Run(context.Background(), p, Env{Admin: sandboxtest.Conn(t), Sink: &Sink{Out: &out, Intervals: &ivs}, Log: logx.New(&bytes.Buffer{}, true)})
+		if err != nil {
+			t.Fatalf("io=%s: %v", io, err)
+		}
+		if len(rep.Runs) != 2 || rep.Runs[1].Clients != 5 || rep.Runs[1].Queries < 100 || len(blocks(out.String())) != 2 || !strings.Contains(ivs.String(), "clients 5") {
+			t.Errorf("io=%s: %d runs, output:\n%s%s", io, len(rep.Runs), out.String(), ivs.String())
+		}
+		// One client fails: the others' statements are killed on the server, the run ends.
+		o.Query, o.Time, o.ReportInterval = "SELECT IF(CONNECTION_ID() % 2 = 0, SLEEP(30), (SELECT 1 UNION SELECT 2))", 0, 0
+		o.ConcurrencySpec = "4"
+		p, _ = NewPlan(o)
+		t0 := time.Now()
+		_, err = Run(context.Background(), p, Env{Admin: sandboxtest.Conn(t), Sink: &Sink{}, Log: logx.New(&bytes.Buffer{}, true)})
+		if err == nil || !strings.Contains(err.Error(), "1242") {
+			t.Errorf("io=%s: %v", io, err)
+		}
+		if d := time.Since(t0); d > 10*time.Second {
+			t.Errorf("io=%s: stopping took %s", io, d)
+		}
+	}
+}

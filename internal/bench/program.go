@@ -1,0 +1,206 @@
+package bench
+
+import (
+	"database/sql/driver"
+	"strconv"
+	"strings"
+)
+
+// A client's work is a program: the statements it sends, one at a time, each decided when
+// the previous one is answered. Both ways of talking to the server (a thread per client,
+// or an event loop for many) run the same programs.
+
+// psStmt is a server-side prepared statement on one connection.
+type psStmt struct {
+	sql     string
+	ds      driver.Stmt // when the driver prepared it (thread per client)
+	id      uint32      // when the event loop prepared it
+	nparams int
+}
+
+// step is one statement to send.
+type step struct {
+	text   string  // SQL of a text statement (COM_QUERY)
+	ps     *psStmt // or a prepared statement with integer arguments
+	args   [2]int64
+	nargs  int
+	record bool // a query: timed and counted
+	event  bool // it completes an event (a workload's transaction)
+}
+
+// describe names the statement in error messages.
+func (s *step) describe() string {
+	if s.ps == nil {
+		return s.text
+	}
+	var b strings.Builder
+	b.WriteString(s.ps.sql)
+	for i := 0; i < s.nargs; i++ {
+		if i == 0 {
+			b.WriteString(" -- ")
+		} else {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.FormatInt(s.args[i], 10))
+	}
+	return b.String()
+}
+
+// program decides a client's next statement.
+type program interface {
+	// next returns the next statement; false when the client is done. expired says the
+	// round's --time is over.
+	next(expired bool) (step, bool)
+	// done reports how the statement went: failed is true for a failure that was counted
+	// (--ignore-errors).
+	done(s step, failed bool)
+	// queries is how many queries the client ran.
+	queries() uint64
+}
+
+// slapProgram is mysqlslap's client: the statements in order, again from the first when
+// the list ends before the client's limit, a COMMIT after every --commit queries and once
+// at the end.
+type slapProgram struct {
+	w           *worker
+	stmts       []Statement
+	limit       uint64 // 0: one pass
+	cycle       bool   // until --time runs out
+	commit      int
+	n           uint64
+	i           int
+	commits     int
+	commitDue   bool
+	finished    bool
+	finalCommit bool
+}
+
+func newSlapProgram(w *worker, spec roundSpec) *slapProgram {
+	return &slapProgram{w: w, stmts: w.r.p.QueryStmts, limit: spec.limit, cycle: spec.cycle, commit: w.r.p.Commit}
+}
+
+func (p *slapProgram) queries() uint64 { return p.n }
+
+func (p *slapProgram) next(expired bool) (step, bool) {
+	if p.commitDue {
+		p.commitDue = false
+		return step{text: "COMMIT"}, true
+	}
+	if !p.finished {
+		switch {
+		case expired, !p.cycle && p.limit > 0 && p.n >= p.limit:
+			p.finished = true
+		case p.i == len(p.stmts):
+			if !p.cycle && (p.limit == 0 || p.n >= p.limit) {
+				p.finished = true
+			} else {
+				p.i = 0
+			}
+		}
+	}
+	if p.finished {
+		if p.commit > 0 && !p.finalCommit && !p.w.st.stop.Load() {
+			p.finalCommit = true
+			return step{text: "COMMIT"}, true
+		}
+		return step{}, false
+	}
+	s := &p.stmts[p.i]
+	p.i++
+	q := s.SQL
+	if s.Kind == kindKeyed {
+		q = p.w.keyed(q)
+	}
+	return step{text: q, record: true}, true
+}
+
+func (p *slapProgram) done(s step, failed bool) {
+	if !s.record {
+		return
+	}
+	p.n++
+	if p.commit > 0 {
+		p.commits++
+		if p.commits == p.commit {
+			p.commits = 0
+			p.commitDue = true
+		}
+	}
+}
+
+// workloadProgram runs --workload events: a point select (point-select, hot-rows), or
+// sysbench's read-only transaction.
+type workloadProgram struct {
+	w        *worker
+	spec     roundSpec
+	seq      [2 + pointSelectsPerTx + 4]step
+	len, pos int
+	failed   bool // a statement of the transaction failed (counted): ROLLBACK at its end
+	n        uint64
+}
+
+func newWorkloadProgram(w *worker, spec roundSpec) *workloadProgram {
+	return &workloadProgram{w: w, spec: spec}
+}
+
+func (p *workloadProgram) queries() uint64 { return p.n }
+
+func (p *workloadProgram) next(expired bool) (step, bool) {
+	if p.pos < p.len {
+		s := p.seq[p.pos]
+		p.pos++
+		if p.failed && s.text == "COMMIT" {
+			return step{text: "ROLLBACK"}, true
+		}
+		return s, true
+	}
+	w := p.w
+	if expired || w.st.stop.Load() {
+		return step{}, false
+	}
+	if p.spec.events > 0 && w.st.events.Add(1) > p.spec.events {
+		return step{}, false
+	}
+	tables := w.r.tables
+	ti := 0
+	if len(tables) > 1 {
+		ti = w.rng.IntN(len(tables))
+	}
+	t, st := &tables[ti], &w.prepared[ti]
+	p.len, p.pos, p.failed = 0, 0, false
+	point := func(id int64, event bool) {
+		p.seq[p.len] = step{ps: st.point, args: [2]int64{id}, nargs: 1, record: true, event: event}
+		p.len++
+	}
+	switch w.r.p.Workload {
+	case WorkloadHotRows:
+		point(w.r.hotIDs[t.sampler.Next(w.rng)-1], true)
+	case WorkloadReadOnly:
+		p.seq[p.len] = step{text: "BEGIN", record: true}
+		p.len++
+		for i := 0; i < pointSelectsPerTx; i++ {
+			point(t.sampler.Next(w.rng), false)
+		}
+		for _, ps := range []*psStmt{st.simple, st.sum, st.order, st.distinct} {
+			id := t.sampler.Next(w.rng)
+			p.seq[p.len] = step{ps: ps, args: [2]int64{id, id + w.r.p.RangeSize - 1}, nargs: 2, record: true}
+			p.len++
+		}
+		p.seq[p.len] = step{text: "COMMIT", record: true, event: true}
+		p.len++
+	default:
+		point(t.sampler.Next(w.rng), true)
+	}
+	s := p.seq[0]
+	p.pos = 1
+	return s, true
+}
+
+func (p *workloadProgram) done(s step, failed bool) {
+	if s.record {
+		p.n++
+	}
+	if failed && p.len > 1 {
+		p.failed = true
+	}
+}
