@@ -125,25 +125,7 @@ func New(ctx context.Context, conn *connection.Conn, cfg Config) (*Governor, err
 	if g.pageSize <= 0 {
 		g.pageSize = 16384
 	}
-	var names []string
-	seen := map[string]bool{}
-	for _, b := range append(append([]Bound(nil), cfg.MaxLoad...), cfg.Critical...) {
-		if k := strings.ToLower(b.Name); !seen[k] {
-			seen[k] = true
-			names = append(names, b.Name)
-		}
-	}
-	if (cfg.MaxRate > 0 || cfg.Nice) && !seen["innodb_pages_read"] {
-		names = append(names, "Innodb_pages_read")
-	}
-	quoted := make([]string, len(names))
-	for i, n := range names {
-		quoted[i] = "'" + n + "'" // ParseBounds allows only [A-Za-z0-9_]
-	}
-	if len(names) > 0 {
-		g.query = "SHOW GLOBAL STATUS WHERE Variable_name IN (" + strings.Join(quoted, ", ") + ")"
-	}
-
+	g.query = statusQuery(cfg)
 	sess, err := conn.NewSession(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("pacing: %w", err)
@@ -158,23 +140,8 @@ func New(ctx context.Context, conn *connection.Conn, cfg Config) (*Governor, err
 		return fail(fmt.Errorf("pacing: read server status: %w", err))
 	}
 	adjust(vals, 0)
-	for _, set := range []struct {
-		flag   string
-		bounds []Bound
-	}{{"--max-load", g.maxLoad}, {"--critical-load", g.critical}} {
-		for i, b := range set.bounds {
-			k := strings.ToLower(b.Name)
-			if _, ok := raw[k]; !ok {
-				return fail(usagef("%s %s: no status variable %s on this server (see SHOW GLOBAL STATUS)", set.flag, b, b.Name))
-			}
-			v, ok := vals[k]
-			if !ok {
-				return fail(usagef("%s %s: %s is %q, not a number", set.flag, b, b.Name, raw[k]))
-			}
-			if b.Relative {
-				set.bounds[i].Limit = max(math.Ceil(v*1.2), v+1)
-			}
-		}
+	if err := check(g.maxLoad, g.critical, vals, raw); err != nil {
+		return fail(err)
 	}
 	if cfg.Nice {
 		probe, threads, err := g.baseline(ctx)
@@ -203,6 +170,70 @@ func New(ctx context.Context, conn *connection.Conn, cfg Config) (*Governor, err
 	g.cancel = cancel
 	go g.loop(sctx)
 	return g, nil
+}
+
+// Check does New's checks of the bounds against the server without starting anything, so
+// that a command can refuse a bad variable before it plans: one SHOW GLOBAL STATUS.
+func Check(ctx context.Context, conn *connection.Conn, cfg Config) error {
+	q := statusQuery(cfg)
+	if q == "" {
+		return nil
+	}
+	sess, err := conn.NewSession(ctx)
+	if err != nil {
+		return fmt.Errorf("pacing: %w", err)
+	}
+	g := &Governor{query: q, sess: sess}
+	defer g.sess.Close()
+	vals, raw, err := g.read(ctx)
+	if err != nil {
+		return fmt.Errorf("pacing: read server status: %w", err)
+	}
+	return check(append([]Bound(nil), cfg.MaxLoad...), append([]Bound(nil), cfg.Critical...), vals, raw)
+}
+
+// statusQuery reads the bounds' variables and, for --max-rate and --nice,
+// Innodb_pages_read; "" when there is nothing to read.
+func statusQuery(cfg Config) string {
+	var names []string
+	seen := map[string]bool{}
+	for _, b := range append(append([]Bound(nil), cfg.MaxLoad...), cfg.Critical...) {
+		if k := strings.ToLower(b.Name); !seen[k] {
+			seen[k] = true
+			names = append(names, "'"+b.Name+"'") // ParseBounds allows only [A-Za-z0-9_]
+		}
+	}
+	if (cfg.MaxRate > 0 || cfg.Nice) && !seen["innodb_pages_read"] {
+		names = append(names, "'Innodb_pages_read'")
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return "SHOW GLOBAL STATUS WHERE Variable_name IN (" + strings.Join(names, ", ") + ")"
+}
+
+// check verifies that every bound names a numeric status variable, and sets the limits of
+// relative bounds from the values (usage errors name the flag and the variable).
+func check(maxLoad, critical []Bound, vals map[string]float64, raw map[string]string) error {
+	for _, set := range []struct {
+		flag   string
+		bounds []Bound
+	}{{"--max-load", maxLoad}, {"--critical-load", critical}} {
+		for i, b := range set.bounds {
+			k := strings.ToLower(b.Name)
+			if _, ok := raw[k]; !ok {
+				return usagef("%s %s: no status variable %s on this server (see SHOW GLOBAL STATUS)", set.flag, b, b.Name)
+			}
+			v, ok := vals[k]
+			if !ok {
+				return usagef("%s %s: %s is %q, not a number", set.flag, b, b.Name, raw[k])
+			}
+			if b.Relative {
+				set.bounds[i].Limit = max(math.Ceil(v*1.2), v+1)
+			}
+		}
+	}
+	return nil
 }
 
 // read runs the status query: numeric values by lower-case name, and every raw value.

@@ -76,11 +76,11 @@ func TestNewChecksVariables(t *testing.T) {
 		g, err := pacing.New(ctx, conn, tc.cfg)
 		if err == nil {
 			g.Close()
-			t.Errorf("%+v: no error", tc.cfg)
-			continue
 		}
-		if exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), tc.mention) {
-			t.Errorf("%+v: %v, want a usage error mentioning %q", tc.cfg, err, tc.mention)
+		for what, err := range map[string]error{"New": err, "Check": pacing.Check(ctx, conn, tc.cfg)} {
+			if exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), tc.mention) {
+				t.Errorf("%s(%+v): %v, want a usage error mentioning %q", what, tc.cfg, err, tc.mention)
+			}
 		}
 	}
 	// No pacing asked: a nil governor that never holds back.
@@ -93,6 +93,9 @@ func TestNewChecksVariables(t *testing.T) {
 	}
 	g.Release(0)
 	g.Close()
+	if err := pacing.Check(ctx, conn, pacing.Config{MaxLoad: []pacing.Bound{{Name: "threads_RUNNING", Limit: 5}}, MaxRate: 1 << 20}); err != nil {
+		t.Errorf("Check of good bounds: %v", err)
+	}
 	// Names are case-insensitive, as the server's are; a bare name is relative.
 	g = governor(t, conn, pacing.Config{MaxLoad: []pacing.Bound{{Name: "THREADS_RUNNING", Relative: true}}})
 	if err := acquireWithin(g, 0, time.Second); err != nil {
