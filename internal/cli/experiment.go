@@ -254,7 +254,7 @@ clustered into a contiguous id range in a copy of the table, show how far the kn
 	fl.Int64Var(&o.Rows, "rows", 1_000_000, "rows of the sbtest table (make it several times the pool)")
 	fl.Int64Var(&o.Queries, "queries", 10_000, "timed random selects per hot-set size")
 	fl.Int64Var(&o.MinHot, "min-hot", 100, "smallest hot set")
-	fl.Int64Var(&o.MaxHot, "max-hot", 0, "largest hot set (default: --rows)")
+	fl.Int64Var(&o.MaxHot, "max-hot", 0, "largest hot set (default: 128 times the pool's pages, at most --rows)")
 	fl.Int64Var(&seed, "seed", 2007, "seed of the hot sets")
 	fl.BoolVar(&o.MakeYoung, "make-young", true, "set innodb_old_blocks_time=0 while measuring (restored after), so a hot page is made young on its second read as in 2007; =false keeps the server's setting")
 	cmd.RunE = f.runE("hotrows", false, func() error {

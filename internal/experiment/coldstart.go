@@ -202,7 +202,7 @@ func Coldstart(ctx context.Context, t *Target, o ColdstartOptions) (res *Coldsta
 	r.res = &ColdstartResult{Header: newHeader(ctx, "coldstart", t, r.conn), Original: Original2017,
 		Params: ColdstartParams{Rows: o.Rows, Queries: o.Queries, Schema: o.Schema, WarmMethod: o.WarmMethod, Snapshot: o.Snapshot, Interval: o.Interval.String()}}
 	t0 := time.Now()
-	defer func() { r.res.Seconds = time.Since(t0).Seconds() }()
+	defer r.res.finish(t0)
 
 	if err := r.checkServer(ctx); err != nil {
 		return nil, err

@@ -84,7 +84,8 @@ func (r *ColdstartResult) Page() report.Page {
 	intro := report.Text(r.summary() + "\n\n" +
 		"Each scenario restarts the server cold (clean shutdown, OS page cache dropped or O_DIRECT, empty buffer pool), warms the pool its own way, then runs the same query file of distinct lookups on one connection. " +
 		"Misses are the pass's synchronous buffer-pool misses (Innodb_buffer_pool_reads); pages read ahead are counted apart. 'vs hot' divides a pass's time by the hot (second) pass of the cold scenario.\n\n" +
-		"Grey bars are the 2017 article's figures (" + Original2017Text + "); their machine and scale differ, compare the ratios.")
+		"Grey bars are the 2017 article's figures (" + Original2017Text + "); their machine and scale differ, compare the ratios. " +
+		"Times move with whatever else the machine does (the load average is in the header); the misses do not.")
 	p.Sections = append(p.Sections,
 		report.Section{Heading: "Lookups after a cold restart", Content: []report.Block{intro, r.timesChart(), r.Table()}},
 		report.Section{Heading: "Buffer-pool misses per pass", Content: []report.Block{
@@ -95,7 +96,7 @@ func (r *ColdstartResult) Page() report.Page {
 			report.Text(fmt.Sprintf("Per-%s p95 latency and throughput of the first pass after each restart, on a clock that starts when the server answers: a warmed scenario's line starts once its warm-up is done.", r.Params.Interval)),
 			r.curveChart(),
 		}},
-		report.Section{Heading: "How each scenario ran", Content: []report.Block{r.detailsTable(), report.Text(strings.Join(r.notes(), "\n\n"))}},
+		report.Section{Heading: "How each scenario ran", Content: []report.Block{r.detailsTable(), report.Text(strings.Join(append(r.details(), r.notes()...), "\n\n"))}},
 	)
 	return p
 }
@@ -188,25 +189,45 @@ func (r *ColdstartResult) curveChart() report.LineChart {
 }
 
 func (r *ColdstartResult) detailsTable() report.Table {
-	t := report.Table{Header: []string{"scenario", "restart (s)", "table pages in the pool after it", "warm-up", "pages read", "MB/s", "detail"},
-		Align: []report.Align{report.AlignLeft, report.AlignAuto, report.AlignAuto, report.AlignLeft, report.AlignAuto, report.AlignAuto, report.AlignLeft}}
+	t := report.Table{Header: []string{"scenario", "restart (s)", "test_data pages after restart", "warm-up", "warm-up (s)", "pages read", "MB/s"},
+		Align: []report.Align{report.AlignLeft, report.AlignAuto, report.AlignAuto, report.AlignLeft}}
 	for _, s := range r.Scenarios {
-		row := []string{s.Label, "—", "—", "none", "—", "—", ""}
+		row := []string{s.Label, "—", "—", "none", "—", "—", "—"}
 		if s.Skipped != "" {
-			row[6] = "skipped: " + s.Skipped
+			row[3] = "skipped"
 		}
 		if s.Restart != nil {
-			row[1], row[2], row[6] = fmt.Sprintf("%.1f", s.Restart.Seconds), commas(s.Restart.TablePages), s.Restart.Cold
+			row[1], row[2] = fmt.Sprintf("%.1f", s.Restart.Seconds), commas(s.Restart.TablePages)
 		}
 		if w := s.Warmup; w != nil {
-			row[3] = fmt.Sprintf("%s, %.2f s", w.Method, w.Seconds)
-			row[4], row[5] = commas(w.PagesRead), fmt.Sprintf("%.0f", w.MBps)
-			row[6] = w.Detail
-			if len(w.Statements) > 0 {
-				row[6] = strings.Join(w.Statements, "; ")
-			}
+			row[3], row[4] = w.Method, fmt.Sprintf("%.2f", w.Seconds)
+			row[5], row[6] = commas(w.PagesRead), fmt.Sprintf("%.0f", w.MBps)
 		}
 		t.Rows = append(t.Rows, row)
 	}
 	return t
+}
+
+// details say, per scenario, how the restart was cold and what the warm-up did.
+func (r *ColdstartResult) details() []string {
+	var out []string
+	for _, s := range r.Scenarios {
+		var parts []string
+		if s.Skipped != "" {
+			parts = append(parts, "skipped: "+s.Skipped)
+		}
+		if s.Restart != nil {
+			parts = append(parts, "restart: "+s.Restart.Cold)
+		}
+		if w := s.Warmup; w != nil {
+			if len(w.Statements) > 0 {
+				parts = append(parts, "statements: "+strings.Join(w.Statements, "; "))
+			}
+			if w.Detail != "" {
+				parts = append(parts, w.Detail)
+			}
+		}
+		out = append(out, s.Label+": "+strings.Join(parts, "; ")+".")
+	}
+	return out
 }

@@ -146,7 +146,7 @@ func Concurrency(ctx context.Context, t *Target, o ConcurrencyOptions) (*Concurr
 	res := &ConcurrencyResult{Header: newHeader(ctx, "concurrency", t, conn),
 		Params: ConcurrencyParams{Clients: o.Clients, PerClient: per, Scale: o.Scale, Iterations: o.Iterations, Schema: o.Schema}}
 	t0 := time.Now()
-	defer func() { res.Seconds = time.Since(t0).Seconds() }()
+	defer res.finish(t0)
 	for _, c := range o.Clients {
 		for _, n := range per {
 			cell, err := concurrencyCell(ctx, conn, o, c, n, log)

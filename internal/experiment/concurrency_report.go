@@ -110,6 +110,9 @@ func (r *ConcurrencyResult) Page() report.Page {
 			}),
 		}},
 	)
+	if len(r.Notes) > 0 {
+		p.Sections = append(p.Sections, report.Section{Heading: "Notes", Content: []report.Block{report.Text(strings.Join(r.Notes, "\n\n"))}})
+	}
 	return p
 }
 
@@ -118,7 +121,7 @@ func (r *ConcurrencyResult) series(v func(*Cell) float64) (groups []string, seri
 		groups = append(groups, strconv.Itoa(c))
 	}
 	for _, n := range r.Params.PerClient {
-		s := report.BarSeries{Name: commas(n) + " queries per client"}
+		s := report.BarSeries{Name: perClientName(n)}
 		for _, c := range r.Params.Clients {
 			if x := r.Cell(c, n); x != nil {
 				s.Values = append(s.Values, v(x))
@@ -141,7 +144,7 @@ func (r *ConcurrencyResult) msChart() report.LineChart {
 	c := report.LineChart{Name: "concurrency-ms-per-query", Title: "Milliseconds per query (seconds / queries per client)",
 		XLabel: "concurrent clients", YLabel: "ms per query"}
 	for _, n := range r.Params.PerClient {
-		s := report.Series{Name: commas(n) + " queries per client"}
+		s := report.Series{Name: perClientName(n)}
 		for _, cl := range r.Params.Clients {
 			if x := r.Cell(cl, n); x != nil {
 				s.X, s.Y = append(s.X, float64(cl)), append(s.Y, x.MsPerQuery)
@@ -159,4 +162,11 @@ func (r *ConcurrencyResult) msChart() report.LineChart {
 		c.Series = append(c.Series, orig)
 	}
 	return c
+}
+
+func perClientName(n int64) string {
+	if n == 1 {
+		return "1 query per client"
+	}
+	return commas(n) + " queries per client"
 }

@@ -143,10 +143,6 @@ func Hotrows(ctx context.Context, t *Target, o HotrowsOptions) (*HotrowsResult, 
 	if o.Schema == "" {
 		o.Schema = "innowarm_hotrows"
 	}
-	if o.MaxHot == 0 {
-		o.MaxHot = o.Rows
-	}
-	o.MaxHot = min(o.MaxHot, o.Rows)
 	log := o.Log
 	if log == nil {
 		log = t.Log
@@ -156,10 +152,16 @@ func Hotrows(ctx context.Context, t *Target, o HotrowsOptions) (*HotrowsResult, 
 		return nil, err
 	}
 	defer conn.Close()
-	res := &HotrowsResult{Header: newHeader(ctx, "hotrows", t, conn), KneeMissesRate: KneeMissesPerQuery,
-		Params: HotrowsParams{Rows: o.Rows, Queries: o.Queries, MinHot: o.MinHot, MaxHot: o.MaxHot, Schema: o.Schema, Seed: o.Seed}}
+	res := &HotrowsResult{Header: newHeader(ctx, "hotrows", t, conn), KneeMissesRate: KneeMissesPerQuery}
+	if o.MaxHot == 0 {
+		// Clustered, a page holds ~70 sbtest rows: the clustered knee lies near 70 times the
+		// pool's pages; twice that shows it.
+		o.MaxHot = max(o.MinHot, 128*res.PoolPages)
+	}
+	o.MaxHot = min(o.MaxHot, o.Rows)
+	res.Params = HotrowsParams{Rows: o.Rows, Queries: o.Queries, MinHot: o.MinHot, MaxHot: o.MaxHot, Schema: o.Schema, Seed: o.Seed}
 	t0 := time.Now()
-	defer func() { res.Seconds = time.Since(t0).Seconds() }()
+	defer res.finish(t0)
 	dir := o.Dir
 	if dir == "" {
 		if dir, err = os.MkdirTemp("", "innowarm-hotrows-"); err != nil {

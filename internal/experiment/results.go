@@ -37,6 +37,7 @@ type Header struct {
 	PageSize   int       `json:"page_size"`
 	FlushMode  string    `json:"innodb_flush_method"`
 	LRUDepth   int64     `json:"innodb_lru_scan_depth"`
+	LoadEnd    float64   `json:"load_average_1m_end"`
 	ReportDir  string    `json:"report_dir,omitempty"`
 	Notes      []string  `json:"notes,omitempty"`
 }
@@ -55,6 +56,16 @@ func newHeader(ctx context.Context, name string, t *Target, conn *connection.Con
 	}
 	_ = conn.DB.QueryRowContext(ctx, "SELECT @@innodb_flush_method, @@innodb_lru_scan_depth").Scan(&h.FlushMode, &h.LRUDepth)
 	return h
+}
+
+// finish records the run's length and how busy the machine was at its end; a busy machine
+// gets a note, since its times are noisy.
+func (h *Header) finish(t0 time.Time) {
+	h.Seconds = time.Since(t0).Seconds()
+	h.LoadEnd = machineInfo().Load1
+	if busy := max(h.Machine.Load1, h.LoadEnd); busy > 1.5*float64(h.Machine.CPUs) {
+		h.Notes = append(h.Notes, fmt.Sprintf("the machine was busy (load average %.1f at the start, %.1f at the end, on %d CPUs): times and QPS are noisy; buffer-pool misses are not", h.Machine.Load1, h.LoadEnd, h.Machine.CPUs))
+	}
 }
 
 // meta is the page metadata every report starts with.
