@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -126,6 +127,7 @@ const pollSlice = 20 * time.Millisecond
 // see runner.spareProcs): a client that waits for longer than 10 ms gets the runtime's
 // preemption signal, ppoll returns EINTR, and on its way back the client yields its P to
 // whatever else is runnable (interval reports, Ctrl-C, KILL QUERY, a garbage collection).
+// A raw system call is no preemption point: wait yields explicitly after a signal.
 func (c *blockingConn) wait(events int16, deadline int64) error {
 	var ts *syscall.Timespec
 	if deadline != 0 || asyncPreemptOff {
@@ -144,10 +146,15 @@ func (c *blockingConn) wait(events int16, deadline int64) error {
 	}
 	pfd := pollFd{fd: int32(c.fd), events: events}
 	_, _, e := syscall.RawSyscall6(syscall.SYS_PPOLL, uintptr(unsafe.Pointer(&pfd)), 1, uintptr(unsafe.Pointer(ts)), 0, 0, 0)
-	if e != 0 && e != syscall.EINTR {
-		return &net.OpError{Op: "poll", Net: c.raddr.Network(), Addr: c.raddr, Err: e}
+	switch e {
+	case 0:
+		return nil
+	case syscall.EINTR:
+		// A signal (a preemption, Ctrl-C): let the scheduler run what waits for a P.
+		runtime.Gosched()
+		return nil
 	}
-	return nil
+	return &net.OpError{Op: "poll", Net: c.raddr.Network(), Addr: c.raddr, Err: e}
 }
 
 func (c *blockingConn) Read(b []byte) (int, error) {

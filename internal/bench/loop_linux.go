@@ -26,9 +26,10 @@ const loopSupported = true
 // gets.
 
 // loopsFor is how many loops serve the clients: one per CPU, so that the clients are
-// present on every CPU the scheduler shares between the server and them.
+// present on every CPU the scheduler shares between the server and them, and no more
+// than there are Ps (a loop waiting in epoll_wait holds its P).
 func loopsFor(clients int) int {
-	return max(1, min(clients, runtime.NumCPU()))
+	return max(1, min(clients, runtime.NumCPU(), runtime.GOMAXPROCS(0)))
 }
 
 type loopClient struct {
@@ -91,7 +92,9 @@ func (l *eventLoop) run() {
 		r, _, e := syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, uintptr(l.epfd), uintptr(unsafe.Pointer(&l.events[0])),
 			uintptr(len(l.events)), ^uintptr(0), 0, 0)
 		if e == syscall.EINTR {
-			continue // a preemption signal: the scheduler may run something else now
+			// A signal (a preemption, Ctrl-C): let the scheduler run what waits for a P.
+			runtime.Gosched()
+			continue
 		}
 		if e != 0 {
 			for _, c := range l.clients {
