@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 BIN=bin/innowarm
 report=${DEMO_REPORT_DIR:-reports/demo-coldstart}
 rows=${DEMO_ROWS:-1000000}
-echo "== innowarm experiment coldstart --rows $rows --queries 20000 --pool-size 256M --snapshot"
+echo "== innowarm experiment coldstart --rows $rows --queries 20000 --pool-size 256M --snapshot --interval 500ms"
 echo "   (progress on stderr; the Markdown table and the report's path follow)"
 echo
-"$BIN" experiment coldstart --rows "$rows" --queries 20000 --pool-size 256M --snapshot --report-dir "$report"
+"$BIN" experiment coldstart --rows "$rows" --queries 20000 --pool-size 256M --snapshot --interval 500ms --report-dir "$report"

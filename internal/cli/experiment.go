@@ -216,6 +216,7 @@ server it needs --restart-cmd; the dump/load baselines need innowarm on the data
 	fl.StringVar(&o.WarmMethod, "warm-method", "auto", "innowarm warm's --method: auto, native or scan")
 	fl.DurationVar(&o.Interval, "interval", time.Second, "resolution of the warm-up curve")
 	fl.Int64Var(&seed, "seed", 2017, "seed of the random lookups")
+	fl.IntVar(&o.Repeat, "repeat", 1, "run every scenario this many times (each after its own cold restart) and report the runs with the median times")
 	fl.StringSliceVar(&scenarios, "scenarios", nil, "run only these scenarios besides cold: "+strings.Join(experiment.ColdstartScenarios[1:], ","))
 	cmd.RunE = f.runE("coldstart", true, func() error {
 		o.Seed, o.Scenarios = uint64(seed), scenarios

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -42,19 +43,58 @@ type ColdstartOptions struct {
 	Seed       uint64
 	Dir        string   // where the query file and the manifest are written
 	Scenarios  []string // run only these (the cold one always runs); nil: all
+	Repeat     int      // runs of every scenario (each after its own cold restart); medians are reported
 	KeepData   bool     // leave the schema in place
 	Progress   progress.Config
 	Log        *logx.Logger
 }
 
-// Scenario is one way of starting after a cold restart, and its passes.
+// Scenario is one way of starting after a cold restart, and its passes. With repeats,
+// Warmup and each pass are the run with the median time, and Repeats holds every run.
 type Scenario struct {
-	ID      string   `json:"id"`
-	Label   string   `json:"label"`
-	Restart *Restart `json:"restart,omitempty"`
+	ID      string         `json:"id"`
+	Label   string         `json:"label"`
+	Restart *Restart       `json:"restart,omitempty"`
+	Warmup  *Warmup        `json:"warmup,omitempty"`
+	Passes  []*Pass        `json:"passes"`
+	Skipped string         `json:"skipped,omitempty"`
+	Repeats []*ScenarioRun `json:"repeats,omitempty"`
+
+	runs []*ScenarioRun
+}
+
+// ScenarioRun is one run of a scenario: its restart, warm-up and passes.
+type ScenarioRun struct {
+	Restart *Restart `json:"restart"`
 	Warmup  *Warmup  `json:"warmup,omitempty"`
 	Passes  []*Pass  `json:"passes"`
-	Skipped string   `json:"skipped,omitempty"`
+}
+
+// aggregate sets the scenario's figures from its runs: the first restart, the warm-up and
+// each pass with the median time (the lower one of an even count).
+func (s *Scenario) aggregate() {
+	if len(s.runs) == 0 {
+		return
+	}
+	median := func(n int, secs func(int) float64) int {
+		idx := make([]int, n)
+		for i := range idx {
+			idx[i] = i
+		}
+		slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(secs(a), secs(b)) })
+		return idx[(n-1)/2]
+	}
+	s.Restart = s.runs[0].Restart
+	if s.runs[0].Warmup != nil {
+		s.Warmup = s.runs[median(len(s.runs), func(i int) float64 { return s.runs[i].Warmup.Seconds })].Warmup
+	}
+	s.Passes = nil
+	for p := range s.runs[0].Passes {
+		s.Passes = append(s.Passes, s.runs[median(len(s.runs), func(i int) float64 { return s.runs[i].Passes[p].Seconds })].Passes[p])
+	}
+	if len(s.runs) > 1 {
+		s.Repeats = s.runs
+	}
 }
 
 // Reference is a figure of the 2017 article.
@@ -91,6 +131,7 @@ type ColdstartParams struct {
 	WarmMethod string `json:"warm_method"`
 	Snapshot   bool   `json:"snapshot"`
 	Interval   string `json:"interval"`
+	Repeat     int    `json:"repeat"`
 }
 
 // ColdstartResult is everything the coldstart experiment measured.
@@ -141,6 +182,8 @@ func ValidateColdstart(o ColdstartOptions) error {
 		return exitcode.UsageError(fmt.Errorf("--queries must be at least 1, got %d", o.Queries))
 	case o.Interval < 0 || o.Interval > 0 && o.Interval < 50*time.Millisecond:
 		return exitcode.UsageError(fmt.Errorf("--interval %s: use 50ms or more", o.Interval))
+	case o.Repeat < 0 || o.Repeat > 100:
+		return exitcode.UsageError(fmt.Errorf("--repeat %d: use 1 to 100", o.Repeat))
 	}
 	switch o.WarmMethod {
 	case "", warm.MethodAuto, warm.MethodNative, warm.MethodScan:
@@ -187,6 +230,9 @@ func Coldstart(ctx context.Context, t *Target, o ColdstartOptions) (res *Coldsta
 	if o.Interval == 0 {
 		o.Interval = time.Second
 	}
+	if o.Repeat == 0 {
+		o.Repeat = 1
+	}
 	if o.Dir == "" {
 		return nil, exitcode.UsageError(errors.New("coldstart needs a directory for its query file"))
 	}
@@ -200,7 +246,7 @@ func Coldstart(ctx context.Context, t *Target, o ColdstartOptions) (res *Coldsta
 	}
 	defer func() { r.conn.Close() }()
 	r.res = &ColdstartResult{Header: newHeader(ctx, "coldstart", t, r.conn), Original: Original2017,
-		Params: ColdstartParams{Rows: o.Rows, Queries: o.Queries, Schema: o.Schema, WarmMethod: o.WarmMethod, Snapshot: o.Snapshot, Interval: o.Interval.String()}}
+		Params: ColdstartParams{Rows: o.Rows, Queries: o.Queries, Schema: o.Schema, WarmMethod: o.WarmMethod, Snapshot: o.Snapshot, Interval: o.Interval.String(), Repeat: o.Repeat}}
 	t0 := time.Now()
 	defer r.res.finish(t0)
 
@@ -237,9 +283,13 @@ func Coldstart(ctx context.Context, t *Target, o ColdstartOptions) (res *Coldsta
 	if err := r.build(ctx); err != nil {
 		return nil, err
 	}
-	for _, id := range ColdstartScenarios {
-		if err := r.scenario(ctx, id); err != nil {
-			return r.res, err
+	// Repeats go round all scenarios in turn, so that a busy spell of the machine does not
+	// fall on the runs of one scenario only.
+	for rep := 1; rep <= o.Repeat; rep++ {
+		for _, id := range ColdstartScenarios {
+			if err := r.scenario(ctx, id, rep); err != nil {
+				return r.res, err
+			}
 		}
 	}
 	return r.res, nil
@@ -314,11 +364,18 @@ var scenarioLabels = map[string]string{
 }
 
 // scenario runs one scenario: a cold restart, its warm-up, its passes.
-func (r *coldRun) scenario(ctx context.Context, id string) error {
-	if !r.wanted(id) {
+func (r *coldRun) scenario(ctx context.Context, id string, rep int) error {
+	if !r.wanted(id) || id == ScenarioManifest && !r.o.Snapshot {
 		return nil
 	}
-	s := &Scenario{ID: id, Label: scenarioLabels[id]}
+	s := r.res.Scenario(id)
+	if s == nil {
+		s = &Scenario{ID: id, Label: scenarioLabels[id]}
+		r.res.Scenarios = append(r.res.Scenarios, s)
+	}
+	if s.Skipped != "" {
+		return nil
+	}
 	passes := 1
 	var warmup func() (*Warmup, error)
 	prog := r.progress()
@@ -339,30 +396,28 @@ func (r *coldRun) scenario(ctx context.Context, id string) error {
 		d := r.dumps[pct]
 		if d == nil {
 			s.Skipped = r.dumpSkipReason()
-			r.res.Scenarios = append(r.res.Scenarios, s)
 			r.log.Infof("skipped %s: %s", s.Label, s.Skipped)
 			return nil
 		}
 		warmup = func() (*Warmup, error) { return innodbLoad(ctx, r.conn, d, prog, r.log) }
 	case ScenarioManifest:
-		if !r.o.Snapshot {
-			return nil
-		}
 		if r.res.Manifest == nil {
 			s.Skipped = "no manifest was captured"
-			r.res.Scenarios = append(r.res.Scenarios, s)
 			return nil
 		}
 		path := r.res.Manifest.Path
 		warmup = func() (*Warmup, error) { return manifestWarm(ctx, r.conn, path, r.o.WarmMethod, prog, r.log) }
 	}
-	r.res.Scenarios = append(r.res.Scenarios, s)
-	r.log.Infof("== scenario: %s", s.Label)
-	rs, err := r.restart(ctx)
-	if err != nil {
+	if r.o.Repeat > 1 {
+		r.log.Infof("== scenario: %s (run %d of %d)", s.Label, rep, r.o.Repeat)
+	} else {
+		r.log.Infof("== scenario: %s", s.Label)
+	}
+	run := &ScenarioRun{}
+	var err error
+	if run.Restart, err = r.restart(ctx); err != nil {
 		return err
 	}
-	s.Restart = rs
 	if warmup != nil {
 		w, err := warmup()
 		if err != nil {
@@ -371,7 +426,7 @@ func (r *coldRun) scenario(ctx context.Context, id string) error {
 			}
 			return fmt.Errorf("%s: %w", s.Label, err)
 		}
-		s.Warmup = w
+		run.Warmup = w
 		r.log.Infof("%s: %s in %.2f s, %s pages read (%.0f MB/s), %s pages added to the pool", s.Label, w.Method, w.Seconds, commas(w.PagesRead), w.MBps, commas(w.PagesAdded))
 	}
 	names := []string{"1st", "2nd"}
@@ -386,9 +441,11 @@ func (r *coldRun) scenario(ctx context.Context, id string) error {
 			return err
 		}
 		p.Name, p.Start = names[i], start
-		s.Passes = append(s.Passes, p)
+		run.Passes = append(run.Passes, p)
 	}
-	if id == ScenarioCold {
+	s.runs = append(s.runs, run)
+	s.aggregate()
+	if id == ScenarioCold && rep == 1 {
 		if err := r.afterHotPass(ctx); err != nil {
 			return err
 		}
@@ -464,15 +521,17 @@ func (r *coldRun) restart(ctx context.Context) (*Restart, error) {
 	return &rs, nil
 }
 
-// ratios sets every pass's time relative to the hot pass.
+// ratios sets every pass's time relative to the (median) hot pass.
 func (r *coldRun) ratios() {
 	hot := r.res.Hot()
 	if hot == nil || hot.Seconds <= 0 {
 		return
 	}
 	for _, s := range r.res.Scenarios {
-		for _, p := range s.Passes {
-			p.RatioToHot = p.Seconds / hot.Seconds
+		for _, run := range s.runs {
+			for _, p := range run.Passes {
+				p.RatioToHot = p.Seconds / hot.Seconds
+			}
 		}
 	}
 }

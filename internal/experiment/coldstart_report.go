@@ -42,8 +42,12 @@ func (r *ColdstartResult) summary() string {
 	if tb == nil {
 		return ""
 	}
-	return fmt.Sprintf("%s unique-key lookups on test_data (%s rows, %s pages = %s) with a %s buffer pool (%s pages): %s. %s on %s, one connection, each scenario after a cold restart of its own.",
-		commas(r.Lookups), commas(tb.Rows), commas(tb.Pages), fmtBytes(tb.Bytes), fmtBytes(r.PoolBytes), commas(r.PoolPages), fitsText(r.Fits), r.Server, r.Target)
+	runs := ""
+	if r.Params.Repeat > 1 {
+		runs = fmt.Sprintf(" Every scenario ran %d times; each figure is the run with the median time.", r.Params.Repeat)
+	}
+	return fmt.Sprintf("%s unique-key lookups on test_data (%s rows, %s pages = %s) with a %s buffer pool (%s pages): %s. %s on %s, one connection, each scenario after a cold restart of its own.%s",
+		commas(r.Lookups), commas(tb.Rows), commas(tb.Pages), fmtBytes(tb.Bytes), fmtBytes(r.PoolBytes), commas(r.PoolPages), fitsText(r.Fits), r.Server, r.Target, runs)
 }
 
 // Markdown is what the experiment prints on stdout.
@@ -75,6 +79,9 @@ func (r *ColdstartResult) Page() report.Page {
 	params := fmt.Sprintf("rows=%s, lookups=%s, warm method %s, curve interval %s, schema %s", commas(r.Params.Rows), commas(r.Lookups), r.Params.WarmMethod, r.Params.Interval, r.Params.Schema)
 	if r.Params.Snapshot {
 		params += ", --snapshot"
+	}
+	if r.Params.Repeat > 1 {
+		params += fmt.Sprintf(", --repeat %d (medians)", r.Params.Repeat)
 	}
 	p := report.Page{
 		Title:    "innowarm experiment: coldstart",
