@@ -29,6 +29,7 @@ type wconn struct {
 type dialer struct {
 	base     *mysql.Config
 	blocking bool // blockingConn sockets
+	raw      bool // the protocol spoken directly (proto.go)
 	loop     bool // run by event loops
 }
 

@@ -22,13 +22,18 @@ const (
 // Workloads lists the valid --workload values.
 var Workloads = []string{WorkloadPointSelect, WorkloadReadOnly, WorkloadHotRows}
 
-// I/O modes of the clients (--io, hidden): event loops running many clients each (auto,
-// where possible), a thread per client in raw system calls, or a goroutine per client on
-// Go's network poller.
+// I/O modes of the clients (--io, hidden). auto: a thread per client, waiting in raw
+// system calls and speaking the protocol directly, as blocking does (through the driver
+// over TLS; on Go's network poller beyond 512 clients). loop: event loops, one per CPU,
+// each running many clients (the least CPU per query; but a single thread serving many
+// clients waits its turn for a CPU as one, and on a busy machine that costs throughput).
+// driver: a thread per client through go-sql-driver. netpoll: go-sql-driver on Go's
+// network poller.
 const (
 	IOAuto     = "auto"
 	IOLoop     = "loop"
 	IOBlocking = "blocking"
+	IODriver   = "driver"
 	IONetpoll  = "netpoll"
 )
 
@@ -226,9 +231,9 @@ func NewPlan(o Options) (*Plan, error) {
 		return nil, usagef("--report-interval %s is too short: use 10ms or more", o.ReportInterval)
 	}
 	switch o.IOMode {
-	case "", IOAuto, IOLoop, IOBlocking, IONetpoll:
+	case "", IOAuto, IOLoop, IOBlocking, IODriver, IONetpoll:
 	default:
-		return nil, usagef("--io %q: want auto, loop, blocking or netpoll", o.IOMode)
+		return nil, usagef("--io %q: want auto, loop, blocking, driver or netpoll", o.IOMode)
 	}
 	if p.Engines, err = ParseEngines(o.EngineSpec); err != nil {
 		return nil, err

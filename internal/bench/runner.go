@@ -209,18 +209,24 @@ const maxBlockingClients = 512
 // (blockingConn.wait). Yielding more often than that costs more than it saves.
 const spareProcs = 0
 
-// blockingIO decides how clients wait for the server: see blockingConn.
-func (r *runner) blockingIO(clients int) bool {
-	if !blockingIOSupported {
-		return false
+// chooseIO decides how the clients of a round talk to the server (see IOAuto).
+func (r *runner) chooseIO(clients int) {
+	d := r.dial
+	tls := d.base.TLS != nil
+	d.loop, d.blocking, d.raw = false, false, false
+	switch mode := r.p.IOMode; {
+	case mode == IONetpoll || !blockingIOSupported:
+	case mode == IOLoop && loopSupported && !tls && r.p.Detach == 0:
+		d.loop, d.blocking, d.raw = true, true, true
+	case mode == IODriver:
+		d.blocking = clients <= 1024 // the runtime's limit on GOMAXPROCS
+	case mode == IOBlocking:
+		d.blocking = clients <= 1024
+		d.raw = d.blocking && !tls
+	default: // auto: a thread per client, protocol spoken directly
+		d.blocking = clients <= maxBlockingClients
+		d.raw = d.blocking && !tls
 	}
-	switch r.p.IOMode {
-	case IOBlocking:
-		return clients <= 1024 // the runtime's limit on GOMAXPROCS
-	case IONetpoll:
-		return false
-	}
-	return clients <= maxBlockingClients
 }
 
 // use selects the schema on the control session.
@@ -480,6 +486,9 @@ type worker struct {
 	errCodes   map[string]int64
 	errCount   int64
 	buf        []byte
+	in, out    []byte // protocol buffers (execRaw)
+	inLen      int
+	parser     respParser
 	args       []driver.Value
 	prepared   []sbStmts // per table, workload runs
 }
@@ -513,6 +522,7 @@ func (w *worker) reconnect(ctx context.Context) error {
 	if old := w.conn.Load(); old != nil {
 		old.close()
 	}
+	w.parser.caps, w.inLen = caps{}, 0
 	w.reconnects++
 	return w.connect(ctx)
 }
@@ -606,13 +616,16 @@ func (w *worker) runThreaded(ctx context.Context, spec roundSpec) {
 		}
 		var d time.Duration
 		var err error
-		if s.ps != nil {
+		switch {
+		case w.r.dial.raw:
+			d, err = w.execRaw(s)
+		case s.ps != nil:
 			args := w.args[:s.nargs]
 			for i := range args {
 				args[i] = s.args[i]
 			}
 			d, err = w.execStmt(s.ps.ds, args)
-		} else {
+		default:
 			d, err = w.exec(w.conn.Load(), s.text)
 		}
 		if err != nil {
@@ -631,6 +644,61 @@ func (w *worker) runThreaded(ctx context.Context, spec roundSpec) {
 		}
 		prog.done(s, false)
 	}
+}
+
+// execRaw sends a statement and reads its answer in the protocol, on the client's own
+// thread (see proto.go): no decoding, no allocation.
+func (w *worker) execRaw(s step) (time.Duration, error) {
+	bc := w.conn.Load().sock.(*blockingConn)
+	if w.parser.caps == (caps{}) {
+		cp, ok := sniffCaps(bc.hello)
+		if !ok {
+			return 0, errors.New("cannot read the capabilities the connection negotiated")
+		}
+		w.parser.caps = cp
+	}
+	w.out = w.out[:0]
+	if s.ps != nil {
+		w.out = appendExecute(w.out, s.ps.id, s.args[:s.nargs])
+	} else {
+		w.out = appendCommand(w.out, comQuery, s.text)
+	}
+	w.parser.reset()
+	refused := false
+	w.busy.Store(true)
+	t0 := time.Now()
+	_, err := bc.Write(w.out)
+	for err == nil {
+		if w.inLen == len(w.in) {
+			w.in = append(w.in, make([]byte, max(len(w.in), 16<<10))...)
+		}
+		var n int
+		if n, err = bc.Read(w.in[w.inLen:]); err != nil {
+			break
+		}
+		w.inLen += n
+		used, done := w.parser.feed(w.in[:w.inLen])
+		copy(w.in, w.in[used:w.inLen])
+		w.inLen -= used
+		if done {
+			break
+		}
+		if w.parser.infile {
+			w.parser.infile, refused = false, true
+			_, err = bc.Write([]byte{0, 0, 0, w.parser.seq + 1})
+		}
+	}
+	d := time.Since(t0)
+	w.busy.Store(false)
+	switch {
+	case err != nil:
+		return d, fmt.Errorf("connection lost: %w", err)
+	case w.parser.err != nil:
+		return d, w.parser.err
+	case refused:
+		return d, errLocalInfile
+	}
+	return d, nil
 }
 
 // closeConn ends the client: its connection closes.
@@ -661,8 +729,7 @@ type roundResult struct {
 
 // round connects the clients, starts them together, and measures until the last is done.
 func (r *runner) round(ctx context.Context, spec roundSpec) (*roundResult, error) {
-	r.dial.loop = r.useLoop()
-	r.dial.blocking = r.dial.loop || r.blockingIO(spec.clients)
+	r.chooseIO(spec.clients)
 	if r.dial.blocking && !r.dial.loop {
 		// A client blocked in a raw read keeps its P: give each one its own.
 		if prev := runtime.GOMAXPROCS(0); prev < spec.clients+spareProcs {
@@ -783,13 +850,6 @@ func (r *runner) round(ctx context.Context, spec roundSpec) (*roundResult, error
 }
 
 func tvSec(tv syscall.Timeval) float64 { return float64(tv.Sec) + float64(tv.Usec)/1e6 }
-
-// useLoop says whether the clients of a round run in event loops: on Linux, unless the
-// connections use TLS (the loop reads the socket itself), --detach reconnects, or --io
-// asks for threads.
-func (r *runner) useLoop() bool {
-	return loopSupported && r.dial.base.TLS == nil && r.p.Detach == 0 && (r.p.IOMode == IOAuto || r.p.IOMode == IOLoop || r.p.IOMode == "")
-}
 
 // startLoops hands the connected clients to event loops; finished counts the loops.
 func (r *runner) startLoops(spec roundSpec, workers []*worker, finished *sync.WaitGroup) error {

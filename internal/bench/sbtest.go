@@ -176,7 +176,7 @@ func (w *worker) prepareStatements(c *wconn) error {
 	p := w.r.p
 	w.prepared = make([]sbStmts, len(w.r.tables))
 	prepare := func(sql string) (*psStmt, error) {
-		if w.r.dial.loop {
+		if w.r.dial.raw {
 			bc, ok := c.sock.(*blockingConn)
 			cp, known := sniffCaps(bc.hello)
 			if !ok || !known {

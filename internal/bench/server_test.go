@@ -546,7 +546,7 @@ func TestIOModesAgree(t *testing.T) {
 		c.DB.QueryRow("SELECT COUNT(*) FROM `" + s + "`.c").Scan(&n)
 		return n
 	}
-	for _, io := range []string{IOLoop, IOBlocking, IONetpoll} {
+	for _, io := range []string{IOAuto, IOLoop, IOBlocking, IODriver, IONetpoll} {
 		before := count()
 		// A big result (1 MB), two statements in one request, an empty result, a write,
 		// commits every 2 statements: 4 statements per pass, 3 passes per client.
@@ -581,7 +581,7 @@ func TestIOModesAgree(t *testing.T) {
 // checks the clients, the interval reporter and the monitor.
 func TestRunInProcess(t *testing.T) {
 	s := sandboxtest.Schema(t)
-	for _, io := range []string{IOLoop, IOBlocking, IONetpoll} {
+	for _, io := range []string{IOAuto, IOLoop, IOBlocking, IODriver, IONetpoll} {
 		o := Defaults()
 		o.Schema, o.Query, o.ConcurrencySpec, o.Time, o.ReportInterval, o.IOMode = s, "SELECT SLEEP(0.002)", "3,5", 300*time.Millisecond, 50*time.Millisecond, io
 		p, err := NewPlan(o)
