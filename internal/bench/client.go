@@ -1,0 +1,253 @@
+package bench
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// worker is one client.
+type worker struct {
+	idx  int
+	r    *runner
+	st   *roundState
+	rec  *recorder
+	conn atomic.Pointer[wconn]
+	busy atomic.Bool
+	done atomic.Bool
+	rng  *rand.Rand
+
+	connects   []time.Duration // connection set-up times
+	reconnects int64
+	errCodes   map[string]int64
+	errCount   int64
+	buf        []byte
+	in, out    []byte // protocol buffers (execRaw)
+	inLen      int
+	parser     respParser
+	args       []driver.Value
+	prepared   []sbStmts // per table, workload runs
+}
+
+// connect opens the client's connection and readies it; the time it takes is connection
+// set-up, recorded apart from the queries.
+func (w *worker) connect(ctx context.Context) error {
+	t0 := time.Now()
+	c, err := w.r.dial.open(ctx)
+	if err != nil {
+		return err
+	}
+	if w.r.p.Commit > 0 {
+		if err := c.exec("SET AUTOCOMMIT=0"); err != nil {
+			c.close()
+			return err
+		}
+	}
+	if w.r.p.Mode == ModeWorkload {
+		if err := w.prepareStatements(c); err != nil {
+			c.close()
+			return err
+		}
+	}
+	w.connects = append(w.connects, time.Since(t0))
+	w.conn.Store(c)
+	return nil
+}
+
+func (w *worker) reconnect(ctx context.Context) error {
+	if old := w.conn.Load(); old != nil {
+		old.close()
+	}
+	w.parser.caps, w.inLen = caps{}, 0
+	w.reconnects++
+	return w.connect(ctx)
+}
+
+// exec runs one statement and says how long it took.
+func (w *worker) exec(c *wconn, q string) (time.Duration, error) {
+	w.busy.Store(true)
+	t0 := time.Now()
+	err := c.exec(q)
+	d := time.Since(t0)
+	w.busy.Store(false)
+	return d, err
+}
+
+func (w *worker) execStmt(st driver.Stmt, args []driver.Value) (time.Duration, error) {
+	w.busy.Store(true)
+	t0 := time.Now()
+	_, err := st.Exec(args)
+	d := time.Since(t0)
+	w.busy.Store(false)
+	return d, err
+}
+
+// failed handles a failed statement: counted with --ignore-errors when the server refused
+// it, otherwise the end of the round. It reports whether the client must stop.
+func (w *worker) failed(q string, err error) bool {
+	if w.st.stop.Load() {
+		return true // stopping anyway: this is a statement killed on the way out
+	}
+	var me *mysql.MySQLError
+	if errors.As(err, &me) && w.r.p.IgnoreErrors {
+		w.rec.failed()
+		w.errCount++
+		key := fmt.Sprintf("%d %s", me.Number, shorten(me.Message, 80))
+		if len(w.errCodes) < 1000 {
+			w.errCodes[key]++
+		} else {
+			w.errCodes["other"]++
+		}
+		return false
+	}
+	hint := ""
+	if me != nil {
+		hint = " (--ignore-errors counts failed queries and goes on)"
+	}
+	w.st.fail(fmt.Errorf("client %d: query failed: %s: %w%s", w.idx+1, shorten(q, 200), err, hint))
+	return true
+}
+
+func (w *worker) expired(now time.Time) bool {
+	return !w.st.deadline.IsZero() && now.After(w.st.deadline)
+}
+
+// keyed builds "... WHERE id =  'key'" without allocating: the driver copies the text
+// into its packet buffer before Exec returns, so the string may alias w.buf.
+func (w *worker) keyed(s string) string {
+	keys := w.r.keys
+	w.buf = append(w.buf[:0], s...)
+	w.buf = append(w.buf, " '"...)
+	w.buf = append(w.buf, keys[w.rng.IntN(len(keys))]...)
+	w.buf = append(w.buf, '\'')
+	return unsafe.String(unsafe.SliceData(w.buf), len(w.buf))
+}
+
+// program makes the client's program for a round.
+func (w *worker) program(spec roundSpec) program {
+	if w.r.p.Mode == ModeWorkload {
+		return newWorkloadProgram(w, spec)
+	}
+	return newSlapProgram(w, spec)
+}
+
+// runThreaded runs the client's program on its own thread, a statement at a time, with a
+// fresh connection every --detach queries.
+func (w *worker) runThreaded(ctx context.Context, spec roundSpec) {
+	p := w.r.p
+	prog := w.program(spec)
+	var detachedAt uint64
+	for !w.st.stop.Load() {
+		expired := spec.deadline > 0 && w.expired(time.Now())
+		s, ok := prog.next(expired)
+		if !ok {
+			return
+		}
+		if n := prog.queries(); s.record && p.Detach > 0 && n > 0 && n%uint64(p.Detach) == 0 && n != detachedAt {
+			detachedAt = n
+			if err := w.reconnect(ctx); err != nil {
+				w.st.fail(fmt.Errorf("client %d: reconnect (--detach): %w", w.idx+1, err))
+				return
+			}
+		}
+		var d time.Duration
+		var err error
+		switch {
+		case w.r.dial.raw:
+			d, err = w.execRaw(s)
+		case s.ps != nil:
+			args := w.args[:s.nargs]
+			for i := range args {
+				args[i] = s.args[i]
+			}
+			d, err = w.execStmt(s.ps.ds, args)
+		default:
+			d, err = w.exec(w.conn.Load(), s.text)
+		}
+		if err != nil {
+			if w.failed(s.describe(), err) {
+				return
+			}
+			prog.done(s, true)
+			continue
+		}
+		if s.record {
+			var ev int64
+			if s.event {
+				ev = 1
+			}
+			w.rec.ok(d, ev)
+		}
+		prog.done(s, false)
+	}
+}
+
+// execRaw sends a statement and reads its answer in the protocol, on the client's own
+// thread (see proto.go): no decoding, no allocation.
+func (w *worker) execRaw(s step) (time.Duration, error) {
+	bc := w.conn.Load().sock.(*blockingConn)
+	if w.parser.caps == (caps{}) {
+		cp, ok := sniffCaps(bc.hello)
+		if !ok {
+			return 0, errors.New("cannot read the capabilities the connection negotiated")
+		}
+		w.parser.caps = cp
+	}
+	w.out = w.out[:0]
+	if s.ps != nil {
+		w.out = appendExecute(w.out, s.ps.id, s.args[:s.nargs])
+	} else {
+		w.out = appendCommand(w.out, comQuery, s.text)
+	}
+	w.parser.reset()
+	refused := false
+	w.busy.Store(true)
+	t0 := time.Now()
+	_, err := bc.Write(w.out)
+	for err == nil {
+		if w.inLen == len(w.in) {
+			w.in = append(w.in, make([]byte, max(len(w.in), 16<<10))...)
+		}
+		var n int
+		if n, err = bc.Read(w.in[w.inLen:]); err != nil {
+			break
+		}
+		w.inLen += n
+		used, done := w.parser.feed(w.in[:w.inLen])
+		copy(w.in, w.in[used:w.inLen])
+		w.inLen -= used
+		if done {
+			break
+		}
+		if w.parser.infile {
+			w.parser.infile, refused = false, true
+			_, err = bc.Write([]byte{0, 0, 0, w.parser.seq + 1})
+		}
+	}
+	d := time.Since(t0)
+	w.busy.Store(false)
+	switch {
+	case err != nil:
+		return d, fmt.Errorf("connection lost: %w", err)
+	case w.parser.err != nil:
+		return d, w.parser.err
+	case refused:
+		return d, errLocalInfile
+	}
+	return d, nil
+}
+
+// closeConn ends the client: its connection closes.
+func (w *worker) closeConn() {
+	if c := w.conn.Load(); c != nil {
+		c.close()
+	}
+	w.done.Store(true)
+}
