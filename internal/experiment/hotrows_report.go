@@ -9,7 +9,7 @@ import (
 
 // Table is the main result table: one row per hot-set size, both layouts side by side.
 func (r *HotrowsResult) Table() report.Table {
-	t := report.Table{Header: []string{"hot rows K", "random pages", "random misses/q", "random QPS",
+	t := report.Table{Header: []string{"K", "random pages", "random misses/q", "random QPS",
 		"clustered pages", "clustered misses/q", "clustered QPS"}}
 	for i, p := range r.Random {
 		row := []string{commas(p.K), commas(p.Pages), fmt.Sprintf("%.3f", p.MissesPerQuery), qps(p.QPS)}
@@ -90,7 +90,7 @@ func (r *HotrowsResult) Page() report.Page {
 	p.Sections = append(p.Sections,
 		report.Section{Heading: "Where the hot set stops fitting", Content: []report.Block{
 			report.Text(r.summary() + "\n\n" + strings.Join(r.Findings(), " ") + "\n\n" +
-				"misses/q: buffer-pool misses (Innodb_buffer_pool_reads) per timed select. The set's rows are read once, and again in a new random order until they are resident or stop improving, with innodb_old_blocks_time " + fmt.Sprint(r.OldBlocksTimeMs) + " ms; then the selects are timed."),
+				"K: rows in the hot set; pages: leaf pages holding them; misses/q: buffer-pool misses (Innodb_buffer_pool_reads) per timed select. The set's rows are read once, and again in a new random order until they are resident or stop improving, with innodb_old_blocks_time " + fmt.Sprint(r.OldBlocksTimeMs) + " ms; then the selects are timed."),
 			r.kneeChart(),
 			r.Table(),
 		}},

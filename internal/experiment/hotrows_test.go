@@ -66,7 +66,7 @@ func TestHotrowsPhysics(t *testing.T) {
 	if err := sandboxtest.Conn(t).DB.QueryRow("SELECT @@GLOBAL.innodb_old_blocks_time").Scan(&after); err != nil || after != oldBlocks {
 		t.Errorf("innodb_old_blocks_time is %d after the run, was %d (%v)", after, oldBlocks, err)
 	}
-	if md := res.Markdown(); !strings.Contains(md, "stopped fitting between") || !strings.Contains(md, "| hot rows K") {
+	if md := res.Markdown(); !strings.Contains(md, "stopped fitting between") || !strings.Contains(md, "| random pages") {
 		t.Errorf("markdown:\n%s", md)
 	}
 	checkReport(t, res, "hotrows-knee", "hotrows-pages")
