@@ -236,16 +236,13 @@ func Coldstart(ctx context.Context, t *Target, o ColdstartOptions) (res *Coldsta
 	if o.Dir == "" {
 		return nil, exitcode.UsageError(errors.New("coldstart needs a directory for its query file"))
 	}
-	log := o.Log
-	if log == nil {
-		log = t.Log
-	}
-	r := &coldRun{t: t, o: o, log: log, dumps: map[int]*innodbDump{}}
-	if r.conn, err = t.Connect(ctx); err != nil {
+	conn, h, log, err := begin(ctx, t, "coldstart", o.Log)
+	if err != nil {
 		return nil, err
 	}
+	r := &coldRun{t: t, o: o, log: log, conn: conn, dumps: map[int]*innodbDump{}}
 	defer func() { r.conn.Close() }()
-	r.res = &ColdstartResult{Header: newHeader(ctx, "coldstart", t, r.conn), Original: Original2017,
+	r.res = &ColdstartResult{Header: h, Original: Original2017,
 		Params: ColdstartParams{Rows: o.Rows, Queries: o.Queries, Schema: o.Schema, WarmMethod: o.WarmMethod, Snapshot: o.Snapshot, Interval: o.Interval.String(), Repeat: o.Repeat}}
 	t0 := time.Now()
 	defer r.res.finish(t0)

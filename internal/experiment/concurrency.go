@@ -133,17 +133,13 @@ func Concurrency(ctx context.Context, t *Target, o ConcurrencyOptions) (*Concurr
 	if o.Schema == "" {
 		o.Schema = "innowarm_concurrency"
 	}
-	log := o.Log
-	if log == nil {
-		log = t.Log
-	}
-	conn, err := t.Connect(ctx)
+	conn, h, log, err := begin(ctx, t, "concurrency", o.Log)
 	if err != nil {
 		return nil, err
 	}
 	defer conn.Close()
 	per := ScaledPerClient(o.Scale)
-	res := &ConcurrencyResult{Header: newHeader(ctx, "concurrency", t, conn),
+	res := &ConcurrencyResult{Header: h,
 		Params: ConcurrencyParams{Clients: o.Clients, PerClient: per, Scale: o.Scale, Iterations: o.Iterations, Schema: o.Schema}}
 	t0 := time.Now()
 	defer res.finish(t0)

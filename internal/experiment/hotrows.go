@@ -143,16 +143,12 @@ func Hotrows(ctx context.Context, t *Target, o HotrowsOptions) (*HotrowsResult, 
 	if o.Schema == "" {
 		o.Schema = "innowarm_hotrows"
 	}
-	log := o.Log
-	if log == nil {
-		log = t.Log
-	}
-	conn, err := t.Connect(ctx)
+	conn, h, log, err := begin(ctx, t, "hotrows", o.Log)
 	if err != nil {
 		return nil, err
 	}
 	defer conn.Close()
-	res := &HotrowsResult{Header: newHeader(ctx, "hotrows", t, conn), KneeMissesRate: KneeMissesPerQuery}
+	res := &HotrowsResult{Header: h, KneeMissesRate: KneeMissesPerQuery}
 	if o.MaxHot == 0 {
 		// Clustered, a page holds ~70 sbtest rows: the clustered knee lies near 70 times the
 		// pool's pages; twice that shows it.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/innowarm/innowarm/internal/connection"
 	"github.com/innowarm/innowarm/internal/exitcode"
+	"github.com/innowarm/innowarm/internal/logx"
 	"github.com/innowarm/innowarm/internal/report"
 	"github.com/innowarm/innowarm/internal/units"
 )
@@ -40,6 +41,19 @@ type Header struct {
 	LoadEnd    float64   `json:"load_average_1m_end"`
 	ReportDir  string    `json:"report_dir,omitempty"`
 	Notes      []string  `json:"notes,omitempty"`
+}
+
+// begin connects to the target for an experiment and starts its header; log defaults to
+// the target's.
+func begin(ctx context.Context, t *Target, name string, log *logx.Logger) (*connection.Conn, Header, *logx.Logger, error) {
+	if log == nil {
+		log = t.Log
+	}
+	conn, err := t.Connect(ctx)
+	if err != nil {
+		return nil, Header{}, nil, err
+	}
+	return conn, newHeader(ctx, name, t, conn), log, nil
 }
 
 func newHeader(ctx context.Context, name string, t *Target, conn *connection.Conn) Header {
