@@ -75,14 +75,25 @@ func TestNiceController(t *testing.T) {
 	if n.rate != niceStartRate {
 		t.Fatalf("start rate %v", n.rate)
 	}
-	n.update(base, 1, 100e6) // calm: slow start doubles
-	if n.rate != 2*niceStartRate {
-		t.Errorf("calm in slow start: rate %v, want %v", n.rate, 2*niceStartRate)
+	n.update(base, 1, 100e6) // calm: slow start grows by half
+	if n.rate != 1.5*niceStartRate {
+		t.Errorf("calm in slow start: rate %v, want %v", n.rate, 1.5*niceStartRate)
 	}
 	r := n.rate
 	n.update(5*base, 1, 100e6) // probe inflated: halve
 	if n.rate != r/2 || n.slowStart {
 		t.Errorf("inflated probe: rate %v (slow start %v), want %v", n.rate, n.slowStart, r/2)
+	}
+	n.update(5*base, 1, 100e6) // still inflated, but the cut has not shown yet: hold
+	if n.rate != r/2 {
+		t.Errorf("second inflated interval: rate %v, want %v held", n.rate, r/2)
+	}
+	n.update(5*base, 1, 100e6) // a third: cut again
+	if n.rate != r/4 {
+		t.Errorf("third inflated interval: rate %v, want %v", n.rate, r/4)
+	}
+	if n.step != max(r/16, niceFloorRate) {
+		t.Errorf("step %v, want 1/16 of the rate where the episode began (%v)", n.step, r/16)
 	}
 	if s := n.status(); s == "" {
 		t.Error("no status while distressed")

@@ -28,8 +28,9 @@ type niceCtl struct {
 	rate      float64 // bytes per second the warm may read now
 	floor     float64 // never below: the warm always advances
 	ceiling   float64 // --max-rate, or 0
-	slowStart bool    // doubling until the first sign of distress
+	slowStart bool    // growing by half until the first sign of distress
 	step      float64 // additive increase per calm interval
+	cooldown  int     // intervals in which a distress does not cut again: the last cut has not shown yet
 	peakSeen  float64 // the highest server read rate observed
 
 	baseProbe   time.Duration
@@ -81,18 +82,30 @@ func (n *niceCtl) update(probe time.Duration, threads, serverRate float64) {
 	n.peakSeen = max(n.peakSeen, serverRate)
 	calm := probe <= time.Duration(niceLow*float64(n.baseProbe))+niceProbeSlack &&
 		threads <= max(niceLow*n.baseThreads, n.baseThreads+niceThreadsSlack/2)
+	wasDistressed := n.distressed
 	n.distressed = n.probeInflated(probe) || n.threadsInflated(threads)
 	switch {
+	case n.distressed && n.cooldown > 0:
+		// Units in flight and the foreground's queue take a second to drain: cutting
+		// again before the last cut shows would overshoot downwards.
+		n.cooldown--
 	case n.distressed:
-		// Climb back to this rate in about 16 calm intervals: the slower the climb, the
-		// fewer intervals spent finding the point where the foreground suffers again.
-		n.step = max(n.rate/16, n.floor)
+		if !wasDistressed {
+			// Climb back to the rate where this episode began in about 16 calm intervals:
+			// the slower the climb, the fewer intervals spent finding the point where the
+			// foreground suffers again.
+			n.step = max(n.rate/16, n.floor)
+		}
 		n.rate = max(n.rate/2, n.floor)
 		n.slowStart = false
+		n.cooldown = 1
 	case calm && n.slowStart:
-		n.rate *= 2
+		n.rate *= 1.5
 	case calm:
 		n.rate += max(n.step, n.floor)
+	}
+	if !n.distressed {
+		n.cooldown = 0
 	}
 	// A rate far above what the warm manages to read gives no control: when distress
 	// comes, halving it would change nothing.
