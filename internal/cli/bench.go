@@ -58,7 +58,7 @@ query on the server (KILL QUERY) and exits 130.`,
 	var csv string
 	// mysqlslap's options
 	fl.StringVarP(&o.Query, "query", "q", "", "query to run: SQL text, or a file of statements split at --delimiter")
-	fl.StringVarP(&o.Delimiter, "delimiter", "F", bench.DefaultDelimiter, `statement delimiter in --query/--create/--pre-query/--post-query (default: a newline)`)
+	fl.StringVarP(&o.Delimiter, "delimiter", "F", bench.DefaultDelimiter, "statement delimiter in --query, --create, --pre-query and --post-query")
 	fl.StringVarP(&o.ConcurrencySpec, "concurrency", "c", "1", "clients; a list like 1,10,50 runs once per level")
 	fl.IntVarP(&o.Iterations, "iterations", "i", 1, "rounds per concurrency level")
 	fl.Uint64Var(&o.NumberOfQueries, "number-of-queries", 0, "total queries, split evenly over the clients as mysqlslap does (the remainder is not run)")
