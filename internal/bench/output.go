@@ -102,7 +102,11 @@ func WriteBlock(w io.Writer, p *Plan, l *Level) {
 	if l.Errors == 1 {
 		errs = "1 error"
 	}
-	fmt.Fprintf(&b, "\tQueries: %d in %.3f s of querying: %.1f per second, %s\n", l.Queries, l.QuerySeconds, l.QPS, errs)
+	over := ""
+	if n := len(l.Iterations); n > 1 {
+		over = fmt.Sprintf(" (%d iterations)", n)
+	}
+	fmt.Fprintf(&b, "\tQueries: %d in %.3f s of querying%s: %.1f per second, %s\n", l.Queries, l.QuerySeconds, over, l.QPS, errs)
 	if p.Mode == ModeWorkload {
 		what := "Events"
 		if p.Workload == WorkloadReadOnly {
