@@ -17,6 +17,7 @@ import (
 	"github.com/innowarm/innowarm/internal/connection"
 	"github.com/innowarm/innowarm/internal/logx"
 	"github.com/innowarm/innowarm/internal/manifest"
+	"github.com/innowarm/innowarm/internal/pacing"
 	"github.com/innowarm/innowarm/internal/progress"
 	"github.com/innowarm/innowarm/internal/readiness"
 	"github.com/innowarm/innowarm/internal/units"
@@ -83,6 +84,7 @@ Needs SELECT on the tables and the PROCESS privilege (to read the pool's page li
 	fl.BoolVar(&f.asJSON, "json", false, "print the plan and result as JSON on stdout")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress output")
 	rf := addReplayFlags(cmd)
+	pf := addPacingFlags(cmd)
 	cmd.RunE = run(func(cmd *cobra.Command, _ []string) error {
 		opts, err := cf.resolve(cmd)
 		if err != nil {
@@ -93,13 +95,20 @@ Needs SELECT on the tables and the PROCESS privilege (to read the pool's page li
 		if err := rf.validate(); err != nil {
 			return err
 		}
+		pace, err := pf.config(f.parallel)
+		if err != nil {
+			return err
+		}
 		if rf.active() {
 			conn, err := connection.Open(cmd.Context(), opts)
 			if err != nil {
 				return err
 			}
 			defer conn.Close()
-			return rf.run(cmd, conn, f.asJSON)
+			if err := pacing.Check(cmd.Context(), conn, pace); err != nil {
+				return err
+			}
+			return rf.run(cmd, conn, f.asJSON, pace)
 		}
 		budget, err := warm.ParseBudget(f.budget)
 		if err != nil {
@@ -158,6 +167,13 @@ Needs SELECT on the tables and the PROCESS privilege (to read the pool's page li
 				return err
 			}
 		}
+		if err := pacing.Check(ctx, conn, pace); err != nil {
+			return err
+		}
+		// Paced warms plan smaller units, so that a pause takes effect within seconds.
+		if unit := pace.SuggestedUnitBytes(); unit > 0 && !cmd.Flags().Changed("split-pages") {
+			f.splitPages = max(unit/int64(conn.Server.PageSize), 16)
+		}
 		method, why, err := warm.ChooseMethod(ctx, conn, requested)
 		if err != nil {
 			return err
@@ -169,7 +185,7 @@ Needs SELECT on the tables and the PROCESS privilege (to read the pool's page li
 		}
 		planOpts := warm.Options{Budget: budget, Order: f.order, Parallel: f.parallel, LOB: f.lob, SplitPages: f.splitPages, LockWaitTimeout: f.lockWaitTimeout}
 		runOpts := warm.RunOptions{
-			StatementTimeout: f.statementTimeout, LockWaitTimeout: f.lockWaitTimeout, MakeYoung: f.makeYoung,
+			StatementTimeout: f.statementTimeout, LockWaitTimeout: f.lockWaitTimeout, MakeYoung: f.makeYoung, Pacing: pace,
 			Progress: progress.Config{Out: os.Stderr, Bars: !f.quiet && progress.IsTerminal(os.Stderr), Quiet: f.quiet},
 		}
 		out := cmd.OutOrStdout()

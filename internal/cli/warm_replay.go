@@ -14,6 +14,7 @@ import (
 
 	"github.com/innowarm/innowarm/internal/connection"
 	"github.com/innowarm/innowarm/internal/logx"
+	"github.com/innowarm/innowarm/internal/pacing"
 	"github.com/innowarm/innowarm/internal/replay"
 	"github.com/innowarm/innowarm/internal/units"
 )
@@ -38,8 +39,7 @@ var replayOnlyFlags = []string{"replay-format", "concurrency", "dedupe", "sample
 // warmOnlyFlags are warm's flags that a replay does not use; given with --replay they are
 // refused rather than silently ignored.
 var warmOnlyFlags = []string{"tables", "exclude", "all-databases", "budget", "order", "parallel", "lob", "split-pages",
-	"statement-timeout", "from", "method", "until-coverage", "make-young", "verbose",
-	"max-load", "critical-load", "max-rate", "nice"} // pacing does not govern a replay (yet)
+	"statement-timeout", "from", "method", "until-coverage", "make-young", "verbose"}
 
 func addReplayFlags(cmd *cobra.Command) *replayFlags {
 	f := &replayFlags{cmd: cmd}
@@ -144,7 +144,7 @@ func (f *replayFlags) flagDuration(name string) time.Duration {
 
 // run replays SOURCE on conn and prints the result: a table, or JSON ({"replay": {...}}).
 // With the command's --dry-run it reads and classifies, and runs nothing.
-func (f *replayFlags) run(cmd *cobra.Command, conn *connection.Conn, asJSON bool) error {
+func (f *replayFlags) run(cmd *cobra.Command, conn *connection.Conn, asJSON bool, pace pacing.Config) error {
 	ctx := cmd.Context()
 	format, err := replay.ParseFormat(f.format)
 	if err != nil {
@@ -184,7 +184,7 @@ func (f *replayFlags) run(cmd *cobra.Command, conn *connection.Conn, asJSON bool
 	res, runErr := replay.Run(ctx, conn, src, replay.Options{
 		Concurrency: f.concurrency, Dedupe: f.dedupe, Sample: f.sample, Seed: f.seed, Limit: f.limit,
 		Timeout: f.timeout, LockWaitTimeout: f.flagDuration("lock-wait-timeout"), DefaultSchema: schema,
-		DryRun: f.flagBool("dry-run"), Log: log, Mode: &mode,
+		DryRun: f.flagBool("dry-run"), Log: log, Mode: &mode, Pacing: pace,
 	})
 	if ctx.Err() != nil {
 		return ctx.Err()

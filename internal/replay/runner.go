@@ -21,6 +21,7 @@ import (
 	"github.com/innowarm/innowarm/internal/connection"
 	"github.com/innowarm/innowarm/internal/exitcode"
 	"github.com/innowarm/innowarm/internal/logx"
+	"github.com/innowarm/innowarm/internal/pacing"
 )
 
 // Options shape a replay.
@@ -46,6 +47,9 @@ type Options struct {
 	ProgressEvery time.Duration
 	// Mode overrides the sql_mode read from the server (tests).
 	Mode *Mode
+	// Pacing holds statements back while the server is busy (--max-load, --max-rate,
+	// --nice) and stops the replay at --critical-load.
+	Pacing pacing.Config
 }
 
 // DefaultConcurrency is the number of sessions when Options.Concurrency is 0.
@@ -65,6 +69,7 @@ type Result struct {
 	TimedOut int64 `json:"timed_out"`
 
 	Skipped      map[string]int64  `json:"skipped"` // by reason
+	Pacing       *pacing.Stats     `json:"pacing,omitempty"`
 	SkippedTotal int64             `json:"skipped_total"`
 	SkipExamples map[string]string `json:"skip_examples,omitempty"` // the first statement of each reason
 	Duplicates   int64             `json:"duplicates"`
@@ -145,6 +150,21 @@ func Run(ctx context.Context, conn *connection.Conn, src Source, o Options) (*Re
 
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	var gov *pacing.Governor
+	if !o.DryRun {
+		o.Pacing.Workers = o.Concurrency
+		if gov, err = pacing.New(ctx, conn, o.Pacing); err != nil {
+			return res, err
+		}
+		defer gov.Close()
+		go func() {
+			select {
+			case <-gov.Tripped():
+				cancel(gov.Err())
+			case <-runCtx.Done():
+			}
+		}()
+	}
 	jobs := make(chan job, 2*o.Concurrency)
 	var workers sync.WaitGroup
 	if !o.DryRun {
@@ -158,7 +178,13 @@ func Run(ctx context.Context, conn *connection.Conn, src Source, o Options) (*Re
 					if runCtx.Err() != nil {
 						continue // drain
 					}
-					if err := wk.run(runCtx, j); err != nil {
+					if err := gov.Acquire(runCtx, w); err != nil {
+						cancel(err)
+						continue
+					}
+					err := wk.run(runCtx, j)
+					gov.Release(w)
+					if err != nil {
 						cancel(err)
 					}
 				}
@@ -173,6 +199,10 @@ func Run(ctx context.Context, conn *connection.Conn, src Source, o Options) (*Re
 	stopProgress()
 
 	res.Seconds = time.Since(t0).Seconds()
+	if gov != nil {
+		st := gov.Stats()
+		res.Pacing = &st
+	}
 	if n, err := pagesRead(context.Background(), conn); err == nil {
 		res.PagesLoaded = n - readStart
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -344,5 +345,117 @@ func lockTable(t *testing.T, conn *connection.Conn, schema, table string) func()
 	return func() {
 		locker.ExecContext(ctx, "UNLOCK TABLES")
 		locker.Close()
+	}
+}
+
+// busy keeps n sessions running SELECT SLEEP(secs) (running threads) and returns when they
+// have started; the returned func waits for them to end.
+// busy keeps n sessions running SELECT SLEEP (each one counts in Threads_running) until
+// a session that is not ours has been connected for hold — the warm under test — so the
+// load overlaps the warm however slowly the machine starts the binary. The returned func
+// waits for the sleepers to end.
+func busy(t *testing.T, conn *connection.Conn, n int, hold time.Duration) func() {
+	t.Helper()
+	ctx := context.Background()
+	// one session of ours polls, held before the sleepers start so theirs are all new
+	poll, err := conn.DB.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{}, n)
+	for i := 0; i < n; i++ {
+		go func() {
+			conn.DB.ExecContext(ctx, "SELECT SLEEP(60)")
+			done <- struct{}{}
+		}()
+	}
+	sleepers := func() (ids []int64) {
+		rows, err := poll.QueryContext(ctx, "SELECT ID FROM information_schema.PROCESSLIST WHERE INFO = 'SELECT SLEEP(60)'")
+		if err != nil {
+			return nil
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id int64
+			rows.Scan(&id)
+			ids = append(ids, id)
+		}
+		return ids
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	var ids []int64
+	for len(ids) < n && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+		ids = sleepers()
+	}
+	if len(ids) < n {
+		t.Fatalf("only %d of %d sleeping sessions started", len(ids), n)
+	}
+	maxOurs := slices.Max(ids)
+	stop := make(chan struct{})
+	go func() {
+		defer close(stop)
+		limit := time.Now().Add(60 * time.Second)
+		for time.Now().Before(limit) {
+			var others int
+			poll.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID > ? AND ID <> CONNECTION_ID() AND COMMAND <> 'Daemon'", maxOurs).Scan(&others)
+			if others > 0 {
+				time.Sleep(hold)
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		for _, id := range ids {
+			poll.ExecContext(ctx, fmt.Sprintf("KILL QUERY %d", id))
+		}
+		poll.Close()
+	}()
+	return func() {
+		<-stop
+		for i := 0; i < n; i++ {
+			<-done
+		}
+	}
+}
+
+// --max-load holds the warm back while the server is busy and lets it go after; a
+// --critical-load stops it with one line and exit 1.
+func TestPacingThroughWarm(t *testing.T) {
+	sandboxtest.Zoo(t)
+	conn := coldConn(t)
+	wait := busy(t, conn, 4, 3*time.Second)
+	t0 := time.Now()
+	r := sandboxtest.CLI(t, sandboxtest.Run{}, zooArgs(t, "--max-load", "Threads_running=2", "--json", "-q")...)
+	took := time.Since(t0)
+	wait()
+	if r.Code != 0 {
+		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
+	}
+	var out struct {
+		Result struct {
+			UnitsDone int `json:"units_done"`
+			Units     int `json:"units"`
+			Pacing    struct {
+				Pauses        int     `json:"pauses"`
+				PausedSeconds float64 `json:"paused_seconds"`
+			} `json:"pacing"`
+		} `json:"result"`
+	}
+	sandboxtest.JSON(t, []byte(r.Stdout), &out)
+	res := out.Result
+	if res.UnitsDone != res.Units || res.Pacing.Pauses == 0 || res.Pacing.PausedSeconds < 1 || took < 2*time.Second {
+		t.Errorf("paced warm: %d/%d units, %d pauses, %.1f s paused, took %s", res.UnitsDone, res.Units, res.Pacing.Pauses, res.Pacing.PausedSeconds, took)
+	}
+
+	conn = coldConn(t)
+	wait = busy(t, conn, 4, 3*time.Second)
+	r = sandboxtest.CLI(t, sandboxtest.Run{}, zooArgs(t, "--critical-load", "Threads_running=2", "-q")...)
+	wait()
+	if r.Code != 1 || !strings.Contains(r.Stderr, "critical") || strings.Count(strings.TrimSpace(r.Stderr), "\n") != 0 {
+		t.Errorf("critical load: exit %d, %q", r.Code, r.Stderr)
+	}
+	r = sandboxtest.CLI(t, sandboxtest.Run{}, zooArgs(t, "--max-load", "No_such_status=3")...)
+	if r.Code != 2 || !strings.Contains(r.Stderr, "No_such_status") {
+		t.Errorf("unknown status variable: exit %d, %q", r.Code, r.Stderr)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/innowarm/innowarm/internal/catalog"
 	"github.com/innowarm/innowarm/internal/connection"
 	"github.com/innowarm/innowarm/internal/logx"
+	"github.com/innowarm/innowarm/internal/pacing"
 	"github.com/innowarm/innowarm/internal/progress"
 )
 
@@ -24,7 +25,10 @@ type RunOptions struct {
 	MakeYoung        bool          // innodb_old_blocks_time=0 during the run
 	DryRun           bool          // native and manifest methods: plan, load nothing
 	// Until stops the run as soon as Measure says the target is Want resident (--until-coverage).
-	Until    Until
+	Until Until
+	// Pacing holds units back while the server is busy (--max-load, --max-rate, --nice) and
+	// stops the run at --critical-load.
+	Pacing   pacing.Config
 	Progress progress.Config
 	Catalog  *catalog.Catalog
 }
@@ -139,6 +143,8 @@ type Result struct {
 	// Stopped says why the run ended before its last unit (--until-coverage).
 	Stopped     string `json:"stopped,omitempty"`
 	UnitsCancel int    `json:"units_stopped,omitempty"`
+	// Pacing says what --max-load, --max-rate and --nice did.
+	Pacing *pacing.Stats `json:"pacing,omitempty"`
 	// MethodReason says why auto chose the method.
 	MethodReason string          `json:"method_reason,omitempty"`
 	Native       *NativeResult   `json:"native,omitempty"`
@@ -177,6 +183,12 @@ func Run(ctx context.Context, conn *connection.Conn, pl *Plan, o RunOptions) (*R
 		return res, err
 	}
 	defer restore()
+	o.Pacing.Workers = pl.Parallel
+	gov, err := pacing.New(ctx, conn, o.Pacing)
+	if err != nil {
+		return res, err
+	}
+	defer gov.Close()
 
 	o.Progress.Total, o.Progress.Workers, o.Progress.Bytes = max(pl.NewPages, 1), pl.Parallel, pl.PageSize
 	if o.Progress.Title == "" {
@@ -193,6 +205,14 @@ func Run(ctx context.Context, conn *connection.Conn, pl *Plan, o RunOptions) (*R
 	ctx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
 	stopped := o.Until.watch(ctx, stopRun)
+	go func() {
+		// --critical-load stops the units in flight too.
+		select {
+		case <-gov.Tripped():
+			stopRun()
+		case <-ctx.Done():
+		}
+	}()
 	sampleCtx, stopSampling := context.WithCancel(ctx)
 	var sampler sync.WaitGroup
 	sampler.Add(1)
@@ -212,6 +232,7 @@ func Run(ctx context.Context, conn *connection.Conn, pl *Plan, o RunOptions) (*R
 				if n, err := pagesRead(sampleCtx, conn); err == nil {
 					rep.SetDone(n - pagesReadStart)
 				}
+				rep.Paused(gov.Status())
 			}
 		}
 	}()
@@ -224,7 +245,7 @@ func Run(ctx context.Context, conn *connection.Conn, pl *Plan, o RunOptions) (*R
 		workers.Add(1)
 		go func(w int) {
 			defer workers.Done()
-			if err := worker(ctx, conn, pl, o, w, queue, results, rep, tl); err != nil {
+			if err := worker(ctx, conn, pl, o, w, queue, results, rep, tl, gov); err != nil {
 				startErrs <- err
 			}
 		}(w)
@@ -251,8 +272,12 @@ func Run(ctx context.Context, conn *connection.Conn, pl *Plan, o RunOptions) (*R
 			ur.Error = r.Err.Error()
 		}
 		res.UnitsRun = append(res.UnitsRun, ur)
-		if r.Err != nil && ctx.Err() != nil && parent.Err() == nil {
+		if r.Err != nil && ctx.Err() != nil && parent.Err() == nil && gov.Err() == nil {
 			res.UnitsCancel++ // ended by the coverage goal
+			continue
+		}
+		if r.Err != nil && gov.Err() != nil {
+			res.UnitsCancel++ // ended by --critical-load
 			continue
 		}
 		if r.Err != nil {
@@ -294,16 +319,28 @@ func Run(ctx context.Context, conn *connection.Conn, pl *Plan, o RunOptions) (*R
 	}
 	stopRun()
 	res.Stopped = stopped()
+	if gov != nil {
+		st := gov.Stats()
+		res.Pacing = &st
+	}
 	rep.Finish(parent.Err() == nil && res.UnitsFailed == 0)
 	if parent.Err() != nil {
 		res.Interrupted = true
 		return res, parent.Err()
 	}
+	if cerr := gov.Err(); cerr != nil {
+		res.Stopped = "stopped: " + cerr.Error()
+		// Sessions that could not open because of the stop are not the failure to report.
+		if err := finish(parent, conn, pl, res, o, nil); err != nil && !errors.Is(err, context.Canceled) {
+			return res, err
+		}
+		return res, cerr
+	}
 	return res, finish(parent, conn, pl, res, o, firstStartErr)
 }
 
 // worker runs units on its own read-only session until the queue is empty.
-func worker(ctx context.Context, conn *connection.Conn, pl *Plan, o RunOptions, w int, queue <-chan *Unit, results chan<- UnitResult, rep *progress.Reporter, tl *tableLog) error {
+func worker(ctx context.Context, conn *connection.Conn, pl *Plan, o RunOptions, w int, queue <-chan *Unit, results chan<- UnitResult, rep *progress.Reporter, tl *tableLog, gov *pacing.Governor) error {
 	sess, err := conn.NewSession(ctx)
 	if err != nil {
 		for u := range queue {
@@ -329,12 +366,17 @@ func worker(ctx context.Context, conn *connection.Conn, pl *Plan, o RunOptions, 
 			results <- UnitResult{Unit: u, Err: ctx.Err()}
 			continue
 		}
+		if err := gov.Acquire(ctx, w); err != nil {
+			results <- UnitResult{Unit: u, Err: err}
+			continue
+		}
 		rep.Worker(w, u.Label())
 		tl.start(u)
 		t0 := time.Now()
 		err := runUnit(ctx, sess, pl, u, o.StatementTimeout)
 		d := time.Since(t0)
 		tl.timing(u, t0, time.Now())
+		gov.Release(w)
 		rep.Worker(w, "")
 		results <- UnitResult{Unit: u, Seconds: d.Seconds(), Err: explainUnitError(err, pl, o)}
 	}

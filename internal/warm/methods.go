@@ -11,6 +11,7 @@ import (
 	"github.com/innowarm/innowarm/internal/connection"
 	"github.com/innowarm/innowarm/internal/exitcode"
 	"github.com/innowarm/innowarm/internal/logx"
+	"github.com/innowarm/innowarm/internal/pacing"
 )
 
 // Warm methods.
@@ -201,9 +202,23 @@ func runNativeLoad(ctx context.Context, conn *connection.Conn, cat *catalog.Cata
 	t0 := time.Now()
 	prog := ro.Progress
 	prog.Title = "native load"
-	nr, err := LoadNative(ctx, conn, pages, prog, log, ro.Until)
+	ro.Pacing.Workers = 1
+	gov, err := pacing.New(ctx, conn, ro.Pacing)
+	if err != nil {
+		return res, err
+	}
+	defer gov.Close()
+	chunk := int(ro.Pacing.SuggestedUnitBytes() / max(res.PageSize, 1))
+	if chunk == 0 {
+		chunk = DefaultSplitPages
+	}
+	nr, err := LoadNativePaced(ctx, conn, pages, prog, log, ro.Until, gov, chunk)
 	res.Native = nr
 	res.Stopped = nr.Stopped
+	if gov != nil {
+		st := gov.Stats()
+		res.Pacing = &st
+	}
 	res.Seconds = time.Since(t0).Seconds()
 	res.Units, res.Parallel = 1, 1
 	if n, perr := pagesRead(context.Background(), conn); perr == nil {

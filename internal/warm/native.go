@@ -18,6 +18,7 @@ import (
 
 	"github.com/innowarm/innowarm/internal/connection"
 	"github.com/innowarm/innowarm/internal/logx"
+	"github.com/innowarm/innowarm/internal/pacing"
 	"github.com/innowarm/innowarm/internal/progress"
 )
 
@@ -134,19 +135,34 @@ var loadedRe = regexp.MustCompile(`Loaded (\d+)/(\d+) pages`)
 // Innodb_buffer_pool_load_status, aborts it on cancel, and always puts the original dump
 // file (or variable) back. pages must be sorted.
 func LoadNative(ctx context.Context, conn *connection.Conn, pages []PageID, prog progress.Config, log *logx.Logger, until Until) (*NativeResult, error) {
+	return LoadNativePaced(ctx, conn, pages, prog, log, until, nil, 0)
+}
+
+// LoadNativePaced is LoadNative under a pacing governor: the page list is loaded in chunks of
+// chunkPages, each started when the governor allows.
+func LoadNativePaced(ctx context.Context, conn *connection.Conn, pages []PageID, prog progress.Config, log *logx.Logger, until Until, gov *pacing.Governor, chunkPages int) (*NativeResult, error) {
 	srv := conn.Server
 	res := &NativeResult{Requested: int64(len(pages))}
 	if len(pages) == 0 {
 		return res, nil
 	}
-	var before string
-	if err := conn.DB.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_load_status'").Scan(new(string), &before); err != nil {
-		return res, fmt.Errorf("read load status: %w", err)
+	before, err := loadStatus(ctx, conn)
+	if err != nil {
+		return res, err
 	}
 	if strings.HasPrefix(before, "Loaded ") || strings.HasPrefix(before, "Loading") {
 		return res, fmt.Errorf("the server is already loading its buffer pool (%s): wait for it to finish", before)
 	}
-	restore, file, err := placeDumpFile(ctx, conn, pages, log)
+	// With pacing, the list is loaded in chunks and the governor decides when each starts:
+	// the server's loader cannot be slowed down once it runs.
+	chunks := [][]PageID{pages}
+	if gov != nil && chunkPages > 0 && len(pages) > chunkPages {
+		chunks = nil
+		for i := 0; i < len(pages); i += chunkPages {
+			chunks = append(chunks, pages[i:min(i+chunkPages, len(pages))])
+		}
+	}
+	restore, file, err := placeDumpFile(ctx, conn, chunks[0], log)
 	if err != nil {
 		return res, err
 	}
@@ -162,56 +178,129 @@ func LoadNative(ctx context.Context, conn *connection.Conn, pages []PageID, prog
 	// N/M pages". Pages read from disk measure progress on both.
 	readStart, _ := pagesRead(ctx, conn)
 	t0 := time.Now()
-	if _, err := conn.DB.ExecContext(ctx, "SET GLOBAL innodb_buffer_pool_load_now = ON"); err != nil {
-		rep.Finish(false)
-		return res, fmt.Errorf("start the server's buffer pool load (innodb_buffer_pool_load_now needs SUPER or SYSTEM_VARIABLES_ADMIN): %w", err)
-	}
-	started := false
 	goal, stopGoal := context.WithCancel(ctx)
 	defer stopGoal()
 	reached := until.watch(goal, stopGoal)
-	for {
-		select {
-		case <-goal.Done():
-			if ctx.Err() == nil {
-				// The coverage goal is met: the rest of the load is not needed.
-				abortLoad(conn, log)
-				rep.Finish(true)
-				res.Seconds = time.Since(t0).Seconds()
+	var loaded int64
+	for i, chunk := range chunks {
+		if i > 0 {
+			if err := writeDump(file, chunk); err != nil {
+				rep.Finish(false)
+				return res, err
+			}
+		}
+		if err := gov.Acquire(goal, 0); err != nil {
+			rep.Finish(false)
+			res.Seconds = time.Since(t0).Seconds()
+			switch {
+			case ctx.Err() != nil:
+				res.Aborted = true
+				return res, ctx.Err()
+			case goal.Err() != nil:
 				res.Stopped = reached()
 				return res, nil
 			}
+			return res, err
+		}
+		stopPaused := followPause(goal, gov, rep)
+		status, err := loadOnce(goal, conn, rep, readStart, res.Requested, before)
+		stopPaused()
+		gov.Release(0)
+		res.Status = status
+		switch {
+		case err == nil:
+			loaded += int64(len(chunk))
+			before = status
+		case ctx.Err() != nil:
 			res.Aborted = true
 			abortLoad(conn, log)
 			rep.Finish(false)
 			res.Seconds = time.Since(t0).Seconds()
 			return res, ctx.Err()
+		case goal.Err() != nil:
+			// The coverage goal is met: the rest of the load is not needed.
+			abortLoad(conn, log)
+			rep.Finish(true)
+			res.Seconds = time.Since(t0).Seconds()
+			res.Stopped = reached()
+			res.Loaded = loaded
+			return res, nil
+		default:
+			rep.Finish(false)
+			res.Seconds = time.Since(t0).Seconds()
+			return res, err
+		}
+	}
+	res.Loaded = loaded
+	rep.SetDone(res.Requested)
+	rep.Finish(true)
+	res.Seconds = time.Since(t0).Seconds()
+	res.MBps = float64(res.Requested*int64(srv.PageSize)) / 1e6 / max(res.Seconds, 1e-9)
+	return res, nil
+}
+
+// followPause shows the governor's reason to hold back on the progress line while a chunk
+// loads.
+func followPause(ctx context.Context, gov *pacing.Governor, rep *progress.Reporter) func() {
+	if gov == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				rep.Paused(gov.Status())
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
+func loadStatus(ctx context.Context, conn *connection.Conn) (string, error) {
+	var status string
+	if err := conn.DB.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_load_status'").Scan(new(string), &status); err != nil {
+		return "", fmt.Errorf("read the buffer pool load status: %w", err)
+	}
+	return status, nil
+}
+
+// loadOnce triggers the server's load of the dump file in place and follows it until it
+// completes; it returns the final status. before is the status it must see change.
+func loadOnce(ctx context.Context, conn *connection.Conn, rep *progress.Reporter, readStart, total int64, before string) (string, error) {
+	if _, err := conn.DB.ExecContext(ctx, "SET GLOBAL innodb_buffer_pool_load_now = ON"); err != nil {
+		if ctx.Err() != nil {
+			return before, ctx.Err()
+		}
+		return before, fmt.Errorf("start the server's buffer pool load (innodb_buffer_pool_load_now needs SUPER or SYSTEM_VARIABLES_ADMIN): %w", err)
+	}
+	t0 := time.Now()
+	started := false
+	status := before
+	for {
+		select {
 		case <-ctx.Done():
-			res.Aborted = true
-			abortLoad(conn, log)
-			rep.Finish(false)
-			res.Seconds = time.Since(t0).Seconds()
-			return res, ctx.Err()
+			return status, ctx.Err()
 		case <-time.After(pollInterval(time.Since(t0))):
 		}
-		var status string
-		if err := conn.DB.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_load_status'").Scan(new(string), &status); err != nil {
+		s, err := loadStatus(ctx, conn)
+		if err != nil {
 			if ctx.Err() != nil {
-				continue
+				return status, ctx.Err()
 			}
-			rep.Finish(false)
-			return res, fmt.Errorf("follow the load: %w", err)
+			return status, fmt.Errorf("follow the load: %w", err)
 		}
-		res.Status = status
+		status = s
 		if n, err := pagesRead(ctx, conn); err == nil {
-			rep.SetDone(min(n-readStart, res.Requested))
+			rep.SetDone(min(n-readStart, total))
 		}
-		if m := loadedRe.FindStringSubmatch(status); m != nil {
-			started = true
-			res.Loaded, _ = strconv.ParseInt(m[1], 10, 64)
-			continue
-		}
-		if strings.HasPrefix(status, "Loading") {
+		if loadedRe.MatchString(status) || strings.HasPrefix(status, "Loading") {
 			started = true
 			continue
 		}
@@ -225,16 +314,9 @@ func LoadNative(ctx context.Context, conn *connection.Conn, pages []PageID, prog
 		}
 		switch {
 		case strings.Contains(status, "completed"):
-			res.Loaded = res.Requested
-			rep.SetDone(res.Requested)
-			rep.Finish(true)
-			res.Seconds = time.Since(t0).Seconds()
-			res.MBps = float64(res.Requested*int64(srv.PageSize)) / 1e6 / max(res.Seconds, 1e-9)
-			return res, nil
+			return status, nil
 		case strings.Contains(status, "aborted"), strings.Contains(status, "rror"), strings.Contains(status, "annot"):
-			rep.Finish(false)
-			res.Seconds = time.Since(t0).Seconds()
-			return res, fmt.Errorf("the server's load stopped: %s", status)
+			return status, fmt.Errorf("the server's load stopped: %s", status)
 		}
 	}
 }
