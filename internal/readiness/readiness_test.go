@@ -80,4 +80,3 @@ func TestWaitCoverageExitCodes(t *testing.T) {
 		t.Errorf("no target: exit %d, %q", r.Code, r.Stderr)
 	}
 }
-
