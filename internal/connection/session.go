@@ -4,9 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
 
 	"github.com/innowarm/innowarm/internal/logx"
 )
@@ -58,7 +61,15 @@ func (s *Session) guard(ctx context.Context) func() {
 		s.killed.Store(true)
 		kctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		if _, err := s.c.DB.ExecContext(kctx, fmt.Sprintf("KILL QUERY %d", s.id)); err != nil {
+		var err error
+		// A pooled connection can carry an interruption meant for an earlier statement
+		// (1317): the kill is then tried again on another attempt.
+		for attempt := 0; attempt < 3; attempt++ {
+			if _, err = s.c.DB.ExecContext(kctx, fmt.Sprintf("KILL QUERY %d", s.id)); err == nil || !isInterrupted(err) {
+				break
+			}
+		}
+		if err != nil && !isUnknownThread(err) {
 			logx.Warnf("could not stop statement of thread %d on the server (KILL QUERY): %v", s.id, err)
 		}
 	})
@@ -120,4 +131,15 @@ func (s *Session) Close() error {
 func (s *Session) SetLockWaitTimeout(ctx context.Context, d time.Duration) error {
 	_, err := s.Exec(ctx, fmt.Sprintf("SET SESSION lock_wait_timeout = %d", max(int(d.Seconds()), 1)))
 	return err
+}
+
+func isInterrupted(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && me.Number == 1317
+}
+
+// isUnknownThread: the statement ended, and its connection with it, before the kill came.
+func isUnknownThread(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && me.Number == 1094
 }

@@ -106,6 +106,15 @@ func TestNewChecksVariables(t *testing.T) {
 // governor starts one for the test and closes it at the end.
 func governor(t *testing.T, conn *connection.Conn, cfg pacing.Config) *pacing.Governor {
 	t.Helper()
+	// An earlier test's killed statements may still be ending: start from a quiet server.
+	if !waitFor(10*time.Second, func() bool {
+		var name string
+		var running int
+		conn.DB.QueryRow("SHOW GLOBAL STATUS LIKE 'Threads_running'").Scan(&name, &running)
+		return running <= 1
+	}) {
+		t.Fatal("the sandbox never went quiet (Threads_running > 1)")
+	}
 	g, err := pacing.New(context.Background(), conn, cfg)
 	if err != nil {
 		t.Fatal(err)
