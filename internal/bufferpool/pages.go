@@ -57,8 +57,12 @@ func StreamLRU(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog,
 		return st, err
 	}
 	st.OpenedTables = opened
+	young, err := lruYoungLen(ctx, sess, srv)
+	if err != nil {
+		return st, err
+	}
 	q := fmt.Sprintf(`SELECT /* innowarm:snapshot */ LRU_POSITION, SPACE, PAGE_NUMBER, PAGE_TYPE, COALESCE(TABLE_NAME, ''), COALESCE(INDEX_NAME, ''), %s
-		FROM %s ORDER BY LRU_POSITION`, srv.OldExpr("IS_OLD"), srv.BufferPageLRUTable())
+		FROM %s ORDER BY LRU_POSITION`, srv.LRUOldExpr(young), srv.BufferPageLRUTable())
 	err = sess.Query(ctx, q, nil, func(rows *sql.Rows) error {
 		var p LRUPage
 		var table string
@@ -202,7 +206,7 @@ func Resident(ctx context.Context, conn *connection.Conn, spaces map[uint32]bool
 	}
 	defer sess.Close()
 	set := PageSet{}
-	q := "SELECT /* innowarm:inspect */ SPACE, PAGE_NUMBER FROM " + conn.Server.BufferPageTable() + " WHERE PAGE_STATE = 'FILE_PAGE'"
+	q := "SELECT /* innowarm:inspect */ SPACE, PAGE_NUMBER FROM " + conn.Server.BufferPageLRUTable()
 	err = sess.Query(ctx, q, nil, func(rows *sql.Rows) error {
 		var space, page uint32
 		if err := rows.Scan(&space, &page); err != nil {
@@ -217,7 +221,7 @@ func Resident(ctx context.Context, conn *connection.Conn, spaces map[uint32]bool
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, catalog.ExplainPrivilege(err, conn.Server.BufferPageTable())
+		return nil, catalog.ExplainPrivilege(err, conn.Server.BufferPageLRUTable())
 	}
 	return set, nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -82,8 +83,10 @@ type ReadOptions struct {
 	OnlyCatalog bool
 }
 
-// Read aggregates information_schema.INNODB_BUFFER_PAGE by tablespace and index and maps it
-// onto the catalog. Pages of tables the server has not opened since its restart carry no
+// Read aggregates information_schema.INNODB_BUFFER_PAGE_LRU by tablespace and index and maps
+// it onto the catalog. The LRU view lists only the pages that hold data, so it costs what the
+// pool holds, not the pool's size (on a cold 2 GiB pool: 0.02 s against 0.3-0.45 s for
+// INNODB_BUFFER_PAGE, which walks every free block too). Pages of tables the server has not opened since its restart carry no
 // names; Read opens those tables (SELECT ... LIMIT 0 reads no rows) and reads again, so
 // their pages are attributed to the right index.
 func Read(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, o ReadOptions) (*Residency, error) {
@@ -243,12 +246,16 @@ type spaceOwner struct {
 }
 
 func readGroups(ctx context.Context, sess *connection.Session, srv flavor.Server) ([]pageGroup, error) {
+	young, err := lruYoungLen(ctx, sess, srv)
+	if err != nil {
+		return nil, err
+	}
 	q := fmt.Sprintf(`SELECT /* innowarm:inspect */ SPACE, COALESCE(TABLE_NAME, ''), COALESCE(INDEX_NAME, ''), PAGE_TYPE,
 		COUNT(*), SUM(%s), SUM(OLDEST_MODIFICATION > 0)
-		FROM %s WHERE PAGE_STATE = 'FILE_PAGE' GROUP BY SPACE, TABLE_NAME, INDEX_NAME, PAGE_TYPE`,
-		srv.OldExpr("IS_OLD"), srv.BufferPageTable())
+		FROM %s GROUP BY SPACE, TABLE_NAME, INDEX_NAME, PAGE_TYPE`,
+		srv.LRUOldExpr(young), srv.BufferPageLRUTable())
 	var out []pageGroup
-	err := sess.Query(ctx, q, nil, func(rows *sql.Rows) error {
+	err = sess.Query(ctx, q, nil, func(rows *sql.Rows) error {
 		var g pageGroup
 		if err := rows.Scan(&g.space, &g.table, &g.index, &g.pageType, &g.pages, &g.old, &g.dirty); err != nil {
 			return err
@@ -260,7 +267,7 @@ func readGroups(ctx context.Context, sess *connection.Session, srv flavor.Server
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, catalog.ExplainPrivilege(err, srv.BufferPageTable())
+		return nil, catalog.ExplainPrivilege(err, srv.BufferPageLRUTable())
 	}
 	return out, nil
 }
@@ -346,4 +353,40 @@ func openTables(ctx context.Context, sess *connection.Session, tables []*catalog
 		}
 	}
 	return opened, nil
+}
+
+// lruYoungLen is the length of the LRU list's young part, for flavor.LRUOldExpr, from SHOW
+// ENGINE INNODB STATUS ("Database pages" less "Old database pages"); 0 where the flavor
+// does not need it. Read just before the page list, it is off by the pages that moved in
+// between, which is what any reading of a live LRU list is.
+func lruYoungLen(ctx context.Context, sess *connection.Session, srv flavor.Server) (int64, error) {
+	if !srv.NeedsLRUYoungLen() {
+		return 0, nil
+	}
+	var typ, name, status string
+	if err := sess.QueryRow(ctx, "SHOW ENGINE INNODB STATUS", nil, &typ, &name, &status); err != nil {
+		if ctx.Err() != nil {
+			return 0, ctx.Err()
+		}
+		return 0, catalog.ExplainPrivilege(err, "SHOW ENGINE INNODB STATUS")
+	}
+	return ParseLRUYoungLen(status)
+}
+
+// ParseLRUYoungLen reads the BUFFER POOL AND MEMORY section of SHOW ENGINE INNODB STATUS.
+func ParseLRUYoungLen(status string) (int64, error) {
+	var pages, old int64 = -1, -1
+	for _, line := range strings.Split(status, "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) == 3 && f[0] == "Database" && f[1] == "pages" && pages < 0:
+			pages, _ = strconv.ParseInt(f[2], 10, 64)
+		case len(f) == 4 && f[0] == "Old" && f[1] == "database" && f[2] == "pages" && old < 0:
+			old, _ = strconv.ParseInt(f[3], 10, 64)
+		}
+	}
+	if pages < 0 || old < 0 {
+		return 0, fmt.Errorf("SHOW ENGINE INNODB STATUS: no \"Database pages\" and \"Old database pages\" lines")
+	}
+	return max(pages-old, 0), nil
 }

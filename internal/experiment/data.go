@@ -267,7 +267,7 @@ func measureTable(ctx context.Context, conn *connection.Conn, schema string, inf
 // residentPages counts the pages of a tablespace in the buffer pool.
 func residentPages(ctx context.Context, conn *connection.Conn, space uint32) (int64, error) {
 	var n int64
-	err := conn.DB.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+conn.Server.BufferPageTable()+" WHERE SPACE = ? AND PAGE_STATE = 'FILE_PAGE'", space).Scan(&n)
+	err := conn.DB.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+conn.Server.BufferPageLRUTable()+" WHERE SPACE = ?", space).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("count the table's pages in the pool: %w", err)
 	}

@@ -242,6 +242,21 @@ func (s Server) OldExpr(col string) string {
 	return fmt.Sprintf("(%s = 'YES')", col)
 }
 
+// LRUOldExpr is a SQL expression over INNODB_BUFFER_PAGE_LRU that is 1 for a page in the old
+// sublist. MariaDB leaves that view's IS_OLD NULL on every row, so there the old sublist is
+// found by position: it is the LRU list's tail, from youngLen (the list's length less its
+// old length, both in SHOW ENGINE INNODB STATUS) on. NeedsLRUYoungLen says when youngLen
+// is used.
+func (s Server) LRUOldExpr(youngLen int64) string {
+	if s.NeedsLRUYoungLen() {
+		return fmt.Sprintf("(LRU_POSITION >= %d)", youngLen)
+	}
+	return s.OldExpr("IS_OLD")
+}
+
+// NeedsLRUYoungLen: see LRUOldExpr.
+func (s Server) NeedsLRUYoungLen() bool { return s.IsMariaDB() }
+
 // WithTimeLimit gives a SELECT a server-side time limit: MariaDB's SET STATEMENT
 // max_statement_time, MySQL's MAX_EXECUTION_TIME optimizer hint. A zero limit returns
 // the statement unchanged.

@@ -81,6 +81,11 @@ func TestFixtures(t *testing.T) {
 		check("TablespacesTable", s.TablespacesTable(), c.spaces)
 		check("PartitionSeparator", s.PartitionSeparator(), c.partSep)
 		check("OldExpr", s.OldExpr("IS_OLD"), c.old)
+		wantLRU := c.old
+		if c.kind == MariaDB {
+			wantLRU = "(LRU_POSITION >= 1000)"
+		}
+		check("LRUOldExpr", s.LRUOldExpr(1000), wantLRU)
 		check("DumpFileDynamic", s.DumpFileDynamic(), c.dumpDynamic)
 		check("CachedIndexes", s.CachedIndexes(), c.cached)
 		check("ParallelReadThreads", s.ParallelReadThreads(), c.parallel)
