@@ -334,6 +334,11 @@ func TestInterruptNativeLoad(t *testing.T) {
 	if code != 130 || took > 1500*time.Millisecond {
 		t.Errorf("exit %d after %s (want 130 within a second); stderr %s", code, took, stderr.String())
 	}
+	// The throttled disk may keep the loader busy with reads it had queued for a while.
+	deadline = time.Now().Add(10 * time.Second)
+	for !strings.Contains(status(), "aborted") && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
 	if final := status(); !strings.Contains(final, "aborted") {
 		t.Errorf("load status after the interrupt: %q (want aborted)", final)
 	}

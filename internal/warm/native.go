@@ -340,15 +340,22 @@ func abortLoad(conn *connection.Conn, log *logx.Logger) {
 		log.Warnf("could not abort the buffer pool load: %v", err)
 		return
 	}
-	for ctx.Err() == nil {
+	// The loader stops at its next page, but reads it already queued still complete; on a
+	// slow disk that can take seconds. The user asked to stop within a second: wait for the
+	// server's word only that long (the loader read its page list at the start, so the dump
+	// file can be put back while it winds down).
+	confirm, cancelConfirm := context.WithTimeout(ctx, 800*time.Millisecond)
+	defer cancelConfirm()
+	for confirm.Err() == nil {
 		var status string
-		if conn.DB.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_load_status'").Scan(new(string), &status) == nil &&
+		if conn.DB.QueryRowContext(confirm, "SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_load_status'").Scan(new(string), &status) == nil &&
 			!strings.HasPrefix(status, "Loaded ") && !strings.HasPrefix(status, "Loading") {
 			log.Infof("buffer pool load aborted: %s", status)
 			return
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	log.Infof("buffer pool load abort requested; the server is finishing the reads it had queued")
 }
 
 // placeDumpFile puts the page list where the server's loader reads it and returns what
