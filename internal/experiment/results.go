@@ -187,22 +187,7 @@ func ReportHTML(dir string) string {
 
 // Formatting helpers for tables.
 
-func commas(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
+func commas(n int64) string { return units.Group(n) }
 
 func fmtBytes(n int64) string { return units.FormatBytes(n) }
 

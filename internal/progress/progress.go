@@ -17,6 +17,8 @@ import (
 	"golang.org/x/term"
 
 	"github.com/innowarm/innowarm/internal/logx"
+
+	"github.com/innowarm/innowarm/internal/units"
 )
 
 // Config describes one phase.
@@ -209,19 +211,4 @@ func (r *Reporter) lines() {
 	}
 }
 
-func groupDigits(n int64) string {
-	s := fmt.Sprint(n)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
+func groupDigits(n int64) string { return units.Group(n) }

@@ -8,6 +8,9 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 )
 
 var multipliers = map[string]float64{
@@ -90,3 +93,9 @@ func MBps(bytes int64, seconds float64) float64 {
 	}
 	return float64(bytes) / 1e6 / seconds
 }
+
+var englishDigits = message.NewPrinter(language.English)
+
+// Group writes n with thousands separators (1,234,567), as the tables and progress lines
+// show counts.
+func Group(n int64) string { return englishDigits.Sprintf("%d", n) }
