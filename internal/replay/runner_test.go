@@ -78,7 +78,8 @@ func replayCtx(ctx context.Context, t *testing.T, conn *connection.Conn, body st
 
 // tagged lists the replay's statements running on the server.
 func tagged(conn *connection.Conn) []int64 {
-	rows, err := conn.DB.Query("SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE '%innowarm:replay%' AND INFO NOT LIKE '%PROCESSLIST%'")
+	// The replay's own status reads carry the tag too; only replayed statements count.
+	rows, err := conn.DB.Query("SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE '%innowarm:replay%' AND INFO NOT LIKE '%PROCESSLIST%' AND INFO NOT LIKE 'SHOW %'")
 	if err != nil {
 		return nil
 	}
