@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
 	"sync/atomic"
 	"time"
 
@@ -23,6 +24,7 @@ type Session struct {
 	conn   *sql.Conn
 	id     int64
 	killed atomic.Bool
+	broken atomic.Bool // a statement failed because the connection did: never reuse it
 }
 
 // NewSession pins a connection and reads its thread id.
@@ -89,13 +91,14 @@ func (s *Session) guard(ctx context.Context) func() {
 // Exec runs a statement that returns no rows.
 func (s *Session) Exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	defer s.guard(ctx)()
-	return s.conn.ExecContext(ctx, query, args...)
+	r, err := s.conn.ExecContext(ctx, query, args...)
+	return r, s.note(err)
 }
 
 // QueryRow runs a statement and scans its single row into dest.
 func (s *Session) QueryRow(ctx context.Context, query string, args []any, dest ...any) error {
 	defer s.guard(ctx)()
-	return s.conn.QueryRowContext(ctx, query, args...).Scan(dest...)
+	return s.note(s.conn.QueryRowContext(ctx, query, args...).Scan(dest...))
 }
 
 // Query runs a statement and calls each for every row while it streams; the statement stays
@@ -104,7 +107,7 @@ func (s *Session) Query(ctx context.Context, query string, args []any, each func
 	defer s.guard(ctx)()
 	rows, err := s.conn.QueryContext(ctx, query, args...)
 	if err != nil {
-		return err
+		return s.note(err)
 	}
 	defer rows.Close()
 	for rows.Next() {
@@ -112,15 +115,39 @@ func (s *Session) Query(ctx context.Context, query string, args []any, each func
 			return err
 		}
 	}
-	return rows.Err()
+	return s.note(rows.Err())
+}
+
+// note marks the session broken when err says its connection is gone. MariaDB answers
+// KILL CONNECTION with an error packet ("Connection was killed") before it closes the
+// socket, so the driver may still think the connection usable and hand it back to the pool,
+// where the next statement would fail on it.
+func (s *Session) note(err error) error {
+	if err != nil && connectionGone(err) {
+		s.broken.Store(true)
+	}
+	return err
+}
+
+func connectionGone(err error) bool {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		switch me.Number {
+		case 1927, 2006, 2013: // connection killed, server gone away, lost during query
+			return true
+		}
+		return false
+	}
+	return errors.Is(err, mysql.ErrInvalidConn) || errors.Is(err, driver.ErrBadConn) || errors.Is(err, io.EOF)
 }
 
 // Conn exposes the pinned connection for callers that manage their own statements.
 func (s *Session) Conn() *sql.Conn { return s.conn }
 
-// Close returns the connection; a session whose statement was killed is discarded.
+// Close returns the connection; a session whose statement was killed, or whose connection
+// failed, is discarded.
 func (s *Session) Close() error {
-	if s.killed.Load() {
+	if s.killed.Load() || s.broken.Load() {
 		_ = s.conn.Raw(func(any) error { return driver.ErrBadConn })
 	}
 	return s.conn.Close()
