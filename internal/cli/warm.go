@@ -72,7 +72,7 @@ Needs SELECT on the tables and the PROCESS privilege (to read the pool's page li
 	fl.BoolVar(&f.verbose, "verbose", false, "with --dry-run, print every statement")
 	fl.StringVar(&f.budget, "budget", "", "most the warm may add: a size (2G) or a percent of the pool (70%); default: the free pages")
 	fl.StringVar(&f.order, "order", "small-first", "priority: "+strings.Join(warm.Orders, ", "))
-	fl.IntVar(&f.parallel, "parallel", 0, "parallel sessions (default: innodb_read_io_threads, 2 to 8)")
+	fl.IntVar(&f.parallel, "parallel", 0, "parallel sessions (default: twice innodb_read_io_threads, 4 to 16)")
 	fl.BoolVar(&f.lob, "lob", false, "also read off-page BLOB/TEXT/JSON pages")
 	fl.BoolVar(&f.makeYoung, "make-young", false, "set innodb_old_blocks_time=0 during the run (restored after, also on error or Ctrl-C)")
 	fl.DurationVar(&f.statementTimeout, "statement-timeout", time.Hour, "server-side time limit of each statement")

@@ -539,15 +539,19 @@ func explain(ctx context.Context, sess *connection.Session, q string, args []any
 	return key, typ, err
 }
 
-// defaultParallel: as many sessions as the server has read I/O threads (innodb_read_io_threads,
-// 4 by default), between 2 and 8, and never more than there are units.
+// defaultParallel: twice innodb_read_io_threads (4 by default, so 8 sessions), between 4
+// and 16, never more than there are units. A scan reads a page the read-ahead did not bring
+// with a synchronous read in its own session, so on an index whose pages are not in key
+// order (built by inserts in random key order, as most live tables are) the sessions are
+// the disk's queue depth: on a 2-vCPU VM, 8 sessions warmed such a table 1.25x faster than
+// 4, and on a freshly bulk-loaded table (where read-ahead does the reading) as fast.
 func defaultParallel(ctx context.Context, conn *connection.Conn, units int) int {
 	n := 4
 	var v int
 	if err := conn.DB.QueryRowContext(ctx, "SELECT @@innodb_read_io_threads").Scan(&v); err == nil && v > 0 {
 		n = v
 	}
-	n = min(max(n, 2), 8)
+	n = min(max(2*n, 4), 16)
 	return max(min(n, units), 1)
 }
 
