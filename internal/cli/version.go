@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -36,7 +37,12 @@ func newVersionCmd() *cobra.Command {
 			if asJSON {
 				return printJSON(cmd.OutOrStdout(), map[string]string{"version": version, "commit": c, "go": runtime.Version()})
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "innowarm %s (commit %s, %s, %s/%s)\n", version, c, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			// make build's version is git describe, which already names the commit when no tag does.
+			built := ""
+			if c != "" && !strings.HasPrefix(c, strings.TrimSuffix(version, "-dirty")) {
+				built = "commit " + c + ", "
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "innowarm %s (%s%s, %s/%s)\n", version, built, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 			return nil
 		}),
 	}
