@@ -420,9 +420,9 @@ func (s *server) pass(ctx context.Context, events int, dist string) (pass, error
 
 func runWarmFromBench(ctx context.Context, env Env) (Result, error) {
 	var res Result
-	rows, pool, events, warmup, dist := int64(4_500_000), int64(256<<20), 20_000, 200_000, "pareto:0.2"
+	rows, pool, events, warmup, dist, rounds := int64(4_500_000), int64(256<<20), 20_000, 200_000, "pareto:0.2", 3
 	if env.Quick() {
-		rows, pool, events, warmup = 600_000, 64<<20, 5_000, 40_000
+		rows, pool, events, warmup, rounds = 600_000, 64<<20, 5_000, 40_000, 1
 	}
 	s, err := startServer(ctx, env, pool)
 	if err != nil {
@@ -436,14 +436,18 @@ func runWarmFromBench(ctx context.Context, env Env) (Result, error) {
 	if fi, err := os.Stat(filepath.Join(s.sb.Datadir, "sbtest", "sbtest1.ibd")); err == nil {
 		res.AddMetric("data / pool", float64(fi.Size())/float64(pool), "x")
 	}
-	// Hot: the workload until the pool holds its hot set, then a measured pass.
-	if err := s.cold(ctx); err != nil {
-		return res, err
+	// Hot: the workload until the pool holds its hot set, then a measured pass; again in
+	// every round, since each round's ratios are taken against its own hot pass.
+	hotPass := func() (pass, error) {
+		if err := s.cold(ctx); err != nil {
+			return pass{}, err
+		}
+		if _, err := s.pass(ctx, warmup, dist); err != nil {
+			return pass{}, err
+		}
+		return s.pass(ctx, events, dist)
 	}
-	if _, err := s.pass(ctx, warmup, dist); err != nil {
-		return res, err
-	}
-	hot, err := s.pass(ctx, events, dist)
+	hot, err := hotPass()
 	if err != nil {
 		return res, err
 	}
@@ -468,68 +472,107 @@ func runWarmFromBench(ctx context.Context, env Env) (Result, error) {
 		return res, err
 	}
 
+	// Each scenario's per-round figures; prep returns the whole warm's seconds and, for a
+	// native load, the server's own load time.
 	type scenario struct {
-		name  string
-		prep  func() (float64, error)
-		first pass
-		warm  float64
+		name                        string
+		prep                        func() (whole, serverLoad float64, err error)
+		seconds, misses, p95, ratio []float64
+		warm, serverLoad            []float64
+	}
+	warmFrom := func(args ...string) func() (float64, float64, error) {
+		return func() (float64, float64, error) {
+			m, err := s.innowarm(ctx, append([]string{"warm", "--json", "-q"}, args...)...)
+			var out struct {
+				Result struct {
+					Native struct {
+						Seconds float64 `json:"seconds"`
+					} `json:"native"`
+				} `json:"result"`
+			}
+			_ = json.Unmarshal([]byte(m.stdout), &out)
+			return m.seconds, out.Result.Native.Seconds, err
+		}
+	}
+	innodbLoad := func(file string) func() (float64, float64, error) {
+		return func() (float64, float64, error) {
+			secs, err := s.load(ctx, file)
+			return secs, secs, err
+		}
 	}
 	scenarios := []*scenario{
-		{name: "cold", prep: func() (float64, error) { return 0, nil }},
-		{name: "innowarm warm --from (native)", prep: func() (float64, error) {
-			m, err := s.innowarm(ctx, "warm", "--from", manifestPath, "--method", "native", "-q")
-			return m.seconds, err
-		}},
-		{name: "innowarm warm --from (scan)", prep: func() (float64, error) {
-			m, err := s.innowarm(ctx, "warm", "--from", manifestPath, "--method", "scan", "-q")
-			return m.seconds, err
-		}},
-		{name: "innowarm full-scan warm", prep: func() (float64, error) {
-			m, err := s.innowarm(ctx, "warm", "-D", "sbtest", "--method", "scan", "-q")
-			return m.seconds, err
-		}},
-		{name: "InnoDB dump/load pct 25", prep: func() (float64, error) { return s.load(ctx, dump25) }},
-		{name: "InnoDB dump/load pct 100", prep: func() (float64, error) { return s.load(ctx, dump100) }},
+		{name: "cold", prep: func() (float64, float64, error) { return 0, 0, nil }},
+		{name: "innowarm warm --from (native)", prep: warmFrom("--from", manifestPath, "--method", "native")},
+		{name: "innowarm warm --from (scan)", prep: warmFrom("--from", manifestPath, "--method", "scan")},
+		{name: "innowarm full-scan warm", prep: warmFrom("-D", "sbtest", "--method", "scan")},
+		{name: "InnoDB dump/load pct 25", prep: innodbLoad(dump25)},
+		{name: "InnoDB dump/load pct 100", prep: innodbLoad(dump100)},
 	}
-	for _, sc := range scenarios {
-		if err := s.cold(ctx); err != nil {
-			return res, err
+	var hots []float64
+	for round := 0; round < rounds; round++ {
+		if round > 0 {
+			if hot, err = hotPass(); err != nil {
+				return res, err
+			}
 		}
-		w, err := sc.prep()
-		if err != nil {
-			return res, fmt.Errorf("%s: %w", sc.name, err)
+		hots = append(hots, hot.seconds)
+		order := slices.Clone(scenarios)
+		// Alternate the order between rounds, so that no scenario always runs on a fresher disk.
+		if round%2 == 1 {
+			slices.Reverse(order)
 		}
-		sc.warm = w
-		if sc.first, err = s.pass(ctx, events, dist); err != nil {
-			return res, err
+		for _, sc := range order {
+			if err := s.cold(ctx); err != nil {
+				return res, err
+			}
+			whole, serverLoad, err := sc.prep()
+			if err != nil {
+				return res, fmt.Errorf("%s: %w", sc.name, err)
+			}
+			first, err := s.pass(ctx, events, dist)
+			if err != nil {
+				return res, err
+			}
+			sc.warm, sc.serverLoad = append(sc.warm, whole), append(sc.serverLoad, serverLoad)
+			sc.seconds, sc.misses, sc.p95 = append(sc.seconds, first.seconds), append(sc.misses, float64(first.misses)), append(sc.p95, first.p95)
+			sc.ratio = append(sc.ratio, first.seconds/hot.seconds)
+			env.Log.Infof("warmfrom: round %d: %s: warm %.2f s, first pass %.2f s (%d misses); hot %.2f s", round+1, sc.name, whole, first.seconds, first.misses, hot.seconds)
 		}
-		env.Log.Infof("warmfrom: %s: warm %.2f s, first pass %.2f s (%d misses); hot %.2f s", sc.name, w, sc.first.seconds, sc.first.misses, hot.seconds)
 	}
-	res.AddMetric("hot pass", hot.seconds, "s")
-	res.AddMetric("hot pass misses", float64(hot.misses), "reads")
+	res.AddMetric("hot pass", medianOf(hots), "s")
+	res.AddMetric("hot pass misses (first round)", float64(hot.misses), "reads")
 	res.AddMetric("snapshot pages", float64(snapRes.Entries), "pages")
 	res.AddMetric("snapshot seconds (page list read)", snapRes.ReadSeconds, "s")
 	res.AddMetric("snapshot seconds (whole capture)", snapRes.Seconds, "s")
 	for _, sc := range scenarios {
-		res.AddMetric("first pass after "+sc.name, sc.first.seconds, "s")
-		res.AddMetric("first pass misses after "+sc.name, float64(sc.first.misses), "reads")
-		res.AddMetric("p95 first pass after "+sc.name, sc.first.p95, "ms")
-		if sc.warm > 0 {
-			res.AddMetric("warm time, "+sc.name, sc.warm, "s")
+		res.AddMetric("first pass after "+sc.name, medianOf(sc.seconds), "s")
+		res.AddMetric("first pass misses after "+sc.name, medianOf(sc.misses), "reads")
+		res.AddMetric("p95 first pass after "+sc.name, medianOf(sc.p95), "ms")
+		if w := medianOf(sc.warm); w > 0 {
+			res.AddMetric("warm time, "+sc.name, w, "s")
 		}
 		target := ""
 		if sc.name == "innowarm warm --from (native)" {
 			target = "<= 1.1"
 		}
-		res.AddRatio("first pass / hot pass, "+sc.name, sc.first.seconds/hot.seconds, target)
+		res.AddRatio("first pass / hot pass, "+sc.name, medianOf(sc.ratio), target)
 	}
 	// Native warm-from throughput against InnoDB's own load of the same pages (the pct-100
-	// dump holds the pages the manifest names).
-	fromNative, innodb := scenarios[1].warm, scenarios[5].warm
-	res.AddRatio("load throughput innowarm --from native / InnoDB load_now (same pages, whole command)", innodb/fromNative, ">= 0.9")
+	// dump holds the pages the manifest names), per round, then the median.
+	fromNative, innodb := scenarios[1], scenarios[5]
+	var whole, server []float64
+	for i := range fromNative.warm {
+		whole = append(whole, innodb.warm[i]/fromNative.warm[i])
+		if fromNative.serverLoad[i] > 0 {
+			server = append(server, innodb.serverLoad[i]/fromNative.serverLoad[i])
+		}
+	}
+	res.AddRatio("load throughput innowarm --from native / InnoDB load_now (same pages, whole command)", medianOf(whole), ">= 0.9")
+	res.AddRatio("load throughput innowarm --from native / InnoDB load_now (same pages, the server's load phase of each)", medianOf(server), "")
 	res.Notes = append(res.Notes,
 		fmt.Sprintf("workload: innowarm bench --workload point-select --dist %s --concurrency 1; warm-up %d events, measured passes %d events; pool %d MiB, %d rows", dist, warmup, events, pool>>20, rows),
+		fmt.Sprintf("%d round(s), each with its own hot pass, the scenarios' order alternating; figures are medians, ratios the median of the rounds' ratios", rounds),
 		fmt.Sprintf("the manifest holds %d pages, InnoDB's pct-100 dump %d", snapRes.Entries, pages100),
-		"the 'cold' scenario's warm time is 0; times include connecting and planning")
+		"the 'cold' scenario's warm time is 0; innowarm's warm times are the whole command (connecting, reading and resolving the manifest, the residency report); InnoDB's are load_now to 'load completed'")
 	return res, nil
 }
