@@ -20,12 +20,12 @@ Modified db pages  0
 Percent of dirty pages(LRU & free pages): 0.000
 `
 
-func TestParseLRUYoungLen(t *testing.T) {
-	n, err := bufferpool.ParseLRUYoungLen(innodbStatusPool)
-	if err != nil || n != 61990-22903 {
-		t.Errorf("young length %d, %v; want %d", n, err, 61990-22903)
+func TestParseLRUOldLen(t *testing.T) {
+	n, err := bufferpool.ParseLRUOldLen(innodbStatusPool)
+	if err != nil || n != 22903 {
+		t.Errorf("old length %d, %v; want %d", n, err, 22903)
 	}
-	if _, err := bufferpool.ParseLRUYoungLen("Buffer pool size 10\n"); err == nil {
+	if _, err := bufferpool.ParseLRUOldLen("Buffer pool size 10\n"); err == nil {
 		t.Error("a status without the LRU lines parsed")
 	}
 }

@@ -36,8 +36,8 @@ type LRUStats struct {
 	Seconds      float64 `json:"seconds"`
 }
 
-// StreamLRU reads INNODB_BUFFER_PAGE_LRU in LRU order and calls each for every page it can
-// name: pages of the catalog's tables (by tablespace, so off-page LOB pages too, as their
+// StreamLRU reads INNODB_BUFFER_PAGE_LRU in LRU order, most recently used first, and calls
+// each for every page it can name: pages of the catalog's tables (by tablespace, so off-page LOB pages too, as their
 // clustered index's table) and named pages of other tables (system schemas). Pages of
 // tables the server has not opened since its restart carry no names; their tables are
 // opened first (SELECT ... LIMIT 0, no rows read). Memory does not grow with the pool.
@@ -57,18 +57,28 @@ func StreamLRU(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog,
 		return st, err
 	}
 	st.OpenedTables = opened
-	young, err := lruYoungLen(ctx, sess, srv)
+	oldLen, err := lruOldLen(ctx, sess, srv)
 	if err != nil {
 		return st, err
 	}
-	q := fmt.Sprintf(`SELECT /* innowarm:snapshot */ LRU_POSITION, SPACE, PAGE_NUMBER, PAGE_TYPE, COALESCE(TABLE_NAME, ''), COALESCE(INDEX_NAME, ''), %s
-		FROM %s ORDER BY LRU_POSITION`, srv.LRUOldExpr(young), srv.BufferPageLRUTable())
+	// LRU_POSITION counts from the list's tail (0 is the next page to be evicted), per buffer
+	// pool instance; reading each instance from its highest position down gives the pages most
+	// recently used first, and their distance from the head.
+	q := fmt.Sprintf(`SELECT /* innowarm:snapshot */ POOL_ID, LRU_POSITION, SPACE, PAGE_NUMBER, PAGE_TYPE, COALESCE(TABLE_NAME, ''), COALESCE(INDEX_NAME, ''), %s
+		FROM %s ORDER BY POOL_ID, LRU_POSITION DESC`, srv.LRUOldExpr(oldLen), srv.BufferPageLRUTable())
+	pool, head := int64(-1), uint32(0)
 	err = sess.Query(ctx, q, nil, func(rows *sql.Rows) error {
 		var p LRUPage
 		var table string
-		if err := rows.Scan(&p.LRU, &p.Space, &p.Page, &p.PageType, &table, &p.Index, &p.Old); err != nil {
+		var poolID int64
+		var pos uint32
+		if err := rows.Scan(&poolID, &pos, &p.Space, &p.Page, &p.PageType, &table, &p.Index, &p.Old); err != nil {
 			return err
 		}
+		if poolID != pool {
+			pool, head = poolID, pos
+		}
+		p.LRU = head - pos
 		st.Pages++
 		if p.Space == 0 || p.Space >= tempSpaceFloor || (table != "" && !strings.HasPrefix(table, "`")) {
 			// The system tablespace, temporary tablespaces and InnoDB's own dictionary tables

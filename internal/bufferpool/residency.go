@@ -246,14 +246,14 @@ type spaceOwner struct {
 }
 
 func readGroups(ctx context.Context, sess *connection.Session, srv flavor.Server) ([]pageGroup, error) {
-	young, err := lruYoungLen(ctx, sess, srv)
+	oldLen, err := lruOldLen(ctx, sess, srv)
 	if err != nil {
 		return nil, err
 	}
 	q := fmt.Sprintf(`SELECT /* innowarm:inspect */ SPACE, COALESCE(TABLE_NAME, ''), COALESCE(INDEX_NAME, ''), PAGE_TYPE,
 		COUNT(*), SUM(%s), SUM(OLDEST_MODIFICATION > 0)
 		FROM %s GROUP BY SPACE, TABLE_NAME, INDEX_NAME, PAGE_TYPE`,
-		srv.LRUOldExpr(young), srv.BufferPageLRUTable())
+		srv.LRUOldExpr(oldLen), srv.BufferPageLRUTable())
 	var out []pageGroup
 	err = sess.Query(ctx, q, nil, func(rows *sql.Rows) error {
 		var g pageGroup
@@ -355,12 +355,12 @@ func openTables(ctx context.Context, sess *connection.Session, tables []*catalog
 	return opened, nil
 }
 
-// lruYoungLen is the length of the LRU list's young part, for flavor.LRUOldExpr, from SHOW
-// ENGINE INNODB STATUS ("Database pages" less "Old database pages"); 0 where the flavor
-// does not need it. Read just before the page list, it is off by the pages that moved in
-// between, which is what any reading of a live LRU list is.
-func lruYoungLen(ctx context.Context, sess *connection.Session, srv flavor.Server) (int64, error) {
-	if !srv.NeedsLRUYoungLen() {
+// lruOldLen is the length of the LRU list's old part, for flavor.LRUOldExpr, from SHOW
+// ENGINE INNODB STATUS ("Old database pages"); 0 where the flavor does not need it. Read
+// just before the page list, it is off by the pages that moved in between, which is what
+// any reading of a live LRU list is.
+func lruOldLen(ctx context.Context, sess *connection.Session, srv flavor.Server) (int64, error) {
+	if !srv.NeedsLRUOldLen() {
 		return 0, nil
 	}
 	var typ, name, status string
@@ -370,23 +370,17 @@ func lruYoungLen(ctx context.Context, sess *connection.Session, srv flavor.Serve
 		}
 		return 0, catalog.ExplainPrivilege(err, "SHOW ENGINE INNODB STATUS")
 	}
-	return ParseLRUYoungLen(status)
+	return ParseLRUOldLen(status)
 }
 
-// ParseLRUYoungLen reads the BUFFER POOL AND MEMORY section of SHOW ENGINE INNODB STATUS.
-func ParseLRUYoungLen(status string) (int64, error) {
-	var pages, old int64 = -1, -1
+// ParseLRUOldLen reads "Old database pages" from the BUFFER POOL AND MEMORY section of SHOW
+// ENGINE INNODB STATUS (its first occurrence: the totals, before any per-instance section).
+func ParseLRUOldLen(status string) (int64, error) {
 	for _, line := range strings.Split(status, "\n") {
 		f := strings.Fields(line)
-		switch {
-		case len(f) == 3 && f[0] == "Database" && f[1] == "pages" && pages < 0:
-			pages, _ = strconv.ParseInt(f[2], 10, 64)
-		case len(f) == 4 && f[0] == "Old" && f[1] == "database" && f[2] == "pages" && old < 0:
-			old, _ = strconv.ParseInt(f[3], 10, 64)
+		if len(f) == 4 && f[0] == "Old" && f[1] == "database" && f[2] == "pages" {
+			return strconv.ParseInt(f[3], 10, 64)
 		}
 	}
-	if pages < 0 || old < 0 {
-		return 0, fmt.Errorf("SHOW ENGINE INNODB STATUS: no \"Database pages\" and \"Old database pages\" lines")
-	}
-	return max(pages-old, 0), nil
+	return 0, fmt.Errorf("SHOW ENGINE INNODB STATUS: no \"Old database pages\" line")
 }

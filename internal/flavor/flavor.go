@@ -244,18 +244,19 @@ func (s Server) OldExpr(col string) string {
 
 // LRUOldExpr is a SQL expression over INNODB_BUFFER_PAGE_LRU that is 1 for a page in the old
 // sublist. MariaDB leaves that view's IS_OLD NULL on every row, so there the old sublist is
-// found by position: it is the LRU list's tail, from youngLen (the list's length less its
-// old length, both in SHOW ENGINE INNODB STATUS) on. NeedsLRUYoungLen says when youngLen
-// is used.
-func (s Server) LRUOldExpr(youngLen int64) string {
-	if s.NeedsLRUYoungLen() {
-		return fmt.Sprintf("(LRU_POSITION >= %d)", youngLen)
+// found by position. Both servers number LRU_POSITION from the list's tail (the server walks
+// it from its last element: 0 is the next page to be evicted, the highest number the most
+// recently used), so the old sublist is positions 0 to oldLen-1, oldLen being "Old
+// database pages" in SHOW ENGINE INNODB STATUS. NeedsLRUOldLen says when oldLen is used.
+func (s Server) LRUOldExpr(oldLen int64) string {
+	if s.NeedsLRUOldLen() {
+		return fmt.Sprintf("(LRU_POSITION < %d)", oldLen)
 	}
 	return s.OldExpr("IS_OLD")
 }
 
-// NeedsLRUYoungLen: see LRUOldExpr.
-func (s Server) NeedsLRUYoungLen() bool { return s.IsMariaDB() }
+// NeedsLRUOldLen: see LRUOldExpr.
+func (s Server) NeedsLRUOldLen() bool { return s.IsMariaDB() }
 
 // WithTimeLimit gives a SELECT a server-side time limit: MariaDB's SET STATEMENT
 // max_statement_time, MySQL's MAX_EXECUTION_TIME optimizer hint. A zero limit returns

@@ -83,7 +83,7 @@ func TestFixtures(t *testing.T) {
 		check("OldExpr", s.OldExpr("IS_OLD"), c.old)
 		wantLRU := c.old
 		if c.kind == MariaDB {
-			wantLRU = "(LRU_POSITION >= 1000)"
+			wantLRU = "(LRU_POSITION < 1000)"
 		}
 		check("LRUOldExpr", s.LRUOldExpr(1000), wantLRU)
 		check("DumpFileDynamic", s.DumpFileDynamic(), c.dumpDynamic)

@@ -123,8 +123,10 @@ type Entry struct {
 	Object uint32 `json:"object"`
 	// Page is the page number within the object's tablespace.
 	Page uint32 `json:"page"`
-	// LRU is INNODB_BUFFER_PAGE_LRU.LRU_POSITION: 0 is the most recently used page. With
-	// several buffer pool instances each has its own list, so positions may repeat.
+	// LRU is the page's distance from the head of the LRU list: 0 is the most recently used
+	// page (INNODB_BUFFER_PAGE_LRU.LRU_POSITION counts from the tail; the snapshot turns it
+	// round). With several buffer pool instances each has its own list, so positions may
+	// repeat.
 	LRU uint32 `json:"lru"`
 	// Old is set for pages in the old sublist (IS_OLD), the first to be evicted.
 	Old bool `json:"old"`
