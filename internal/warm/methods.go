@@ -152,7 +152,7 @@ func NativeFromCatalog(ctx context.Context, conn *connection.Conn, cat *catalog.
 		res.Native = &NativeResult{Requested: int64(len(pages))}
 		return res, nil
 	}
-	return runNativeLoad(ctx, conn, cat, pages, res, ro)
+	return runNativeLoad(ctx, conn, cat, [][]PageID{pages}, res, ro)
 }
 
 func partSuffix(p *catalog.Part) string {
@@ -193,7 +193,7 @@ func targetsForParts(cat *catalog.Catalog, included map[*catalog.Part]bool, befo
 	return out
 }
 
-func runNativeLoad(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, pages []PageID, res *Result, ro RunOptions) (*Result, error) {
+func runNativeLoad(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, tiers [][]PageID, res *Result, ro RunOptions) (*Result, error) {
 	log := logx.New(ro.Progress.Out, ro.Progress.Quiet)
 	if ro.Progress.Out == nil {
 		log = logx.Default()
@@ -212,7 +212,7 @@ func runNativeLoad(ctx context.Context, conn *connection.Conn, cat *catalog.Cata
 	if chunk == 0 {
 		chunk = DefaultSplitPages
 	}
-	nr, err := LoadNativePaced(ctx, conn, pages, prog, log, ro.Until, gov, chunk)
+	nr, err := LoadNativePaced(ctx, conn, tiers, prog, log, ro.Until, gov, chunk)
 	res.Native = nr
 	res.Stopped = nr.Stopped
 	if gov != nil {

@@ -135,15 +135,23 @@ var loadedRe = regexp.MustCompile(`Loaded (\d+)/(\d+) pages`)
 // Innodb_buffer_pool_load_status, aborts it on cancel, and always puts the original dump
 // file (or variable) back. pages must be sorted.
 func LoadNative(ctx context.Context, conn *connection.Conn, pages []PageID, prog progress.Config, log *logx.Logger, until Until) (*NativeResult, error) {
-	return LoadNativePaced(ctx, conn, pages, prog, log, until, nil, 0)
+	return LoadNativePaced(ctx, conn, [][]PageID{pages}, prog, log, until, nil, 0)
 }
 
-// LoadNativePaced is LoadNative under a pacing governor: the page list is loaded in chunks of
-// chunkPages, each started when the governor allows.
-func LoadNativePaced(ctx context.Context, conn *connection.Conn, pages []PageID, prog progress.Config, log *logx.Logger, until Until, gov *pacing.Governor, chunkPages int) (*NativeResult, error) {
+// LoadNativePaced is LoadNative for a page list in tiers, under a pacing governor. The tiers
+// load one after the other, each sorted (the server sorts a dump file by page anyway): the
+// server puts every page it reads at the head of the LRU list's old part, so the last
+// tier's pages end up nearest the young end and the first tier's nearest the tail, to be
+// evicted first. With a governor, each tier loads in chunks of chunkPages, each started
+// when the governor allows.
+func LoadNativePaced(ctx context.Context, conn *connection.Conn, tiers [][]PageID, prog progress.Config, log *logx.Logger, until Until, gov *pacing.Governor, chunkPages int) (*NativeResult, error) {
 	srv := conn.Server
-	res := &NativeResult{Requested: int64(len(pages))}
-	if len(pages) == 0 {
+	var pages int
+	for _, t := range tiers {
+		pages += len(t)
+	}
+	res := &NativeResult{Requested: int64(pages)}
+	if pages == 0 {
 		return res, nil
 	}
 	before, err := loadStatus(ctx, conn)
@@ -155,11 +163,16 @@ func LoadNativePaced(ctx context.Context, conn *connection.Conn, pages []PageID,
 	}
 	// With pacing, the list is loaded in chunks and the governor decides when each starts:
 	// the server's loader cannot be slowed down once it runs.
-	chunks := [][]PageID{pages}
-	if gov != nil && chunkPages > 0 && len(pages) > chunkPages {
-		chunks = nil
-		for i := 0; i < len(pages); i += chunkPages {
-			chunks = append(chunks, pages[i:min(i+chunkPages, len(pages))])
+	var chunks [][]PageID
+	for _, tier := range tiers {
+		switch {
+		case len(tier) == 0:
+		case gov != nil && chunkPages > 0 && len(tier) > chunkPages:
+			for i := 0; i < len(tier); i += chunkPages {
+				chunks = append(chunks, tier[i:min(i+chunkPages, len(tier))])
+			}
+		default:
+			chunks = append(chunks, tier)
 		}
 	}
 	restore, file, err := placeDumpFile(ctx, conn, chunks[0], log)
@@ -169,7 +182,7 @@ func LoadNativePaced(ctx context.Context, conn *connection.Conn, pages []PageID,
 	res.DumpFile = file
 	defer func() { res.Restored = restore() }()
 
-	prog.Total, prog.Bytes = int64(len(pages)), int64(srv.PageSize)
+	prog.Total, prog.Bytes = int64(pages), int64(srv.PageSize)
 	if prog.Title == "" {
 		prog.Title = "load"
 	}
