@@ -431,8 +431,8 @@ func printWarmResult(w io.Writer, res *warm.Result) {
 	if n := res.Native; n != nil && n.Seconds == 0 && res.PagesRead == 0 && n.Loaded == 0 {
 		fmt.Fprintf(w, "dry run (%s): would load %d pages (%s)\n", res.Method, n.Requested, units.FormatBytes(n.Requested*res.PageSize))
 	} else if n != nil {
-		fmt.Fprintf(w, "warm (native): %d pages requested, %d loaded by the server in %.2f s (%.0f MB/s); %d pages read from disk; %d pages now resident that were not\n",
-			n.Requested, n.Loaded, n.Seconds, n.MBps, res.PagesRead, res.PagesLoaded)
+		fmt.Fprintf(w, "warm (native): %d pages requested, %d loaded by the server in %.2f s; %d pages read from disk (%.0f MB/s); %d pages now resident that were not\n",
+			n.Requested, n.Loaded, n.Seconds, res.PagesRead, n.MBps, res.PagesLoaded)
 		fmt.Fprintf(w, "server load status: %s; dump file %s: %s\n", n.Status, n.DumpFile, n.Restored)
 	} else {
 		fmt.Fprintf(w, "warm (%s): %d of %d units in %.2f s, %d parallel; %d pages read (%s), %.0f MB/s; %d pages now resident that were not\n",
