@@ -37,10 +37,11 @@ type LRUStats struct {
 }
 
 // StreamLRU reads INNODB_BUFFER_PAGE_LRU in LRU order, most recently used first, and calls
-// each for every page it can name: pages of the catalog's tables (by tablespace, so off-page LOB pages too, as their
-// clustered index's table) and named pages of other tables (system schemas). Pages of
-// tables the server has not opened since its restart carry no names; their tables are
-// opened first (SELECT ... LIMIT 0, no rows read). Memory does not grow with the pool.
+// each for every page it can name: pages of the catalog's tables (by tablespace, so off-page
+// LOB pages too, as their clustered index's table) and named pages of other tables (system
+// schemas). Pages of tables the server has not opened since its restart carry no names;
+// their tables are opened first (SELECT ... LIMIT 0, no rows read). Memory does not grow
+// with the pool.
 func StreamLRU(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, each func(LRUPage) error) (LRUStats, error) {
 	t0 := time.Now()
 	var st LRUStats
