@@ -160,11 +160,20 @@ func TestSnapshotWarmFromRoundTripAndOtherServer(t *testing.T) {
 		t.Errorf("manifest of %d pages: orders %+v, items %+v; want the orders' pages young, the items' old", res.Entries, byTable["orders"], byTable["items"])
 	}
 	// Hottest first: young before old, nearest the list's head first. The orders' pages,
-	// read while the list was short, sit nearer the head than the rest of the shop, whose
-	// young pages are those the moving split point passed over.
+	// read while the list was short, sit nearer the head than the items' pages, read into
+	// the old part, whose young ones are those the moving split point passed over. (The
+	// FULLTEXT table's pages are left out: InnoDB's background FULLTEXT thread reads some at
+	// startup, at its own time.)
 	manifest.SortByHotness(m.Entries)
-	if first := m.Objects[m.Entries[0].Object].Table; first != "orders" {
-		t.Errorf("the hottest entry is a page of %s; want orders (young)", first)
+	firstOf := map[string]int{}
+	for i, e := range m.Entries {
+		if tb := m.Objects[e.Object].Table; firstOf[tb] == 0 {
+			firstOf[tb] = i + 1
+		}
+	}
+	if m.Entries[0].Old || firstOf["orders"] == 0 || firstOf["items"] == 0 || firstOf["orders"] > firstOf["items"] {
+		t.Errorf("hotness order: first entry old=%v; first orders page at %d, first items page at %d; want a young entry first and orders before items",
+			m.Entries[0].Old, firstOf["orders"], firstOf["items"])
 	}
 
 	// The server's own dump file must come back byte for byte.
