@@ -6,6 +6,9 @@ package exitcode
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
+	"unicode"
 )
 
 const (
@@ -55,4 +58,37 @@ func Of(err error) int {
 		return Interrupted
 	}
 	return Runtime
+}
+
+// FieldError is an input value a package refuses: Field names the option by its Go field
+// name ("PoolSize"), Err says what is wrong with the value. A package speaks of values
+// ("pool size 1M is too small"); the command line turns Field into its flag
+// ("--pool-size 1M is too small").
+type FieldError struct {
+	Field string
+	Err   error
+}
+
+func (e *FieldError) Error() string { return Words(e.Field, " ") + " " + e.Err.Error() }
+func (e *FieldError) Unwrap() error { return e.Err }
+
+// BadValue is a usage error (exit 2) about the value of one field.
+func BadValue(field, format string, args ...any) error {
+	return &Error{Code: Usage, Err: &FieldError{Field: field, Err: fmt.Errorf(format, args...)}}
+}
+
+// Words splits a Go field name into lower-case words joined by sep: ("PoolSize", "-")
+// gives "pool-size", ("MaxHot", " ") "max hot".
+func Words(field, sep string) string {
+	var b strings.Builder
+	for i, r := range field {
+		if unicode.IsUpper(r) {
+			if i > 0 {
+				b.WriteString(sep)
+			}
+			r = unicode.ToLower(r)
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }

@@ -179,12 +179,14 @@ func TestSeriesColoursAreDrawn(t *testing.T) {
 		{warmupChart(), []color.Color{palette[0], palette[1], palette[2]}, 2000},
 	}
 	for _, tc := range cases {
-		img := pngOf(t, tc.chart)
-		for _, c := range tc.colours {
-			if n := countColour(img, c); n < tc.minPixels {
-				t.Errorf("%s: %d pixels of %v, want at least %d", tc.chart.ChartName(), n, c, tc.minPixels)
+		t.Run(tc.chart.ChartName(), func(t *testing.T) {
+			img := pngOf(t, tc.chart)
+			for _, c := range tc.colours {
+				if n := countColour(img, c); n < tc.minPixels {
+					t.Errorf("%s: %d pixels of %v, want at least %d", tc.chart.ChartName(), n, c, tc.minPixels)
+				}
 			}
-		}
+		})
 	}
 }
 
@@ -291,12 +293,14 @@ func TestDegenerateDataStillRenders(t *testing.T) {
 		LineChart{Name: "dense-log2", LogX2: true, Series: []Series{{Name: "s", X: seq(1, 60), Y: seq(1, 60)}}},
 	}
 	for _, c := range cases {
-		svg, err := RenderSVG(c)
-		if err != nil {
-			t.Errorf("%s: %v", c.ChartName(), err)
-			continue
-		}
-		parseSVG(t, c.ChartName(), svg)
+		t.Run(c.ChartName(), func(t *testing.T) {
+			svg, err := RenderSVG(c)
+			if err != nil {
+				t.Errorf("%s: %v", c.ChartName(), err)
+				return
+			}
+			parseSVG(t, c.ChartName(), svg)
+		})
 	}
 }
 

@@ -161,6 +161,38 @@ func (t Table) Markdown() string {
 }
 
 // Terminal renders the table with box-drawing lines for a terminal.
+// Plain renders the rows as aligned columns with no borders, no header and two spaces
+// between columns: the "name  value" lines of a status or settings listing.
+func (t Table) Plain() string {
+	n, rows := t.shape()
+	if n == 0 {
+		return ""
+	}
+	w := table.NewWriter()
+	style := table.StyleDefault
+	style.Options = table.OptionsNoBordersAndSeparators
+	style.Box.PaddingLeft, style.Box.PaddingRight = "", "  "
+	w.SetStyle(style)
+	for _, r := range rows {
+		w.AppendRow(toRow(r))
+	}
+	var configs []table.ColumnConfig
+	for i, a := range t.alignments() {
+		al := text.AlignLeft
+		if a == AlignRight {
+			al = text.AlignRight
+		}
+		configs = append(configs, table.ColumnConfig{Number: i + 1, Align: al})
+	}
+	w.SetColumnConfigs(configs)
+	var out strings.Builder
+	for _, line := range strings.Split(w.Render(), "\n") {
+		out.WriteString(strings.TrimRight(line, " "))
+		out.WriteByte('\n')
+	}
+	return out.String()
+}
+
 func (t Table) Terminal() string {
 	n, rows := t.shape()
 	if n == 0 {

@@ -123,3 +123,11 @@ func TestEmptyTable(t *testing.T) {
 		t.Error("an empty table should render as nothing")
 	}
 }
+
+func TestPlainAlignsWithoutBorders(t *testing.T) {
+	got := Table{Rows: [][]string{{"server", "MariaDB 10.11"}, {"buffer pool", "128 MiB"}, {"x", ""}}, Align: []Align{AlignLeft, AlignLeft}}.Plain()
+	want := "server       MariaDB 10.11\nbuffer pool  128 MiB\nx\n"
+	if got != want {
+		t.Errorf("got\n%q\nwant\n%q", got, want)
+	}
+}

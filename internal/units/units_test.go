@@ -1,6 +1,9 @@
 package units
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+)
 
 func TestParseBytes(t *testing.T) {
 	cases := map[string]int64{
@@ -19,10 +22,12 @@ func TestParseBytes(t *testing.T) {
 		"134217728": 134217728,
 	}
 	for in, want := range cases {
-		got, err := ParseBytes(in)
-		if err != nil || got != want {
-			t.Errorf("ParseBytes(%q) = %d, %v; want %d", in, got, err, want)
-		}
+		t.Run(in, func(t *testing.T) {
+			got, err := ParseBytes(in)
+			if err != nil || got != want {
+				t.Errorf("ParseBytes(%q) = %d, %v; want %d", in, got, err, want)
+			}
+		})
 	}
 	for _, bad := range []string{"", "M", "12X", "-1", "1..2G", "abc", "1e400"} {
 		if _, err := ParseBytes(bad); err == nil {
@@ -50,16 +55,20 @@ func TestFormatBytes(t *testing.T) {
 		3 << 29:   "1.5 GiB",
 	}
 	for in, want := range cases {
-		if got := FormatBytes(in); got != want {
-			t.Errorf("FormatBytes(%d) = %q; want %q", in, got, want)
-		}
+		t.Run(fmt.Sprint(in), func(t *testing.T) {
+			if got := FormatBytes(in); got != want {
+				t.Errorf("FormatBytes(%d) = %q; want %q", in, got, want)
+			}
+		})
 	}
 }
 
 func TestGroup(t *testing.T) {
 	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 1234567: "1,234,567", -20000: "-20,000"} {
-		if got := Group(n); got != want {
-			t.Errorf("Group(%d) = %q, want %q", n, got, want)
-		}
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			if got := Group(n); got != want {
+				t.Errorf("Group(%d) = %q, want %q", n, got, want)
+			}
+		})
 	}
 }
