@@ -5,7 +5,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
-	"io"
+	"math"
 	"net"
 	"strconv"
 	"sync"
@@ -18,8 +18,8 @@ import (
 // own packets.
 type wconn struct {
 	dc    driver.Conn
-	ex    driver.Execer
-	id    int64 // server thread id, for KILL QUERY
+	ex    driver.Execer //nolint:staticcheck // the per-query hot path: no context per statement; a run is stopped by KILL QUERY and by cutting the socket
+	id    int64         // server thread id, for KILL QUERY
 	mu    sync.Mutex
 	sock  net.Conn // the socket under the driver, to cut a client loose
 	stmts []driver.Stmt
@@ -63,7 +63,7 @@ func (d *dialer) open(ctx context.Context) (*wconn, error) {
 		return nil, err
 	}
 	w.dc = dc
-	ex, ok := dc.(driver.Execer)
+	ex, ok := dc.(driver.Execer) //nolint:staticcheck // the per-query hot path: no context per statement; a run is stopped by KILL QUERY and by cutting the socket
 	if !ok {
 		dc.Close()
 		return nil, errors.New("the MySQL driver offers no Exec")
@@ -85,7 +85,7 @@ func (w *wconn) exec(q string) error {
 }
 
 func (w *wconn) queryInt(q string) (int64, error) {
-	qr, ok := w.dc.(driver.Queryer)
+	qr, ok := w.dc.(driver.Queryer) //nolint:staticcheck // the per-query hot path: no context per statement; a run is stopped by KILL QUERY and by cutting the socket
 	if !ok {
 		return 0, errors.New("the MySQL driver offers no Query")
 	}
@@ -101,42 +101,17 @@ func (w *wconn) queryInt(q string) (int64, error) {
 	switch v := dest[0].(type) {
 	case int64:
 		return v, nil
+	case uint64: // MySQL 8+ types CONNECTION_ID() unsigned
+		if v > math.MaxInt64 {
+			return 0, fmt.Errorf("%d is out of range", v)
+		}
+		return int64(v), nil
 	case []byte:
 		return strconv.ParseInt(string(v), 10, 64)
 	case nil:
 		return 0, nil
 	}
 	return 0, fmt.Errorf("unexpected %T", dest[0])
-}
-
-// queryStrings runs q and returns the first column of every row.
-func (w *wconn) queryStrings(q string) ([]string, error) {
-	qr := w.dc.(driver.Queryer)
-	rows, err := qr.Query(q, nil)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	dest := make([]driver.Value, len(rows.Columns()))
-	var out []string
-	for {
-		if err := rows.Next(dest); err != nil {
-			if errors.Is(err, io.EOF) {
-				return out, nil
-			}
-			return out, err
-		}
-		switch v := dest[0].(type) {
-		case []byte:
-			out = append(out, string(v))
-		case int64:
-			out = append(out, strconv.FormatInt(v, 10))
-		case nil:
-			out = append(out, "")
-		default:
-			out = append(out, fmt.Sprint(v))
-		}
-	}
 }
 
 // prepare makes a server-side prepared statement.

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+
+	"github.com/innowarm/innowarm/internal/exitcode"
 )
 
 // Key distributions of --dist.
@@ -49,7 +51,7 @@ func ParseDist(spec string) (DistSpec, error) {
 	}
 	parts := strings.Split(spec, ":")
 	bad := func(why string) (DistSpec, error) {
-		return DistSpec{}, usagef("--dist %q: %s; want %s", spec, why, distHelp)
+		return DistSpec{}, exitcode.BadValue("Dist", "%q: %s; want %s", spec, why, distHelp)
 	}
 	num := func(s string) (float64, bool) {
 		v, err := strconv.ParseFloat(s, 64)

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -35,10 +36,12 @@ func TestSplitStatementsLikeMysqlslap(t *testing.T) {
 			"SELECT SLEEP(0.01)", ";", []string{"SELECT SLEEP(0.01)"}, 0},
 	}
 	for _, c := range cases {
-		got, skipped := SplitStatements(c.script, c.delim)
-		if !reflect.DeepEqual(got, c.want) || skipped != c.skipped {
-			t.Errorf("%s: got %q (%d skipped), want %q (%d skipped)", c.name, got, skipped, c.want, c.skipped)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			got, skipped := SplitStatements(c.script, c.delim)
+			if !reflect.DeepEqual(got, c.want) || skipped != c.skipped {
+				t.Errorf("%s: got %q (%d skipped), want %q (%d skipped)", c.name, got, skipped, c.want, c.skipped)
+			}
+		})
 	}
 }
 
@@ -114,9 +117,11 @@ func TestNumberOfQueriesSplitsLikeMysqlslap(t *testing.T) {
 	}
 	q = plan(t, func(o *Options) { o.Query = "a"; o.NumberOfQueries = 20000 })
 	for clients, want := range map[int]uint64{1: 20000, 8: 2500, 3: 6666, 30000: 0} {
-		if got := q.ClientLimit(clients); got != want {
-			t.Errorf("--number-of-queries 20000, %d clients: %d per client, want %d", clients, got, want)
-		}
+		t.Run(fmt.Sprintf("%d clients", clients), func(t *testing.T) {
+			if got := q.ClientLimit(clients); got != want {
+				t.Errorf("--number-of-queries 20000, %d clients: %d per client, want %d", clients, got, want)
+			}
+		})
 	}
 	a := plan(t, func(o *Options) { o.AutoGenerate = true })
 	if got := a.ClientLimit(4); got != 0 {
@@ -294,9 +299,11 @@ func TestPickHotIsStableAndDistinct(t *testing.T) {
 
 func TestMysqlslapSeconds(t *testing.T) {
 	for in, want := range map[float64]string{7.562: "7.562", 0.0004: "0.000", 1.7399: "1.740", 12: "12.000"} {
-		if got := mysqlslapSeconds(in); got != want {
-			t.Errorf("mysqlslapSeconds(%g) = %s, want %s", in, got, want)
-		}
+		t.Run(fmt.Sprint(in), func(t *testing.T) {
+			if got := mysqlslapSeconds(in); got != want {
+				t.Errorf("mysqlslapSeconds(%g) = %s, want %s", in, got, want)
+			}
+		})
 	}
 }
 

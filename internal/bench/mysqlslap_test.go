@@ -129,6 +129,9 @@ func generalLog(t *testing.T, schema string, fn func()) (load, clientSQL []strin
 			evs = append(evs, ev{thread, arg})
 		}
 	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
 	sandboxtest.Exec(t, "TRUNCATE mysql.general_log")
 	for _, e := range evs {
 		q := keyRe.ReplaceAllString(strings.TrimRight(e.arg, "\x00"), "WHERE id =  'KEY'")

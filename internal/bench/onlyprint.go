@@ -11,8 +11,8 @@ import (
 func PrintOnly(out io.Writer, p *Plan) error {
 	w := bufio.NewWriter(out)
 	line := func(s string) {
-		w.WriteString(s)
-		w.WriteString(";\n")
+		_, _ = w.WriteString(s)
+		_, _ = w.WriteString(";\n")
 	}
 	preserve := len(p.LoadStmts) == 0 || p.NoDrop // mysqlslap drops only when it creates
 	drop := "DROP SCHEMA IF EXISTS `" + p.Schema + "`"

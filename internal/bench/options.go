@@ -129,20 +129,20 @@ func usagef(format string, args ...any) error {
 // ParseConcurrency reads mysqlslap's --concurrency list "1,10,50".
 func ParseConcurrency(spec string) ([]int, error) {
 	if strings.TrimSpace(spec) == "" {
-		return nil, usagef("--concurrency is empty: give a number of clients or a list like 1,10,50")
+		return nil, exitcode.BadValue("Concurrency", "is empty: give a number of clients or a list like 1,10,50")
 	}
 	var out []int
 	for _, item := range strings.Split(spec, ",") {
 		item = strings.TrimSpace(item)
 		n, err := strconv.Atoi(item)
 		if err != nil {
-			return nil, usagef("--concurrency %q: %q is not a number of clients", spec, item)
+			return nil, exitcode.BadValue("Concurrency", "%q: %q is not a number of clients", spec, item)
 		}
 		if n < 1 {
-			return nil, usagef("--concurrency %q: the number of clients must be at least 1, got %d", spec, n)
+			return nil, exitcode.BadValue("Concurrency", "%q: the number of clients must be at least 1, got %d", spec, n)
 		}
 		if n > 10000 {
-			return nil, usagef("--concurrency %q: %d clients is more than the 10000 innowarm allows", spec, n)
+			return nil, exitcode.BadValue("Concurrency", "%q: %d clients is more than the 10000 innowarm allows", spec, n)
 		}
 		out = append(out, n)
 	}
@@ -180,10 +180,10 @@ func ParseEngines(spec string) ([]Engine, error) {
 	for _, item := range strings.Split(spec, ",") {
 		name, opt, _ := strings.Cut(strings.TrimSpace(item), ":")
 		if name == "" {
-			return nil, usagef("--engine %q: an empty engine name", spec)
+			return nil, exitcode.BadValue("Engine", "%q: an empty engine name", spec)
 		}
 		if strings.ContainsAny(name, " `;'\"") {
-			return nil, usagef("--engine %q: %q is not an engine name", spec, name)
+			return nil, exitcode.BadValue("Engine", "%q: %q is not an engine name", spec, name)
 		}
 		out = append(out, Engine{Name: name, Option: opt})
 	}
@@ -219,21 +219,21 @@ func NewPlan(o Options) (*Plan, error) {
 		return nil, err
 	}
 	if o.Iterations < 1 {
-		return nil, usagef("--iterations must be at least 1, got %d", o.Iterations)
+		return nil, exitcode.BadValue("Iterations", "must be at least 1, got %d", o.Iterations)
 	}
 	if o.Commit < 0 || o.Detach < 0 {
 		return nil, usagef("--commit and --detach must not be negative")
 	}
 	if o.Time < 0 {
-		return nil, usagef("--time must not be negative")
+		return nil, exitcode.BadValue("Time", "must not be negative")
 	}
 	if o.ReportInterval < 0 || (o.ReportInterval > 0 && o.ReportInterval < 10*time.Millisecond) {
-		return nil, usagef("--report-interval %s is too short: use 10ms or more", o.ReportInterval)
+		return nil, exitcode.BadValue("ReportInterval", "%s is too short: use 10ms or more", o.ReportInterval)
 	}
 	switch o.IOMode {
 	case "", IOAuto, IOLoop, IOBlocking, IODriver, IONetpoll:
 	default:
-		return nil, usagef("--io %q: want auto, loop, blocking, driver or netpoll", o.IOMode)
+		return nil, exitcode.BadValue("Io", "%q: want auto, loop, blocking, driver or netpoll", o.IOMode)
 	}
 	if p.Engines, err = ParseEngines(o.EngineSpec); err != nil {
 		return nil, err
@@ -345,7 +345,7 @@ func (p *Plan) buildAuto() error {
 		valid = valid || t == a.LoadType
 	}
 	if !valid {
-		return usagef("--auto-generate-sql-load-type %q: want one of %s", p.Options.Auto.LoadType, strings.Join(LoadTypes, ", "))
+		return exitcode.BadValue("AutoGenerateSqlLoadType", "%q: want one of %s", p.Options.Auto.LoadType, strings.Join(LoadTypes, ", "))
 	}
 	if a.AddAutoincrement && a.GUIDPrimary {
 		return usagef("use either --auto-generate-sql-guid-primary or --auto-generate-sql-add-autoincrement, not both")
@@ -357,10 +357,10 @@ func (p *Plan) buildAuto() error {
 		return usagef("use either --auto-generate-sql-execute-number or --number-of-queries, not both")
 	}
 	if a.WriteNumber < 1 {
-		return usagef("--auto-generate-sql-write-number must be at least 1 (it counts the CREATE TABLE)")
+		return exitcode.BadValue("AutoGenerateSqlWriteNumber", "must be at least 1 (it counts the CREATE TABLE)")
 	}
 	if a.SecondaryIndexes < 0 {
-		return usagef("--auto-generate-sql-secondary-indexes must not be negative")
+		return exitcode.BadValue("AutoGenerateSqlSecondaryIndexes", "must not be negative")
 	}
 	var err error
 	if p.IntColsSpec != "" {
@@ -387,7 +387,7 @@ func (p *Plan) buildWorkload() error {
 	switch p.Workload {
 	case WorkloadPointSelect, WorkloadReadOnly, WorkloadHotRows:
 	default:
-		return usagef("--workload %q: want one of %s", p.Workload, strings.Join(Workloads, ", "))
+		return exitcode.BadValue("Workload", "%q: want one of %s", p.Workload, strings.Join(Workloads, ", "))
 	}
 	for flag, set := range map[string]bool{
 		"create": p.Options.Create != "", "number-of-queries": p.NumberOfQueries > 0, "commit": p.Commit > 0,

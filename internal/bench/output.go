@@ -140,7 +140,7 @@ func WriteBlock(w io.Writer, p *Plan, l *Level) {
 		}
 	}
 	b.WriteString("\n")
-	io.WriteString(w, b.String())
+	_, _ = io.WriteString(w, b.String())
 }
 
 func writeHistogram(w io.Writer, l *Level) {
@@ -166,5 +166,5 @@ func writeHistogram(w io.Writer, l *Level) {
 		fmt.Fprintf(&b, "%12s |%-40s  %d\n", fmtMs(bk.UpToMs), strings.Repeat("*", bar), bk.Count)
 	}
 	b.WriteString("\n")
-	io.WriteString(w, b.String())
+	_, _ = io.WriteString(w, b.String())
 }

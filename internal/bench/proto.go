@@ -179,7 +179,6 @@ type respParser struct {
 	caps   caps
 	state  int
 	cols   uint64
-	more   bool  // another result follows
 	cont   bool  // the next packet continues a 16 MiB one
 	seq    byte  // sequence id of the last packet
 	err    error // the server's error, or a protocol error

@@ -75,23 +75,25 @@ func TestRespParser(t *testing.T) {
 		{"metadata sent with cache capability", caps{known: true, deprecateEOF: true, cacheMeta: true}, concat(pkt(1, 1, 1), col(2), row(3, "x"), eofOK(4, 2)), ""},
 	}
 	for _, c := range cases {
-		for _, chunk := range []int{1, 3, 7, 4096} {
-			r := respParser{caps: c.caps}
-			done, left := feedAll(t, &r, c.stream, chunk)
-			if !done || left != 0 {
-				t.Errorf("%s (chunks of %d): done %v, %d bytes left", c.name, chunk, done, left)
-				continue
-			}
-			switch {
-			case c.wantErr == "" && r.err != nil:
-				t.Errorf("%s: unexpected error %v", c.name, r.err)
-			case c.wantErr != "":
-				var me *mysql.MySQLError
-				if !errors.As(r.err, &me) || !strings.Contains(me.Error(), c.wantErr) {
-					t.Errorf("%s: error %v, want %s", c.name, r.err, c.wantErr)
+		t.Run(c.name, func(t *testing.T) {
+			for _, chunk := range []int{1, 3, 7, 4096} {
+				r := respParser{caps: c.caps}
+				done, left := feedAll(t, &r, c.stream, chunk)
+				if !done || left != 0 {
+					t.Errorf("%s (chunks of %d): done %v, %d bytes left", c.name, chunk, done, left)
+					continue
+				}
+				switch {
+				case c.wantErr == "" && r.err != nil:
+					t.Errorf("%s: unexpected error %v", c.name, r.err)
+				case c.wantErr != "":
+					var me *mysql.MySQLError
+					if !errors.As(r.err, &me) || !strings.Contains(me.Error(), c.wantErr) {
+						t.Errorf("%s: error %v, want %s", c.name, r.err, c.wantErr)
+					}
 				}
 			}
-		}
+		})
 	}
 }
 
@@ -169,16 +171,19 @@ func TestPrepareResp(t *testing.T) {
 		return pkt(1, p...)
 	}
 	for _, c := range []struct {
+		name   string
 		caps   caps
 		stream []byte
 	}{
-		{caps{known: true, deprecateEOF: true}, concat(stmtOK(9, 1, 2), col(2), col(3), col(4))},
-		{caps{known: true}, concat(stmtOK(9, 1, 2), col(2), col(3), eof(4, 2), col(5), eof(6, 2))},
+		{"deprecate EOF", caps{known: true, deprecateEOF: true}, concat(stmtOK(9, 1, 2), col(2), col(3), col(4))},
+		{"classic EOF", caps{known: true}, concat(stmtOK(9, 1, 2), col(2), col(3), eof(4, 2), col(5), eof(6, 2))},
 	} {
-		r := prepareResp{caps: c.caps}
-		used, done := r.feed(c.stream)
-		if !done || used != len(c.stream) || r.id != 9 || r.params != 2 || r.err != nil {
-			t.Errorf("caps %+v: done %v used %d/%d id %d params %d err %v", c.caps, done, used, len(c.stream), r.id, r.params, r.err)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			r := prepareResp{caps: c.caps}
+			used, done := r.feed(c.stream)
+			if !done || used != len(c.stream) || r.id != 9 || r.params != 2 || r.err != nil {
+				t.Errorf("caps %+v: done %v used %d/%d id %d params %d err %v", c.caps, done, used, len(c.stream), r.id, r.params, r.err)
+			}
+		})
 	}
 }

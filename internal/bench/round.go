@@ -181,8 +181,11 @@ func (r *runner) round(ctx context.Context, spec roundSpec) (*roundResult, error
 		st.deadline = connected.Add(spec.deadline)
 	}
 	rep := newReporter(r, spec, workers, connected)
-	monitorDone := make(chan struct{})
-	go r.monitor(ctx, st, workers, monitorDone)
+	monitorDone, monitorExited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(monitorExited)
+		r.monitor(ctx, st, workers, monitorDone)
+	}()
 	for range workers {
 		begin <- true
 	}
@@ -195,7 +198,9 @@ func (r *runner) round(ctx context.Context, spec roundSpec) (*roundResult, error
 	go func() { finished.Wait(); close(allDone) }()
 	rep.loop(allDone)
 	end := time.Now()
+	// The monitor may be sending a KILL QUERY: the run's admin connection must outlive it.
 	close(monitorDone)
+	<-monitorExited
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
 
 	rr := rep.result()
@@ -284,7 +289,7 @@ func (r *runner) monitor(ctx context.Context, st *roundState, workers []*worker,
 				continue
 			}
 			if c := w.conn.Load(); c != nil {
-				kctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+				kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 				_, err := r.env.Admin.DB.ExecContext(kctx, fmt.Sprintf("KILL QUERY %d", c.id))
 				cancel()
 				if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/innowarm/innowarm/internal/connection"
 	"github.com/innowarm/innowarm/internal/logx"
+	"github.com/innowarm/innowarm/internal/sqltext"
 )
 
 // Env is what a run needs from its caller.
@@ -37,7 +38,7 @@ func Run(ctx context.Context, p *Plan, env Env) (*Report, error) {
 	}
 	defer r.close()
 	err := r.run(ctx)
-	cerr := r.cleanup()
+	cerr := r.cleanup(ctx)
 	if err == nil {
 		err = cerr
 	}
@@ -99,7 +100,7 @@ func (r *runner) run(ctx context.Context) error {
 // create only when told to.
 func (r *runner) checkSafety(ctx context.Context) error {
 	p, st := r.p, r.state
-	name := QuoteIdent(p.Schema)
+	name := sqltext.Ident(p.Schema)
 	if p.Mode == ModeWorkload {
 		if !st.Exists {
 			return usagef("schema %s does not exist: create the tables first with 'innowarm bench prepare --create-schema %s'", name, p.Schema)
@@ -186,7 +187,7 @@ func (r *runner) setupDialer(ctx context.Context) error {
 
 // use selects the schema on the control session.
 func (r *runner) use(ctx context.Context) error {
-	_, err := r.ctl.Exec(ctx, "USE "+QuoteIdent(r.p.Schema))
+	_, err := r.ctl.Exec(ctx, "USE "+sqltext.Ident(r.p.Schema))
 	return err
 }
 
@@ -199,10 +200,10 @@ func (r *runner) runSlap(ctx context.Context) error {
 			return err
 		}
 		r.createdSchema, r.state = true, SchemaState{Exists: true, Owned: true}
-		r.log.Infof("created schema %s", QuoteIdent(p.Schema))
+		r.log.Infof("created schema %s", sqltext.Ident(p.Schema))
 	}
 	if err := r.use(ctx); err != nil {
-		return fmt.Errorf("use schema %s: %w", QuoteIdent(p.Schema), err)
+		return fmt.Errorf("use schema %s: %w", sqltext.Ident(p.Schema), err)
 	}
 	for ei, eng := range p.Engines {
 		for li, clients := range p.Concurrency {
@@ -288,7 +289,7 @@ func (r *runner) loadPhase(ctx context.Context, eng Engine, first bool) error {
 		return nil
 	}
 	if p.Mode == ModeQuery && !r.state.Owned && first && p.Iterations > 1 {
-		r.log.Infof("--create runs once in schema %s, which innowarm did not create: its tables are kept across iterations", QuoteIdent(p.Schema))
+		r.log.Infof("--create runs once in schema %s, which innowarm did not create: its tables are kept across iterations", sqltext.Ident(p.Schema))
 	}
 	for _, s := range p.LoadStmts {
 		q := eng.apply(s)
@@ -349,16 +350,17 @@ func (r *runner) endEngine(ctx context.Context) error {
 }
 
 // cleanup drops what the run created, also after an error or an interrupt.
-func (r *runner) cleanup() error {
+func (r *runner) cleanup(runCtx context.Context) error {
 	if r.ctl == nil {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	// It runs after an interrupt too: the run's values, not its cancellation.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(runCtx), 30*time.Second)
 	defer cancel()
 	p := r.p
 	if p.NoDrop {
 		if r.createdSchema {
-			r.log.Infof("kept schema %s (--no-drop); 'innowarm bench cleanup --create-schema %s' drops it", QuoteIdent(p.Schema), p.Schema)
+			r.log.Infof("kept schema %s (--no-drop); 'innowarm bench cleanup --create-schema %s' drops it", sqltext.Ident(p.Schema), p.Schema)
 		}
 		return nil
 	}
@@ -369,7 +371,7 @@ func (r *runner) cleanup() error {
 		r.createdSchema = false
 	}
 	if r.t1Created {
-		if _, err := r.ctl.Exec(ctx, "DROP TABLE IF EXISTS "+QuoteIdent(p.Schema)+".`t1`"); err != nil {
+		if _, err := r.ctl.Exec(ctx, "DROP TABLE IF EXISTS "+sqltext.Ident(p.Schema)+".`t1`"); err != nil {
 			return fmt.Errorf("drop table t1: %w", err)
 		}
 	}

@@ -13,7 +13,9 @@ import (
 	"time"
 
 	"github.com/innowarm/innowarm/internal/connection"
+	"github.com/innowarm/innowarm/internal/exitcode"
 	"github.com/innowarm/innowarm/internal/logx"
+	"github.com/innowarm/innowarm/internal/sqltext"
 )
 
 // sysbench's table: `sbtestN` (id PK, k INT indexed, c CHAR(120), pad CHAR(60)).
@@ -76,7 +78,7 @@ func findTables(ctx context.Context, db *sql.DB, schema string, want int) ([]sbT
 		return nil, err
 	}
 	if len(have) == 0 {
-		return nil, usagef("schema %s has no sbtest tables: create them with 'innowarm bench prepare --create-schema %s --rows N --tables T'", QuoteIdent(schema), schema)
+		return nil, usagef("schema %s has no sbtest tables: create them with 'innowarm bench prepare --create-schema %s --rows N --tables T'", sqltext.Ident(schema), schema)
 	}
 	n := want
 	if n == 0 {
@@ -87,17 +89,17 @@ func findTables(ctx context.Context, db *sql.DB, schema string, want int) ([]sbT
 	var out []sbTable
 	for i := 1; i <= n; i++ {
 		if !have[i] {
-			return nil, usagef("schema %s has no table %s (--tables %d): prepare them with 'innowarm bench prepare --tables %d'", QuoteIdent(schema), sbName(i), n, n)
+			return nil, usagef("schema %s has no table %s (--tables %d): prepare them with 'innowarm bench prepare --tables %d'", sqltext.Ident(schema), sbName(i), n, n)
 		}
 		out = append(out, sbTable{name: sbName(i)})
 	}
 	for i := range out {
 		var maxID sql.NullInt64
-		if err := db.QueryRowContext(ctx, "SELECT MAX(id) FROM "+QuoteIdent(schema)+"."+QuoteIdent(out[i].name)).Scan(&maxID); err != nil {
+		if err := db.QueryRowContext(ctx, "SELECT MAX(id) FROM "+sqltext.Ident(schema)+"."+sqltext.Ident(out[i].name)).Scan(&maxID); err != nil {
 			return nil, fmt.Errorf("read the size of %s: %w", out[i].name, err)
 		}
 		if maxID.Int64 < 1 {
-			return nil, usagef("table %s.%s is empty: fill it with 'innowarm bench prepare'", QuoteIdent(schema), out[i].name)
+			return nil, usagef("table %s.%s is empty: fill it with 'innowarm bench prepare'", sqltext.Ident(schema), out[i].name)
 		}
 		out[i].rows = maxID.Int64
 	}
@@ -136,7 +138,7 @@ func (r *runner) runWorkload(ctx context.Context) error {
 		r.report.Rows = append(r.report.Rows, t.rows)
 	}
 	if err := r.use(ctx); err != nil {
-		return fmt.Errorf("use schema %s: %w", QuoteIdent(p.Schema), err)
+		return fmt.Errorf("use schema %s: %w", sqltext.Ident(p.Schema), err)
 	}
 	for _, clients := range p.Concurrency {
 		if err := r.level(ctx, "", roundSpec{clients: clients, deadline: p.Time, events: p.Events}, nil); err != nil {
@@ -149,19 +151,25 @@ func (r *runner) runWorkload(ctx context.Context) error {
 // pickHot chooses h distinct ids in [1, n], spread over the whole table: hot rows that
 // share few pages are what makes a buffer pool need many times their size.
 func pickHot(n, h int64) []int64 {
-	rng := rand.New(rand.NewPCG(hotSeed, uint64(n)))
-	if h*2 > n {
-		perm := make([]int64, n)
+	return DistinctIDs(rand.New(rand.NewPCG(hotSeed, uint64(n))), n, h)
+}
+
+// DistinctIDs draws n distinct ids from 1..rows (at most rows of them) in random order: a
+// shuffle when they are most of the range, rejection sampling when they are few.
+func DistinctIDs(rng *rand.Rand, rows, n int64) []int64 {
+	n = min(n, rows)
+	if n*2 > rows {
+		perm := make([]int64, rows)
 		for i := range perm {
 			perm[i] = int64(i) + 1
 		}
 		rng.Shuffle(len(perm), func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
-		return perm[:h]
+		return perm[:n]
 	}
-	seen := make(map[int64]bool, h)
-	out := make([]int64, 0, h)
-	for int64(len(out)) < h {
-		id := 1 + rng.Int64N(n)
+	seen := make(map[int64]bool, n)
+	out := make([]int64, 0, n)
+	for int64(len(out)) < n {
+		id := 1 + rng.Int64N(rows)
 		if !seen[id] {
 			seen[id] = true
 			out = append(out, id)
@@ -191,7 +199,7 @@ func (w *worker) prepareStatements(c *wconn) error {
 		return &psStmt{sql: sql, ds: st, nparams: st.NumInput()}, nil
 	}
 	for i, t := range w.r.tables {
-		name := QuoteIdent(t.name)
+		name := sqltext.Ident(t.name)
 		s := &w.prepared[i]
 		var err error
 		if s.point, err = prepare(fmt.Sprintf(sqlPoint, name)); err != nil {
@@ -249,13 +257,13 @@ func Prepare(ctx context.Context, c *connection.Conn, o PrepareOptions, log *log
 		return nil, usagef("--tables and --rows must be at least 1")
 	}
 	if o.Rows > 2_000_000_000 {
-		return nil, usagef("--rows %d is more than an INTEGER id holds", o.Rows)
+		return nil, exitcode.BadValue("Rows", "%d is more than an INTEGER id holds", o.Rows)
 	}
 	if o.Engine == "" {
 		o.Engine = "InnoDB"
 	}
 	if strings.ContainsAny(o.Engine, " `;'\"") {
-		return nil, usagef("--engine %q is not an engine name", o.Engine)
+		return nil, exitcode.BadValue("Engine", "%q is not an engine name", o.Engine)
 	}
 	if o.Threads < 1 {
 		o.Threads = 1
@@ -283,7 +291,7 @@ func Prepare(ctx context.Context, c *connection.Conn, o PrepareOptions, log *log
 		}
 		rep.CreatedSchema = true
 	case st.Owned:
-		log.Infof("schema %s was created by innowarm: dropping and re-creating it", QuoteIdent(o.Schema))
+		log.Infof("schema %s was created by innowarm: dropping and re-creating it", sqltext.Ident(o.Schema))
 		if err := s.DropOwned(ctx, sess, o.Schema); err != nil {
 			return nil, err
 		}
@@ -293,7 +301,7 @@ func Prepare(ctx context.Context, c *connection.Conn, o PrepareOptions, log *log
 		rep.CreatedSchema = true
 	default:
 		if !o.AllowWrites {
-			return nil, usagef("schema %s exists and was not created by innowarm: prepare writes tables, so pick a new --create-schema or give --allow-writes-in-existing-schema", QuoteIdent(o.Schema))
+			return nil, usagef("schema %s exists and was not created by innowarm: prepare writes tables, so pick a new --create-schema or give --allow-writes-in-existing-schema", sqltext.Ident(o.Schema))
 		}
 		for i := 1; i <= o.Tables; i++ {
 			has, err := s.hasTable(ctx, o.Schema, sbName(i))
@@ -301,7 +309,7 @@ func Prepare(ctx context.Context, c *connection.Conn, o PrepareOptions, log *log
 				return nil, err
 			}
 			if has {
-				return nil, usagef("schema %s already has a table %s and was not created by innowarm: innowarm never drops a table it did not create", QuoteIdent(o.Schema), sbName(i))
+				return nil, usagef("schema %s already has a table %s and was not created by innowarm: innowarm never drops a table it did not create", sqltext.Ident(o.Schema), sbName(i))
 			}
 		}
 	}
@@ -359,9 +367,9 @@ func prepareTable(ctx context.Context, c *connection.Conn, o PrepareOptions, i i
 		return 0, 0, err
 	}
 	defer sess.Close()
-	name := QuoteIdent(o.Schema) + "." + QuoteIdent(sbName(i))
+	name := sqltext.Ident(o.Schema) + "." + sqltext.Ident(sbName(i))
 	// seq_1_to_N lives in the current schema.
-	if _, err := sess.Exec(ctx, "USE "+QuoteIdent(o.Schema)); err != nil {
+	if _, err := sess.Exec(ctx, "USE "+sqltext.Ident(o.Schema)); err != nil {
 		return 0, 0, err
 	}
 	if _, err := sess.Exec(ctx, fmt.Sprintf(sbCreate, name, o.Engine)); err != nil {

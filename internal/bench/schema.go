@@ -5,10 +5,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/innowarm/innowarm/internal/connection"
 	"github.com/innowarm/innowarm/internal/flavor"
+	"github.com/innowarm/innowarm/internal/sqltext"
 )
 
 // A schema innowarm bench creates carries a mark, so that later runs (and `bench cleanup`)
@@ -19,15 +19,6 @@ const (
 	ownerComment = "created by innowarm bench, which may drop it"
 	ownerTable   = "innowarm_bench_owner"
 )
-
-// QuoteIdent quotes an identifier with backticks, doubling any inside.
-func QuoteIdent(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }
-
-// quoteString quotes a string literal for the statements innowarm writes itself.
-func quoteString(s string) string {
-	r := strings.NewReplacer(`\`, `\\`, `'`, `\'`, "\x00", `\0`)
-	return "'" + r.Replace(s) + "'"
-}
 
 // SchemaState is what the server says about a schema.
 type SchemaState struct {
@@ -60,7 +51,7 @@ func (s *schemas) State(ctx context.Context, name string) (SchemaState, error) {
 		return st, nil
 	}
 	if err != nil {
-		return st, fmt.Errorf("look up schema %s: %w", QuoteIdent(name), err)
+		return st, fmt.Errorf("look up schema %s: %w", sqltext.Ident(name), err)
 	}
 	st.Exists = true
 	if comment == ownerComment {
@@ -79,24 +70,24 @@ func (s *schemas) hasTable(ctx context.Context, schema, table string) (bool, err
 	var n int
 	err := s.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?", schema, table).Scan(&n)
 	if err != nil {
-		return false, fmt.Errorf("look up table %s.%s: %w", QuoteIdent(schema), QuoteIdent(table), err)
+		return false, fmt.Errorf("look up table %s.%s: %w", sqltext.Ident(schema), sqltext.Ident(table), err)
 	}
 	return n > 0, nil
 }
 
 // CreateOwned creates name with innowarm's mark.
 func (s *schemas) CreateOwned(ctx context.Context, sess *connection.Session, name string) error {
-	q := "CREATE SCHEMA " + QuoteIdent(name)
+	q := "CREATE SCHEMA " + sqltext.Ident(name)
 	if s.comments() {
-		q += " COMMENT " + quoteString(ownerComment)
+		q += " COMMENT " + sqltext.String(ownerComment)
 	}
 	if _, err := sess.Exec(ctx, q); err != nil {
-		return fmt.Errorf("create schema %s: %w", QuoteIdent(name), err)
+		return fmt.Errorf("create schema %s: %w", sqltext.Ident(name), err)
 	}
 	if !s.comments() {
-		mark := "CREATE TABLE " + QuoteIdent(name) + "." + QuoteIdent(ownerTable) + " (note VARCHAR(64)) COMMENT " + quoteString(ownerComment)
+		mark := "CREATE TABLE " + sqltext.Ident(name) + "." + sqltext.Ident(ownerTable) + " (note VARCHAR(64)) COMMENT " + sqltext.String(ownerComment)
 		if _, err := sess.Exec(ctx, mark); err != nil {
-			return fmt.Errorf("mark schema %s as innowarm's: %w", QuoteIdent(name), err)
+			return fmt.Errorf("mark schema %s as innowarm's: %w", sqltext.Ident(name), err)
 		}
 	}
 	return nil
@@ -112,10 +103,10 @@ func (s *schemas) DropOwned(ctx context.Context, sess *connection.Session, name 
 		return nil
 	}
 	if !st.Owned {
-		return fmt.Errorf("schema %s no longer carries innowarm's mark: not dropping it", QuoteIdent(name))
+		return fmt.Errorf("schema %s no longer carries innowarm's mark: not dropping it", sqltext.Ident(name))
 	}
-	if _, err := sess.Exec(ctx, "DROP SCHEMA IF EXISTS "+QuoteIdent(name)); err != nil {
-		return fmt.Errorf("drop schema %s: %w", QuoteIdent(name), err)
+	if _, err := sess.Exec(ctx, "DROP SCHEMA IF EXISTS "+sqltext.Ident(name)); err != nil {
+		return fmt.Errorf("drop schema %s: %w", sqltext.Ident(name), err)
 	}
 	return nil
 }
@@ -131,7 +122,7 @@ func Cleanup(ctx context.Context, c *connection.Conn, name string) (dropped bool
 		return false, nil
 	}
 	if !st.Owned {
-		return false, usagef("schema %s was not created by innowarm bench: innowarm drops only its own schemas (drop it yourself if you mean to)", QuoteIdent(name))
+		return false, usagef("schema %s was not created by innowarm bench: innowarm drops only its own schemas (drop it yourself if you mean to)", sqltext.Ident(name))
 	}
 	sess, err := c.NewSession(ctx)
 	if err != nil {

@@ -70,7 +70,7 @@ func LoadSQL(flag, value string) (text string, file string, err error) {
 	case statErr == nil:
 		b, err := os.ReadFile(value)
 		if err != nil {
-			return "", "", exitcode.UsageError(fmt.Errorf("--%s: cannot read %s: %v", flag, value, err))
+			return "", "", exitcode.UsageError(fmt.Errorf("--%s: cannot read %s: %w", flag, value, err))
 		}
 		if strings.TrimSpace(string(b)) == "" {
 			return "", "", exitcode.UsageError(fmt.Errorf("--%s file %s is empty", flag, value))
@@ -80,7 +80,7 @@ func LoadSQL(flag, value string) (text string, file string, err error) {
 		if errors.Is(statErr, fs.ErrNotExist) {
 			return "", "", exitcode.UsageError(fmt.Errorf("--%s file %s does not exist", flag, value))
 		}
-		return "", "", exitcode.UsageError(fmt.Errorf("--%s file %s: %v", flag, value, statErr))
+		return "", "", exitcode.UsageError(fmt.Errorf("--%s file %s: %w", flag, value, statErr))
 	}
 	return value, "", nil
 }

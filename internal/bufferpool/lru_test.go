@@ -29,3 +29,31 @@ func TestParseLRUOldLen(t *testing.T) {
 		t.Error("a status without the LRU lines parsed")
 	}
 }
+
+func TestHitRate(t *testing.T) {
+	cases := []struct {
+		name            string
+		requests, reads int64
+		want            float64 // -1: unavailable
+	}{
+		{"all from the pool", 1000, 0, 1},
+		{"some from disk", 1000, 10, 0.99},
+		{"no requests yet", 0, 0, -1},
+		// MariaDB 11.8 (MDEV-37152): reads counted without their requests.
+		{"counters disagree", 8000, 9246, -1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, note := bufferpool.HitRate(c.requests, c.reads)
+			switch {
+			case c.want < 0 && (got != nil || note == ""):
+				t.Errorf("HitRate(%d, %d) = %v %q; want unavailable with a reason", c.requests, c.reads, got, note)
+			case c.want >= 0 && (got == nil || *got != c.want):
+				t.Errorf("HitRate(%d, %d) = %v %q; want %v", c.requests, c.reads, got, note, c.want)
+			}
+		})
+	}
+	if text := (bufferpool.Totals{HitRate: nil, HitRateNote: "unavailable: x"}).HitRateText(); text != "hit rate unavailable: x" {
+		t.Errorf("text %q", text)
+	}
+}

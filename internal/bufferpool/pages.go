@@ -29,11 +29,17 @@ const tempSpaceFloor = 0xFFFFFFF0
 
 // LRUStats says what a pass over the LRU list saw.
 type LRUStats struct {
-	Pages        int64   `json:"pages"`
-	Attributed   int64   `json:"attributed"`
-	Unattributed int64   `json:"unattributed"` // system, undo and unknown tablespaces
-	OpenedTables int     `json:"opened_tables,omitempty"`
-	Seconds      float64 `json:"seconds"`
+	Source       string `json:"source"` // SourceDump or SourceLRUTable
+	Pages        int64  `json:"pages"`
+	Attributed   int64  `json:"attributed"`
+	Unattributed int64  `json:"unattributed"` // system, undo and unknown tablespaces
+	OpenedTables int    `json:"opened_tables,omitempty"`
+	// Unnamed counts pages of the catalog's tables a dump-sourced list could place in their
+	// tablespace but not in an index (allocated since the server last wrote the file's
+	// descriptors); they are listed with PageTypeUnnamed.
+	Unnamed     int64   `json:"unnamed,omitempty"`
+	ListSeconds float64 `json:"list_seconds,omitempty"` // of Seconds, the server writing its dump
+	Seconds     float64 `json:"seconds"`
 }
 
 // StreamLRU reads INNODB_BUFFER_PAGE_LRU in LRU order, most recently used first, and calls
@@ -44,7 +50,7 @@ type LRUStats struct {
 // with the pool.
 func StreamLRU(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, each func(LRUPage) error) (LRUStats, error) {
 	t0 := time.Now()
-	var st LRUStats
+	st := LRUStats{Source: SourceLRUTable}
 	spaces := spaceOwners(cat)
 	aux := auxOwners(cat)
 	sess, err := conn.NewSession(ctx)

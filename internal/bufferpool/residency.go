@@ -3,18 +3,16 @@ package bufferpool
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
-
 	"github.com/innowarm/innowarm/internal/catalog"
 	"github.com/innowarm/innowarm/internal/connection"
 	"github.com/innowarm/innowarm/internal/flavor"
+	"github.com/innowarm/innowarm/internal/sqlerr"
 )
 
 // Page types that hold B-tree nodes, and those that hold off-page column data.
@@ -25,6 +23,14 @@ var (
 		"LOB_INDEX": true, "ZLOB_FIRST": true, "ZLOB_DATA": true, "ZLOB_INDEX": true, "ZLOB_FRAG": true, "ZLOB_FRAG_ENTRY": true,
 		"SDI_BLOB": true, "SDI_COMPRESSED_BLOB": true,
 	}
+)
+
+// Where an index's size comes from.
+const (
+	SizeFromStatistics = "statistics"          // mysql.innodb_index_stats
+	SizeEstimated      = "estimate"            // information_schema.TABLES, no statistics
+	SizeFromFile       = "tablespace file"     // statistics below what is resident: the file bounds it
+	SizeResidentFloor  = "resident (at least)" // and no file size either
 )
 
 // UnknownIndex names resident B-tree pages whose index the server could not name.
@@ -44,14 +50,18 @@ type IndexResidency struct {
 	LOBResident int64 `json:"lob_resident_pages,omitempty"`
 	// LeafPages and SizePages come from the catalog (persistent statistics); Known is false
 	// for estimates and for indexes not in the catalog.
-	LeafPages int64   `json:"leaf_pages"`
-	Pages     int64   `json:"pages"`     // B-tree pages the index has, at most (from statistics)
-	MinPages  int64   `json:"min_pages"` // and at least; equal when statistics are exact
-	SizePages int64   `json:"size_pages"`
-	LOBPages  int64   `json:"lob_pages_estimate,omitempty"`
-	Known     bool    `json:"size_known"` // Pages is exact: coverage is exact, else a lower bound
-	Coverage  float64 `json:"coverage"`   // resident B-tree pages / Pages, at most 1
-	Space     uint32  `json:"space"`
+	LeafPages int64 `json:"leaf_pages"`
+	Pages     int64 `json:"pages"`     // B-tree pages the index has, at most (from statistics)
+	MinPages  int64 `json:"min_pages"` // and at least; equal when statistics are exact
+	SizePages int64 `json:"size_pages"`
+	LOBPages  int64 `json:"lob_pages_estimate,omitempty"`
+	Known     bool  `json:"size_known"` // Pages is exact: coverage is exact, else a lower bound
+	// SizeSource says where Pages comes from (SizeFromStatistics, SizeEstimated,
+	// SizeFromFile, SizeResidentFloor); SizeNote why a statistic was not believed.
+	SizeSource string  `json:"size_source,omitempty"`
+	SizeNote   string  `json:"size_note,omitempty"`
+	Coverage   float64 `json:"coverage"` // resident B-tree pages / Pages, at most 1
+	Space      uint32  `json:"space"`
 }
 
 // Residency is the pool's content by index, plus the pool totals.
@@ -64,6 +74,17 @@ type Residency struct {
 	Selected     int64   `json:"selected_pages"` // pages of the catalog's tables
 	ReadSeconds  float64 `json:"read_seconds"`
 	OpenedTables int     `json:"opened_tables,omitempty"`
+	// PageList says where the page list came from: SourceLRUTable (Read) or SourceDump
+	// (ReadDump, which knows no dirty pages: Dirty is 0 then).
+	PageList string `json:"page_list,omitempty"`
+	// PageListNote says why the LRU table was read where the dump was asked for.
+	PageListNote string `json:"page_list_note,omitempty"`
+	// Unnamed counts resident pages of the selection that ReadDump could place in their
+	// table but not in an index: allocated since the server last wrote them (or the file's
+	// allocation metadata) to disk. They are listed under UnknownIndex.
+	Unnamed int64 `json:"unnamed_pages,omitempty"`
+	// ListSeconds is, of ReadSeconds, the server writing its dump (ReadDump).
+	ListSeconds float64 `json:"list_seconds,omitempty"`
 }
 
 type pageGroup struct {
@@ -126,21 +147,8 @@ func Read(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, o Re
 	if err != nil {
 		return nil, err
 	}
-	res := &Residency{Totals: totals, OpenedTables: opened}
-	type key struct {
-		space uint32
-		index string
-	}
-	byKey := map[key]*IndexResidency{}
-	get := func(space uint32, owner spaceOwner, index string) *IndexResidency {
-		k := key{space, index}
-		if r := byKey[k]; r != nil {
-			return r
-		}
-		r := &IndexResidency{Schema: owner.t.Schema, Table: owner.t.Name, Partition: owner.p.Name, Index: index, Space: space}
-		byKey[k] = r
-		return r
-	}
+	res := &Residency{Totals: totals, OpenedTables: opened, PageList: SourceLRUTable}
+	rb := newResidencyBuilder()
 	for _, g := range groups {
 		owner, inCatalog := spaces[g.space]
 		switch {
@@ -148,11 +156,11 @@ func Read(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, o Re
 			if g.table != "" && indexPageTypes[g.pageType] {
 				schema, table, part := ParseTableName(g.table)
 				if cat == nil || (catalog.SystemSchemas[schema] && !o.OnlyCatalog) {
-					k := key{g.space, g.index}
-					r := byKey[k]
+					k := indexKey{g.space, g.index}
+					r := rb.byKey[k]
 					if r == nil {
 						r = &IndexResidency{Schema: schema, Table: table, Partition: part, Index: g.index, Space: g.space}
-						byKey[k] = r
+						rb.byKey[k] = r
 					}
 					r.Resident += g.pages
 					r.Old += g.old
@@ -161,19 +169,25 @@ func Read(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, o Re
 				}
 			}
 			res.Other += g.pages
+		case strings.HasPrefix(g.pageType, "SDI_"):
+			// MySQL keeps a copy of the table's dictionary entry in every tablespace (the
+			// SDI: SDI_INDEX pages of an index named CLUST_IND_SDI, or of none after a
+			// native load, and SDI_BLOB pages): it is no index of the table, nor its LOB.
+			res.Other += g.pages
+			res.Selected += g.pages
 		case indexPageTypes[g.pageType]:
 			name := g.index
 			if name == "" {
 				name = UnknownIndex
 			}
-			r := get(g.space, owner, name)
+			r := rb.get(g.space, owner, name)
 			r.Resident += g.pages
 			r.Old += g.old
 			r.Dirty += g.dirty
 			res.Selected += g.pages
 		case lobPageTypes[g.pageType]:
 			clustered := owner.t.Clustered()
-			r := get(g.space, owner, clustered.Name)
+			r := rb.get(g.space, owner, clustered.Name)
 			r.LOBResident += g.pages
 			r.Old += g.old
 			r.Dirty += g.dirty
@@ -183,6 +197,40 @@ func Read(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, o Re
 			res.Selected += g.pages
 		}
 	}
+	rb.finish(res, cat, includeZero)
+	res.ReadSeconds = time.Since(t0).Seconds()
+	return res, nil
+}
+
+// indexKey names an index of a tablespace (a table or partition).
+type indexKey struct {
+	space uint32
+	index string
+}
+
+// residencyBuilder collects IndexResidency rows by tablespace and index.
+type residencyBuilder struct {
+	byKey map[indexKey]*IndexResidency
+}
+
+func newResidencyBuilder() *residencyBuilder {
+	return &residencyBuilder{byKey: map[indexKey]*IndexResidency{}}
+}
+
+func (rb *residencyBuilder) get(space uint32, owner spaceOwner, index string) *IndexResidency {
+	k := indexKey{space, index}
+	if r := rb.byKey[k]; r != nil {
+		return r
+	}
+	r := &IndexResidency{Schema: owner.t.Schema, Table: owner.t.Name, Partition: owner.p.Name, Index: index, Space: space}
+	rb.byKey[k] = r
+	return r
+}
+
+// finish gives the catalog's indexes their sizes and coverage (and, with includeZero, rows
+// for the indexes with nothing resident) and puts the rows in res, most resident first.
+func (rb *residencyBuilder) finish(res *Residency, cat *catalog.Catalog, includeZero bool) {
+	totals := res.Totals
 	if cat != nil {
 		for _, t := range cat.Tables {
 			for _, p := range t.Parts {
@@ -190,18 +238,33 @@ func Read(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, o Re
 					if ix.Type == "FULLTEXT" {
 						continue
 					}
-					k := key{p.Space, ix.Name}
-					r := byKey[k]
+					k := indexKey{p.Space, ix.Name}
+					r := rb.byKey[k]
 					if r == nil {
 						if !includeZero || !p.SpaceKnown {
 							continue
 						}
-						r = get(p.Space, spaceOwner{t, p}, ix.Name)
+						r = rb.get(p.Space, spaceOwner{t, p}, ix.Name)
 					}
 					sz := ix.Sizes[p.Name]
 					lo, hi := t.IndexPages(ix, p)
 					r.LeafPages, r.Pages, r.MinPages, r.SizePages, r.Clustered = sz.LeafPages, hi, lo, sz.Pages, ix.Clustered
 					r.Known = sz.Known && lo == hi
+					r.SizeSource = SizeFromStatistics
+					if !sz.Known {
+						r.SizeSource = SizeEstimated
+					}
+					if r.Resident > hi {
+						// Statistics not recomputed since the table grew (a bulk load):
+						// a size smaller than what is resident is not believed. The
+						// tablespace file bounds every index in it.
+						r.Known, r.MinPages = false, r.Resident
+						r.Pages, r.SizeSource = r.Resident, SizeResidentFloor
+						if filePages := p.FileSize / int64(max(totals.PageSize, 1)); filePages > r.Resident {
+							r.Pages, r.SizeSource = filePages, SizeFromFile
+						}
+						r.SizeNote = fmt.Sprintf("statistics say %d pages, fewer than the %d resident", hi, r.Resident)
+					}
 					if ix.Clustered {
 						r.LOBPages = t.LOBPages(p)
 					}
@@ -209,7 +272,7 @@ func Read(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, o Re
 			}
 		}
 	}
-	for _, r := range byKey {
+	for _, r := range rb.byKey {
 		r.Coverage = coverage(r.Resident, r.Pages)
 		res.Indexes = append(res.Indexes, *r)
 	}
@@ -220,8 +283,6 @@ func Read(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, o Re
 		}
 		return a.Schema+"\x00"+a.Table+"\x00"+a.Partition+"\x00"+a.Index < b.Schema+"\x00"+b.Table+"\x00"+b.Partition+"\x00"+b.Index
 	})
-	res.ReadSeconds = time.Since(t0).Seconds()
-	return res, nil
 }
 
 // coverage is resident B-tree pages over the pages the index has, at most 1. Where
@@ -343,11 +404,10 @@ func openTables(ctx context.Context, sess *connection.Session, tables []*catalog
 	opened := 0
 	for _, t := range tables {
 		_, err := sess.Exec(ctx, "SELECT * FROM "+t.Quoted()+" LIMIT 0")
-		var me *mysql.MySQLError
 		switch {
 		case err == nil:
 			opened++
-		case errors.As(err, &me) && (me.Number == 1205 || me.Number == 1146):
+		case sqlerr.Is(err, sqlerr.LockWaitTimeout, sqlerr.NoSuchTable):
 		default:
 			return opened, fmt.Errorf("open %s to attribute its pages: %w", t.FullName(), err)
 		}

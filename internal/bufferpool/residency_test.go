@@ -9,6 +9,7 @@ import (
 	"github.com/innowarm/innowarm/internal/bufferpool"
 	"github.com/innowarm/innowarm/internal/catalog"
 	"github.com/innowarm/innowarm/internal/sandbox/sandboxtest"
+	"github.com/innowarm/innowarm/internal/sqltext"
 )
 
 func TestMain(m *testing.M) { sandboxtest.Main(m, sandboxtest.Options{PoolSize: 128 << 20}) }
@@ -23,10 +24,12 @@ func TestParseTableName(t *testing.T) {
 		{"test/t1", "test", "t1", ""}, // MySQL 5.6's internal form
 	}
 	for _, c := range cases {
-		s, tb, p := bufferpool.ParseTableName(c.in)
-		if s != c.schema || tb != c.table || p != c.part {
-			t.Errorf("ParseTableName(%q) = %q %q %q", c.in, s, tb, p)
-		}
+		t.Run(c.in, func(t *testing.T) {
+			s, tb, p := bufferpool.ParseTableName(c.in)
+			if s != c.schema || tb != c.table || p != c.part {
+				t.Errorf("ParseTableName(%q) = %q %q %q", c.in, s, tb, p)
+			}
+		})
 	}
 }
 
@@ -45,7 +48,7 @@ func find(res *bufferpool.Residency, table, part, index string) *bufferpool.Inde
 func TestAttributionAfterNativeLoad(t *testing.T) {
 	ctx := context.Background()
 	zoo := sandboxtest.Zoo(t)
-	db := catalog.QuoteIdent(zoo)
+	db := sqltext.Ident(zoo)
 	sb := sandboxtest.Server(t)
 	// Creating the zoo left all of it in the pool: start from a cold pool.
 	if _, err := sb.ColdRestart(ctx); err != nil {
@@ -113,7 +116,7 @@ func TestOldPagesCounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	conn := sandboxtest.Reconnect(t)
-	db := catalog.QuoteIdent(zoo)
+	db := sqltext.Ident(zoo)
 	sandboxtest.Exec(t,
 		"SELECT COUNT(*) FROM "+db+".`composite pk` FORCE INDEX (PRIMARY)",
 		"SELECT COUNT(*) FROM "+db+".`composite pk` FORCE INDEX (kb_c)",

@@ -13,20 +13,34 @@ import (
 
 // Totals are pool-wide figures from SHOW GLOBAL STATUS.
 type Totals struct {
-	PageSize     int     `json:"page_size"`
-	PoolBytes    int64   `json:"pool_bytes"`
-	PagesTotal   int64   `json:"pages_total"`
-	PagesFree    int64   `json:"pages_free"`
-	PagesData    int64   `json:"pages_data"`
-	PagesDirty   int64   `json:"pages_dirty"`
-	PagesMisc    int64   `json:"pages_misc"`
-	PagesOld     int64   `json:"pages_old"`
-	ReadRequests int64   `json:"read_requests"`
-	DiskReads    int64   `json:"disk_reads"`
-	HitRate      float64 `json:"hit_rate"` // 1 - disk reads / read requests since start-up
-	ReadAhead    int64   `json:"read_ahead"`
-	LoadStatus   string  `json:"load_status,omitempty"`
-	DumpStatus   string  `json:"dump_status,omitempty"`
+	PageSize     int   `json:"page_size"`
+	PoolBytes    int64 `json:"pool_bytes"`
+	PagesTotal   int64 `json:"pages_total"`
+	PagesFree    int64 `json:"pages_free"`
+	PagesData    int64 `json:"pages_data"`
+	PagesDirty   int64 `json:"pages_dirty"`
+	PagesMisc    int64 `json:"pages_misc"`
+	PagesOld     int64 `json:"pages_old"`
+	ReadRequests int64 `json:"read_requests"`
+	DiskReads    int64 `json:"disk_reads"`
+	// HitRate is 1 - disk reads / read requests since start-up; nil (JSON null) when the
+	// counters do not allow it, with the reason in HitRateNote.
+	HitRate     *float64 `json:"hit_rate"`
+	HitRateNote string   `json:"hit_rate_note,omitempty"`
+	ReadAhead   int64    `json:"read_ahead"`
+	LoadStatus  string   `json:"load_status,omitempty"`
+	DumpStatus  string   `json:"dump_status,omitempty"`
+	// FreeTarget is the free pages the page cleaner keeps (flavor.FreeTargetQuery); 0
+	// when the server would not say.
+	FreeTarget int64 `json:"free_target_pages"`
+}
+
+// Room is how many pages can be added without going under the page cleaner's free target
+// (or a fiftieth of the pool, at least 64 pages, when that is more): past it the server
+// evicts from the LRU tail right away, and the next to go are pages just loaded.
+func (t Totals) Room() (pages, reserve int64) {
+	reserve = max(t.FreeTarget, t.PagesTotal/50, 64)
+	return max(t.PagesFree-reserve, 0), reserve
 }
 
 // ReadTotals reads the pool counters in one round trip.
@@ -66,8 +80,36 @@ func ReadTotals(ctx context.Context, c *connection.Conn) (Totals, error) {
 		LoadStatus:   st["innodb_buffer_pool_load_status"],
 		DumpStatus:   st["innodb_buffer_pool_dump_status"],
 	}
-	if t.ReadRequests > 0 {
-		t.HitRate = 1 - float64(t.DiskReads)/float64(t.ReadRequests)
+	t.HitRate, t.HitRateNote = HitRate(t.ReadRequests, t.DiskReads)
+	if err := c.DB.QueryRowContext(ctx, c.Server.FreeTargetQuery()).Scan(&t.FreeTarget); err != nil {
+		if ctx.Err() != nil {
+			return Totals{}, err
+		}
+		t.FreeTarget = 0 // a server without the view: the fiftieth of the pool stands in
 	}
 	return t, nil
+}
+
+// HitRate is the share of page requests the pool answered without a disk read, from the
+// server's counters since start-up. It is unavailable (nil, and why) when there were no
+// requests, or when the counters disagree: MariaDB 11.8 counts some reads without counting
+// their requests (MDEV-37152), so reads can exceed requests and the rate would be negative.
+func HitRate(requests, diskReads int64) (*float64, string) {
+	switch {
+	case requests <= 0:
+		return nil, "no page requests yet"
+	case diskReads > requests:
+		return nil, fmt.Sprintf("unavailable: the server counts %d disk reads but only %d read requests (MariaDB 11.8 does not count every request, MDEV-37152)", diskReads, requests)
+	}
+	r := 1 - float64(diskReads)/float64(requests)
+	return &r, ""
+}
+
+// HitRateText is the hit rate for a line of text: "hit rate 99.12% since start-up", or why
+// there is none.
+func (t Totals) HitRateText() string {
+	if t.HitRate == nil {
+		return "hit rate " + t.HitRateNote
+	}
+	return fmt.Sprintf("hit rate %.2f%% since start-up", 100**t.HitRate)
 }

@@ -20,6 +20,8 @@ import (
 	"github.com/innowarm/innowarm/internal/connection"
 	"github.com/innowarm/innowarm/internal/exitcode"
 	"github.com/innowarm/innowarm/internal/flavor"
+	"github.com/innowarm/innowarm/internal/sqlerr"
+	"github.com/innowarm/innowarm/internal/sqltext"
 )
 
 // SystemSchemas are never selected by --all-databases or wildcards.
@@ -50,6 +52,9 @@ type Skip struct {
 	Table  string `json:"table"`
 	Index  string `json:"index,omitempty"`
 	Reason string `json:"reason"`
+	// NotInPool marks what has no pages in the InnoDB buffer pool at all (views, sequences,
+	// other engines): nothing was lost by skipping it.
+	NotInPool bool `json:"not_in_pool,omitempty"`
 }
 
 // Table is one base table.
@@ -129,6 +134,10 @@ type IndexSize struct {
 	Pages     int64 `json:"pages"`      // allocated ("size"): whole extents, and LOB pages for the clustered index
 	LeafPages int64 `json:"leaf_pages"` // B-tree leaf pages in use
 	Known     bool  `json:"known"`      // false: estimated from information_schema.TABLES
+	// LeafCountsLOB: the server's n_leaf_pages counts the leaf segment's pages, which for a
+	// clustered index with off-page columns include their BLOB pages (MySQL): the leaf
+	// count is then only an upper bound of the B-tree's leaves.
+	LeafCountsLOB bool `json:"leaf_counts_lob,omitempty"`
 }
 
 // fragmentPages is how many single pages a segment gets before InnoDB reserves whole
@@ -146,6 +155,8 @@ func (s IndexSize) PageRange(lobs bool, fanout int64) (lo, hi int64) {
 	case !s.Known:
 		// Estimated from information_schema.TABLES: allocated pages, an upper bound.
 		return 1, max(s.Pages, 1)
+	case s.LeafPages > 1 && lobs && s.LeafCountsLOB:
+		return 1, s.LeafPages + upperLevels(s.LeafPages, fanout)
 	case s.LeafPages > 1:
 		n := s.LeafPages + upperLevels(s.LeafPages, fanout)
 		return n, n
@@ -175,7 +186,7 @@ type Column struct {
 const GenClustIndex = "GEN_CLUST_INDEX"
 
 // Quoted is `schema`.`table`.
-func (t *Table) Quoted() string { return QuoteTable(t.Schema, t.Name) }
+func (t *Table) Quoted() string { return sqltext.Table(t.Schema, t.Name) }
 
 // FullName is schema.table for messages.
 func (t *Table) FullName() string { return t.Schema + "." + t.Name }
@@ -322,7 +333,7 @@ func Load(ctx context.Context, conn *connection.Conn, f Filter) (*Catalog, error
 	srv := conn.Server
 	cat := &Catalog{Server: srv}
 	if f.Empty() {
-		return nil, exitcode.UsageError(errors.New("choose what to warm: -D schema[,schema], --tables 'schema.table*' or --all-databases"))
+		return nil, exitcode.BadValue("Selection", "is empty: choose schemas, tables or all databases")
 	}
 	sess, err := conn.NewSession(ctx)
 	if err != nil {
@@ -353,10 +364,10 @@ func Load(ctx context.Context, conn *connection.Conn, f Filter) (*Catalog, error
 		}
 		switch {
 		case typ == "VIEW" || typ == "SYSTEM VIEW":
-			cat.Skipped = append(cat.Skipped, Skip{Schema: t.Schema, Table: t.Name, Reason: "view: it has no pages of its own (select its base tables instead)"})
+			cat.Skipped = append(cat.Skipped, Skip{Schema: t.Schema, Table: t.Name, Reason: "view: it has no pages of its own (select its base tables instead)", NotInPool: true})
 			return nil
 		case typ == "SEQUENCE":
-			cat.Skipped = append(cat.Skipped, Skip{Schema: t.Schema, Table: t.Name, Reason: "sequence: a one-row table, read on first use"})
+			cat.Skipped = append(cat.Skipped, Skip{Schema: t.Schema, Table: t.Name, Reason: "sequence: a one-row table, read on first use", NotInPool: true})
 			return nil
 		case typ == "TEMPORARY" || typ == "LOCAL TEMPORARY":
 			return nil
@@ -365,7 +376,7 @@ func Load(ctx context.Context, conn *connection.Conn, f Filter) (*Catalog, error
 			if engine == "" {
 				engine = "unknown"
 			}
-			cat.Skipped = append(cat.Skipped, Skip{Schema: t.Schema, Table: t.Name, Reason: fmt.Sprintf("engine %s: not stored in the InnoDB buffer pool", engine)})
+			cat.Skipped = append(cat.Skipped, Skip{Schema: t.Schema, Table: t.Name, Reason: fmt.Sprintf("engine %s: not stored in the InnoDB buffer pool", engine), NotInPool: true})
 			return nil
 		}
 		t.SystemVersioned = typ == "SYSTEM VERSIONED"
@@ -450,14 +461,14 @@ func selectSchemas(ctx context.Context, sess *connection.Session, f Filter) ([]s
 	for _, p := range f.Tables {
 		if s, ok := p.literalSchema(); ok {
 			if !exists[s] {
-				return nil, exitcode.UsageError(fmt.Errorf("unknown database %q (from --tables %s)", s, p.Raw))
+				return nil, exitcode.BadValue("Tables", "%s: unknown database %q", p.Raw, s)
 			}
 			chosen[s] = true
 			continue
 		}
 		if p.Schema == "" {
 			if len(f.Schemas) == 0 && !f.All {
-				return nil, exitcode.UsageError(fmt.Errorf("--tables %s names no schema: write schema.%s or add -D schema", p.Raw, p.Table))
+				return nil, exitcode.BadValue("Tables", "%s names no schema: write schema.%s, or choose the schema", p.Raw, p.Table)
 			}
 			continue
 		}
@@ -658,7 +669,7 @@ func loadSizes(ctx context.Context, sess *connection.Session, srv flavor.Server,
 	})
 	if err != nil {
 		var me *mysql.MySQLError
-		if errors.As(err, &me) && (me.Number == 1142 || me.Number == 1044 || me.Number == 1146) {
+		if errors.As(err, &me) && sqlerr.Is(err, sqlerr.TableAccessDenied, sqlerr.DBAccessDenied, sqlerr.NoSuchTable) {
 			cat.Notes = append(cat.Notes, "cannot read mysql.innodb_index_stats ("+me.Message+"): index sizes are estimated from information_schema.TABLES")
 		} else {
 			return fmt.Errorf("read index sizes from mysql.innodb_index_stats: %w", err)
@@ -676,7 +687,9 @@ func loadSizes(ctx context.Context, sess *connection.Session, srv flavor.Server,
 		for _, p := range t.Parts {
 			for _, ix := range t.Indexes {
 				if s, ok := stats[statKey{t.Schema, p.StatsName, ix.Name}]; ok {
-					ix.Sizes[p.Name] = *s
+					sz := *s
+					sz.LeafCountsLOB = ix.Clustered && srv.LeafStatCountsLOBPages()
+					ix.Sizes[p.Name] = sz
 					continue
 				}
 				if ix.Type == "FULLTEXT" || ix.Type == "SPATIAL" && secondaries == 0 {
@@ -846,8 +859,7 @@ var ErrNoProcess = errors.New("missing the PROCESS privilege")
 // explainPrivilege turns "access denied; you need PROCESS" into a one-line usage error that
 // names the grant.
 func explainPrivilege(err error, table string) error {
-	var me *mysql.MySQLError
-	if errors.As(err, &me) && (me.Number == 1227 || me.Number == 1142) {
+	if sqlerr.Is(err, sqlerr.SpecificAccessDenied, sqlerr.TableAccessDenied) {
 		return exitcode.UsageError(fmt.Errorf("%w: reading %s needs it; ask for GRANT PROCESS ON *.* TO your user (innowarm also needs SELECT on the tables it warms)", ErrNoProcess, table))
 	}
 	return fmt.Errorf("read %s: %w", table, err)

@@ -7,24 +7,6 @@ import (
 	"strings"
 )
 
-// QuoteIdent quotes a schema, table, index or column name for SQL: backticks, with any
-// backtick inside doubled.
-func QuoteIdent(name string) string {
-	return "`" + strings.ReplaceAll(name, "`", "``") + "`"
-}
-
-// QuoteTable is `schema`.`table`.
-func QuoteTable(schema, table string) string {
-	return QuoteIdent(schema) + "." + QuoteIdent(table)
-}
-
-// QuoteString quotes a string literal for SQL (for the few statements that cannot take
-// placeholders, such as EXPLAIN of a built statement).
-func QuoteString(s string) string {
-	r := strings.NewReplacer(`\`, `\\`, `'`, `\'`, "\x00", `\0`, "\n", `\n`, "\r", `\r`, "\x1a", `\Z`)
-	return "'" + r.Replace(s) + "'"
-}
-
 // filenameSafe are the characters InnoDB keeps as they are in its internal names; every
 // other character is written as '@' and a code (the server's "filename" character set).
 func filenameSafe(r rune) bool {
@@ -91,7 +73,7 @@ func ParsePattern(s string) (Pattern, error) {
 	}
 	for _, g := range []string{p.Schema, p.Table} {
 		if _, err := path.Match(g, ""); err != nil {
-			return Pattern{}, fmt.Errorf("bad table pattern %q: %v", s, err)
+			return Pattern{}, fmt.Errorf("bad table pattern %q: %w", s, err)
 		}
 	}
 	if p.Table == "" {

@@ -10,6 +10,7 @@ import (
 	"github.com/innowarm/innowarm/internal/bench"
 	"github.com/innowarm/innowarm/internal/connection"
 	"github.com/innowarm/innowarm/internal/logx"
+	"github.com/innowarm/innowarm/internal/sqltext"
 )
 
 func init() { register(newBenchCmd) }
@@ -224,7 +225,7 @@ again. An existing schema innowarm did not create is refused unless
 		}
 		w := cmd.OutOrStdout()
 		fmt.Fprintf(w, "prepared %d table(s) of %d rows in %s in %.1f s (%.0f rows/s): load %.1f s, index on k %.1f s; %s\n",
-			len(rep.Tables), rep.Rows, bench.QuoteIdent(rep.Schema), rep.Seconds, rep.RowsPerSecond, rep.LoadSeconds, rep.IndexSeconds, rep.Method)
+			len(rep.Tables), rep.Rows, sqltext.Ident(rep.Schema), rep.Seconds, rep.RowsPerSecond, rep.LoadSeconds, rep.IndexSeconds, rep.Method)
 		return nil
 	})
 	return cmd
@@ -257,9 +258,9 @@ func newBenchCleanupCmd() *cobra.Command {
 		}
 		w := cmd.OutOrStdout()
 		if dropped {
-			fmt.Fprintf(w, "dropped schema %s\n", bench.QuoteIdent(schema))
+			fmt.Fprintf(w, "dropped schema %s\n", sqltext.Ident(schema))
 		} else {
-			fmt.Fprintf(w, "schema %s does not exist: nothing to drop\n", bench.QuoteIdent(schema))
+			fmt.Fprintf(w, "schema %s does not exist: nothing to drop\n", sqltext.Ident(schema))
 		}
 		return nil
 	})

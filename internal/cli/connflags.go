@@ -51,7 +51,7 @@ func (cf *connFlags) resolve(cmd *cobra.Command) (connection.Options, error) {
 			val = "true"
 		}
 		if err := f.Value.Set(val); err != nil {
-			return connection.Options{}, exitcode.UsageError(fmt.Errorf("option file %s [innowarm]: %s=%q: %v", v.File, v.Key, v.Value, err))
+			return connection.Options{}, exitcode.UsageError(fmt.Errorf("option file %s [innowarm]: %s=%q: %w", v.File, v.Key, v.Value, err))
 		}
 	}
 	cf.resolved = &opts

@@ -53,6 +53,7 @@ type expFlags struct {
 	schema         string
 	keepData       bool
 	asJSON, quiet  bool
+	flavor         string
 }
 
 func (f *expFlags) bind(cmd *cobra.Command, name, pool string) {
@@ -63,6 +64,7 @@ func (f *expFlags) bind(cmd *cobra.Command, name, pool string) {
 	fl.StringVar(&f.pool, "pool-size", pool, "sandbox: innodb_buffer_pool_size")
 	fl.StringVar(&f.sandboxDir, "sandbox-dir", "", "sandbox: directory (default: a temporary one)")
 	fl.BoolVar(&f.keepSandbox, "keep-sandbox", false, "sandbox: keep it (stopped) instead of removing it at the end")
+	flavorFlag(cmd, &f.flavor)
 	fl.StringVar(&f.reportDir, "report-dir", "", "report directory (default: ./innowarm-"+name+"-YYYYMMDD-HHMMSS)")
 	fl.StringVar(&f.schema, "schema", "innowarm_"+name, "schema the experiment creates, fills and drops")
 	fl.BoolVar(&f.keepData, "keep-data", false, "leave the experiment's schema in place at the end")
@@ -103,7 +105,7 @@ func (f *expFlags) prepare(cmd *cobra.Command, name string, needsRestart bool) (
 	}
 	server := f.onServer(cmd)
 	if server {
-		for _, n := range []string{"pool-size", "sandbox-dir", "keep-sandbox"} {
+		for _, n := range []string{"pool-size", "sandbox-dir", "keep-sandbox", "flavor"} {
 			if cmd.Flags().Changed(n) {
 				return nil, "", nil, prog, usagef("--%s applies to the sandbox, but the connection flags point at an existing server: leave one or the other out", n)
 			}
@@ -134,7 +136,7 @@ func (f *expFlags) prepare(cmd *cobra.Command, name string, needsRestart bool) (
 		t.RestartTimeout = f.restartTimeout
 		return t, dir, log, prog, nil
 	}
-	t, err := experiment.NewSandbox(cmd.Context(), experiment.SandboxConfig{Dir: f.sandboxDir, PoolSize: pool, Keep: f.keepSandbox}, log)
+	t, err := experiment.NewSandbox(cmd.Context(), experiment.SandboxConfig{Dir: f.sandboxDir, PoolSize: pool, Keep: f.keepSandbox, Flavor: f.flavor}, log)
 	if err != nil {
 		return nil, "", nil, prog, err
 	}
@@ -173,7 +175,7 @@ func (f *expFlags) finish(cmd *cobra.Command, res experiment.Result, dir string,
 	if f.asJSON {
 		return printJSON(out, res)
 	}
-	io.WriteString(out, res.Markdown())
+	_, _ = io.WriteString(out, res.Markdown())
 	fmt.Fprintf(out, "\nReport: %s\n", experiment.ReportHTML(dir))
 	log.Infof("report written to %s", dir)
 	return nil

@@ -3,11 +3,9 @@ package cli
 import (
 	"fmt"
 	"io"
-	"sort"
 	"time"
 
 	"github.com/jedib0t/go-pretty/v6/table"
-	"github.com/jedib0t/go-pretty/v6/text"
 	"github.com/spf13/cobra"
 
 	"github.com/innowarm/innowarm/internal/bufferpool"
@@ -32,6 +30,7 @@ type inspectOptions struct {
 	wait     string
 	timeout  time.Duration
 	interval time.Duration
+	pageList string
 }
 
 func newInspectCmd() *cobra.Command {
@@ -46,8 +45,17 @@ totals (size, free, data, dirty pages, hit rate since start-up).
 
 Without a selection it lists every index with resident pages; with -D/--tables it lists
 every index of the selected tables, resident or not. It needs the PROCESS privilege.
-Reading the page list costs what the pool holds: about 0.02 s when it is empty, about
-0.3 s for 1 GiB of data pages.`,
+
+The page list (--page-list): reading INNODB_BUFFER_PAGE_LRU ("lru-table") costs what the
+pool holds: the server builds a row per resident page (about 0.3 s for 1 GiB of data
+pages). With -D/--tables, on the database host with the datadir readable and SUPER or
+SYSTEM_VARIABLES_ADMIN, innowarm instead borrows the server's own dump of its LRU list
+(innodb_buffer_pool_dump_now, a copy of the list, no table built), keeps the selected
+tables' pages and names each one's index from the tablespace files ("dump": the server's
+cost is the dump, about 0.2 µs per resident page; innowarm's grows with the selection's
+resident pages). "auto" (the default) takes the dump when it can. The dump knows no dirty
+pages; a page allocated since the server last wrote it to disk cannot be named from the
+file and is listed as "(unknown index)". A whole-pool inspect always reads the LRU table.`,
 		Example: `  innowarm inspect -u admin -p --top 20
   innowarm inspect -D shop --tables 'shop.order*' --by table
   innowarm inspect -S /run/mysqld/mysqld.sock -D shop --json`,
@@ -62,6 +70,7 @@ Reading the page list costs what the pool holds: about 0.02 s when it is empty, 
 	cmd.Flags().DurationVar(&o.timeout, "timeout", 10*time.Minute, "with --wait-coverage: give up after this long (exit 3)")
 	cmd.Flags().DurationVar(&o.interval, "interval", 2*time.Second, "with --wait-coverage: time between checks")
 	cmd.Flags().BoolVar(&o.asJSON, "json", false, "print as JSON")
+	cmd.Flags().StringVar(&o.pageList, "page-list", bufferpool.PageListAuto, "with -D/--tables, how to read the page list: auto, dump (the server's own dump, on the database host) or lru-table (INNODB_BUFFER_PAGE_LRU)")
 	cmd.RunE = run(func(cmd *cobra.Command, _ []string) error {
 		opts, err := cf.resolve(cmd)
 		if err != nil {
@@ -72,6 +81,11 @@ Reading the page list costs what the pool holds: about 0.02 s when it is empty, 
 		}
 		if o.top < 0 {
 			return usagef("--top must be positive")
+		}
+		switch o.pageList {
+		case bufferpool.PageListAuto, bufferpool.SourceDump, bufferpool.SourceLRUTable:
+		default:
+			return usagef("--page-list %q: use auto, dump or lru-table", o.pageList)
 		}
 		f, err := o.sel.filter(&opts)
 		if err != nil {
@@ -117,11 +131,17 @@ Reading the page list costs what the pool holds: about 0.02 s when it is empty, 
 		if err != nil {
 			return err
 		}
-		res, err := bufferpool.Read(cmd.Context(), conn, cat, bufferpool.ReadOptions{IncludeZero: selected || o.zero, OnlyCatalog: selected})
+		ro := bufferpool.ReadOptions{IncludeZero: selected || o.zero, OnlyCatalog: selected}
+		var res *bufferpool.Residency
+		if selected {
+			res, err = bufferpool.ReadSelection(cmd.Context(), conn, cat, ro, o.pageList, logx.Default())
+		} else {
+			res, err = bufferpool.Read(cmd.Context(), conn, cat, ro)
+		}
 		if err != nil {
 			return err
 		}
-		rows := groupResidency(res.Indexes, o.by)
+		rows := bufferpool.Group(res.Indexes, o.by)
 		if o.top > 0 && len(rows) > o.top {
 			rows = rows[:o.top]
 		}
@@ -129,6 +149,7 @@ Reading the page list costs what the pool holds: about 0.02 s when it is empty, 
 			return printJSON(cmd.OutOrStdout(), map[string]any{
 				"server": conn.Server.String(), "by": o.by, "rows": rows, "totals": res.Totals,
 				"selected_pages": res.Selected, "other_pages": res.Other, "read_seconds": res.ReadSeconds,
+				"page_list": res.PageList, "page_list_note": res.PageListNote, "unnamed_pages": res.Unnamed,
 				"skipped": cat.Skipped, "notes": cat.Notes,
 			})
 		}
@@ -144,21 +165,25 @@ Reading the page list costs what the pool holds: about 0.02 s when it is empty, 
 // waitCoverage blocks until the target is resident enough: the readiness gate.
 func waitCoverage(cmd *cobra.Command, conn *connection.Conn, f catalog.Filter, mf *manifest.Manifest, want float64, o inspectOptions) error {
 	ctx := cmd.Context()
-	var target readiness.Target
+	var target readiness.Counted
+	var key string
 	if mf != nil {
 		r, err := warm.Resolve(ctx, conn, mf)
 		if err != nil {
 			return err
 		}
-		target = readiness.Manifest{Conn: conn, Resolved: r}
+		target, key = readiness.Manifest{Conn: conn, Resolved: r}, "manifest "+mf.Header.SHA256
 	} else {
 		cat, err := catalog.Load(ctx, conn, f)
 		if err != nil {
 			return err
 		}
-		target = readiness.Selection{Conn: conn, Catalog: cat}
+		target, key = readiness.Selection{Conn: conn, Catalog: cat}, fmt.Sprintf("selection %q %v %q %q", f.Schemas, f.All, f.Tables, f.Exclude)
 	}
-	res, err := readiness.Wait(ctx, target, want, o.timeout, o.interval, logx.Default())
+	// Probes run again and again (a readiness probe every few seconds): the page counters
+	// answer most of them without reading the page list (readiness.Bounded).
+	bounded := &readiness.Bounded{Conn: conn, Target: target, Key: key, Want: want, MaxAge: time.Hour}
+	res, err := readiness.Wait(ctx, bounded, want, o.timeout, o.interval, logx.Default())
 	w := cmd.OutOrStdout()
 	if o.asJSON {
 		if jerr := printJSON(w, res); jerr != nil {
@@ -171,49 +196,8 @@ func waitCoverage(cmd *cobra.Command, conn *connection.Conn, f catalog.Filter, m
 }
 
 // manifestRow is one index's share of a manifest's pages resident now.
-type manifestRow struct {
-	Schema        string  `json:"schema"`
-	Table         string  `json:"table"`
-	Partition     string  `json:"partition,omitempty"`
-	Index         string  `json:"index"`
-	Kind          string  `json:"kind"`
-	ManifestPages int64   `json:"manifest_pages"`
-	Resident      int64   `json:"resident"`
-	Coverage      float64 `json:"coverage"`
-}
-
-// ManifestCoverage measures, on this server, how much of a manifest's pages are resident.
-type ManifestCoverage struct {
-	Resolved *warm.Resolved
-	Coverage float64
-	Resident int64
-	Rows     []manifestRow
-}
-
-func manifestCoverage(cmd *cobra.Command, conn *connection.Conn, mf *manifest.Manifest) (*ManifestCoverage, error) {
-	r, err := warm.Resolve(cmd.Context(), conn, mf)
-	if err != nil {
-		return nil, err
-	}
-	set, err := bufferpool.Resident(cmd.Context(), conn, r.Spaces())
-	if err != nil {
-		return nil, err
-	}
-	mc := &ManifestCoverage{Resolved: r}
-	mc.Coverage, mc.Resident = r.Coverage(set)
-	for k, c := range r.TargetCoverage(set) {
-		row := manifestRow{Schema: k.Schema, Table: k.Table, Partition: k.Partition, Index: k.Index, Kind: string(k.Kind), ManifestPages: c[0], Resident: c[1]}
-		if c[0] > 0 {
-			row.Coverage = float64(c[1]) / float64(c[0])
-		}
-		mc.Rows = append(mc.Rows, row)
-	}
-	sort.Slice(mc.Rows, func(i, j int) bool { return mc.Rows[i].ManifestPages > mc.Rows[j].ManifestPages })
-	return mc, nil
-}
-
 func inspectManifest(cmd *cobra.Command, conn *connection.Conn, mf *manifest.Manifest, o inspectOptions) error {
-	mc, err := manifestCoverage(cmd, conn, mf)
+	mc, err := warm.MeasureManifest(cmd.Context(), conn, mf)
 	if err != nil {
 		return err
 	}
@@ -230,7 +214,7 @@ func inspectManifest(cmd *cobra.Command, conn *connection.Conn, mf *manifest.Man
 	t := newTable(w, table.Row{"schema", "table", "partition", "index", "manifest pages", "resident", "coverage"}, 5)
 	for _, row := range rows {
 		idx := row.Index
-		if row.Kind == string(warm.KindLOB) {
+		if row.Kind == warm.KindLOB {
 			idx += " (LOB)"
 		}
 		t.AppendRow(table.Row{row.Schema, row.Table, row.Partition, idx, row.ManifestPages, row.Resident, fmt.Sprintf("%.1f%%", 100*row.Coverage)})
@@ -243,51 +227,6 @@ func inspectManifest(cmd *cobra.Command, conn *connection.Conn, mf *manifest.Man
 	fmt.Fprintf(w, "manifest %s (from %s, captured %s): %d entries, %d resolved here, %d dropped; %d resident now: coverage %.1f%%\n",
 		r.Name, r.Source.ServerID, r.Source.CapturedAt.Format("2006-01-02 15:04:05 MST"), r.Entries, len(r.Pages), dropped, mc.Resident, 100*mc.Coverage)
 	return nil
-}
-
-// groupResidency sums index rows into table or schema rows.
-func groupResidency(rows []bufferpool.IndexResidency, by string) []bufferpool.IndexResidency {
-	if by == "index" {
-		return rows
-	}
-	sums := map[string]*bufferpool.IndexResidency{}
-	var order []string
-	for _, r := range rows {
-		k := r.Schema
-		g := bufferpool.IndexResidency{Schema: r.Schema, Known: true}
-		if by == "table" {
-			k += "\x00" + r.Table
-			g.Table = r.Table
-		}
-		s := sums[k]
-		if s == nil {
-			s = &g
-			sums[k] = s
-			order = append(order, k)
-		}
-		s.Resident += r.Resident
-		s.Old += r.Old
-		s.Dirty += r.Dirty
-		s.LOBResident += r.LOBResident
-		s.LeafPages += r.LeafPages
-		s.Pages += r.Pages
-		s.MinPages += r.MinPages
-		s.SizePages += r.SizePages
-		s.LOBPages += r.LOBPages
-		s.Known = s.Known && r.Known
-	}
-	out := make([]bufferpool.IndexResidency, 0, len(order))
-	for _, k := range order {
-		s := sums[k]
-		if s.Pages > 0 {
-			s.Coverage = min(1, float64(s.Resident)/float64(s.Pages))
-		}
-		out = append(out, *s)
-	}
-	sort.SliceStable(out, func(i, j int) bool {
-		return out[i].Resident+out[i].LOBResident > out[j].Resident+out[j].LOBResident
-	})
-	return out
 }
 
 // fmtCoverage prints a coverage; one computed against an upper bound of the index's pages
@@ -307,10 +246,6 @@ func pct(part, whole int64) string {
 }
 
 func printResidency(w io.Writer, rows []bufferpool.IndexResidency, res *bufferpool.Residency, pageSize int64, by string) {
-	t := table.NewWriter()
-	t.SetOutputMirror(w)
-	t.SetStyle(table.StyleLight)
-	t.Style().Format.Header = text.FormatDefault
 	header := table.Row{"schema"}
 	if by != "schema" {
 		header = append(header, "table")
@@ -319,7 +254,7 @@ func printResidency(w io.Writer, rows []bufferpool.IndexResidency, res *bufferpo
 		header = append(header, "partition", "index")
 	}
 	header = append(header, "resident", "pages", "resident %", "old %", "LOB resident", "MiB")
-	t.AppendHeader(header)
+	t := newTable(w, header, len(header)-5)
 	for _, r := range rows {
 		row := table.Row{r.Schema}
 		if by != "schema" {
@@ -349,19 +284,24 @@ func printResidency(w io.Writer, rows []bufferpool.IndexResidency, res *bufferpo
 			fmt.Sprintf("%.1f", float64((r.Resident+r.LOBResident)*pageSize)/(1<<20)))
 		t.AppendRow(row)
 	}
-	n := len(header)
-	cfg := make([]table.ColumnConfig, 0, 6)
-	for i := n - 6; i < n; i++ {
-		cfg = append(cfg, table.ColumnConfig{Number: i + 1, Align: text.AlignRight})
-	}
-	t.SetColumnConfigs(cfg)
 	t.Render()
+	for _, r := range rows {
+		if r.SizeNote != "" {
+			fmt.Fprintf(w, "size of %s.%s %s: %s: pages from the %s (ANALYZE TABLE refreshes the statistics)\n", r.Schema, r.Table, r.Index, r.SizeNote, r.SizeSource)
+		}
+	}
 	tot := res.Totals
-	fmt.Fprintf(w, "buffer pool: %s = %d pages: %d free, %d data (%d of the tables listed), %d dirty, %d old; hit rate %.2f%% since start-up\n",
-		units.FormatBytes(tot.PoolBytes), tot.PagesTotal, tot.PagesFree, tot.PagesData, res.Selected, tot.PagesDirty, tot.PagesOld, 100*tot.HitRate)
-	fmt.Fprintf(w, "read in %.2f s", res.ReadSeconds)
+	fmt.Fprintf(w, "buffer pool: %s = %d pages: %d free, %d data (%d of the tables listed), %d dirty, %d old; %s\n",
+		units.FormatBytes(tot.PoolBytes), tot.PagesTotal, tot.PagesFree, tot.PagesData, res.Selected, tot.PagesDirty, tot.PagesOld, tot.HitRateText())
+	fmt.Fprintf(w, "read in %.2f s from %s", res.ReadSeconds, pageListName(res.PageList))
 	if res.OpenedTables > 0 {
 		fmt.Fprintf(w, " (opened %d tables to name their pages; no rows read)", res.OpenedTables)
 	}
 	fmt.Fprintln(w)
+	if res.PageListNote != "" {
+		fmt.Fprintf(w, "page list from INNODB_BUFFER_PAGE_LRU, not the server's dump: %s\n", res.PageListNote)
+	}
+	if res.Unnamed > 0 {
+		fmt.Fprintf(w, "%d resident pages allocated since the server last wrote them to disk could not be named from the files: listed as %s (--page-list lru-table names them)\n", res.Unnamed, bufferpool.UnknownIndex)
+	}
 }

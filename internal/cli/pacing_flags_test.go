@@ -40,13 +40,15 @@ func TestPacingFlags(t *testing.T) {
 		{[]string{"--max-rate", "100K/s"}, "at least 1MB/s"},
 		{[]string{"--max-load", "Threads_running=50", "--critical-load", "threads_running=25"}, "not above --max-load"},
 	} {
-		f, err := parse(tc.args...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = f.config(4)
-		if exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), tc.mention) {
-			t.Errorf("%v: %v, want a usage error mentioning %q", tc.args, err, tc.mention)
-		}
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			f, err := parse(tc.args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = f.config(4)
+			if exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), tc.mention) {
+				t.Errorf("%v: %v, want a usage error mentioning %q", tc.args, err, tc.mention)
+			}
+		})
 	}
 }

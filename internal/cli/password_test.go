@@ -93,7 +93,7 @@ func TestPasswordPromptDoesNotEcho(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer tty.Close()
-		var out bytes.Buffer
+		var out sandboxtest.SyncBuffer
 		done := make(chan struct{})
 		go func() { io.Copy(&out, tty); close(done) }()
 		deadline := time.Now().Add(20 * time.Second)

@@ -18,6 +18,8 @@ import (
 
 	"github.com/innowarm/innowarm/internal/connection"
 	"github.com/innowarm/innowarm/internal/exitcode"
+	"github.com/innowarm/innowarm/internal/pacing"
+	"github.com/innowarm/innowarm/internal/sqlerr"
 )
 
 // registry holds the constructors of the top-level commands; each command's file adds its own.
@@ -112,7 +114,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "innowarm: interrupted")
 		return code
 	}
-	fmt.Fprintln(stderr, "innowarm: "+oneLine(err.Error()))
+	fmt.Fprintln(stderr, "innowarm: "+oneLine(describe(err)))
 	return code
 }
 
@@ -155,7 +157,7 @@ func run(f func(cmd *cobra.Command, args []string) error) func(*cobra.Command, [
 func flagUsages(fs *pflag.FlagSet) string {
 	out := fs.FlagUsages()
 	ugly := " string[=\"" + connection.PasswordPromptSentinel + "\"]"
-	return strings.Replace(out, ugly, "[=PW]"+strings.Repeat(" ", len(ugly)-len("[=PW]")), 1)
+	return strings.Replace(out, ugly, "[=PW]"+strings.Repeat(" ", len(ugly)-len("[=PW]")), -1)
 }
 
 // printJSON writes v as indented JSON.
@@ -178,4 +180,41 @@ func flagNames(root *cobra.Command) map[string]bool {
 		c.Flags().VisitAll(func(f *pflag.Flag) { names[f.Name] = true })
 	})
 	return names
+}
+
+// describe is the user's line for err: a failure of the connection itself says that the
+// server went away, whatever statement was running when it did.
+func describe(err error) string {
+	msg := err.Error()
+	var fe *exitcode.FieldError
+	if errors.As(err, &fe) {
+		msg = strings.Replace(msg, fe.Error(), flagMessage(fe), 1)
+	}
+	if errors.Is(err, pacing.ErrCritical) {
+		msg += " (--critical-load)"
+	}
+	if sqlerr.ConnectionLost(err) && !strings.Contains(msg, lostServer) {
+		return lostServer + " (it stopped, restarted or the network failed): " + msg
+	}
+	return msg
+}
+
+const lostServer = "lost the connection to the server"
+
+// flagMessage says what is wrong with a value as the command line gave it: packages name
+// the field of their options ("PoolSize"), the user typed a flag ("--pool-size").
+func flagMessage(fe *exitcode.FieldError) string {
+	msg := fe.Err.Error()
+	switch fe.Field {
+	case "Selection":
+		if strings.HasPrefix(msg, "is empty") {
+			return "choose what to warm: -D schema[,schema], --tables 'schema.table*', --all-databases, or --from MANIFEST"
+		}
+		return "the selection (-D, --tables, --all-databases) " + msg
+	case "Manifest":
+		return "--from warms what the manifest names: leave out -D, --tables and --all-databases"
+	case "Path":
+		return "-o " + msg
+	}
+	return "--" + exitcode.Words(fe.Field, "-") + " " + msg
 }

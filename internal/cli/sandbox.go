@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -36,7 +37,7 @@ It never touches another server.`,
   innowarm sandbox cold-restart
   innowarm sandbox down --purge`,
 	}
-	cmd.AddCommand(newSandboxUpCmd(), newSandboxDownCmd(), newSandboxStatusCmd(), newSandboxRestartCmd(false), newSandboxRestartCmd(true))
+	cmd.AddCommand(newSandboxUpCmd(), newSandboxDownCmd(), newSandboxStatusCmd(), newSandboxRestartCmd(false), newSandboxRestartCmd(true), newSandboxFlavorsCmd())
 	return cmd
 }
 
@@ -47,12 +48,13 @@ func newSandboxUpCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "up",
 		Short:   "Create the sandbox if needed and start its server",
-		Example: "  innowarm sandbox up --dir /tmp/sb --pool-size 1G\n  innowarm sandbox up --server-arg=--performance-schema=ON",
+		Example: "  innowarm sandbox up --dir /tmp/sb --pool-size 1G\n  innowarm sandbox up --flavor mysql-9.7 --dir /tmp/my97\n  innowarm sandbox up --server-arg=--performance-schema=ON",
 	}
 	f.bind(cmd)
+	flavorFlag(cmd, &cfg.Flavor)
 	cmd.Flags().StringVar(&pool, "pool-size", "256M", "innodb_buffer_pool_size")
 	cmd.Flags().IntVar(&cfg.Port, "port", 0, "TCP port on 127.0.0.1 (default: a free one)")
-	cmd.Flags().StringVar(&cfg.ServerBinary, "server-binary", "", "mariadbd or mysqld to run (default: found on PATH or in /usr/sbin)")
+	cmd.Flags().StringVar(&cfg.ServerBinary, "server-binary", "", "mariadbd or mysqld to run (default: the --flavor's, else found on PATH or in /usr/sbin)")
 	cmd.Flags().BoolVar(&cfg.BufferedIO, "buffered-io", false, "use buffered I/O instead of O_DIRECT (restarts are then only cold after dropping the OS cache)")
 	cmd.Flags().BoolVar(&cfg.DumpAtShutdown, "dump-at-shutdown", false, "innodb_buffer_pool_dump_at_shutdown=ON")
 	cmd.Flags().BoolVar(&cfg.LoadAtStartup, "load-at-startup", false, "innodb_buffer_pool_load_at_startup=ON")
@@ -247,6 +249,78 @@ func newSandboxRestartCmd(cold bool) *cobra.Command {
 			fmt.Fprintf(w, "restarted in %.1f s: stop %.1f s, start %.1f s; pid %d, pool %s\n", rep.TotalSeconds, rep.StopSeconds, rep.StartSeconds, rep.Pid, units.FormatBytes(rep.PoolSize))
 		}
 		printNotes(w, rep.Stale, rep.Notes)
+		return nil
+	})
+	return cmd
+}
+
+// flavorFlag binds --flavor, whose default is $INNOWARM_FLAVOR.
+func flavorFlag(cmd *cobra.Command, dst *string) {
+	cmd.Flags().StringVar(dst, "flavor", os.Getenv(sandbox.FlavorEnv),
+		"server to run: "+strings.Join(sandbox.FlavorNames(), ", ")+" (installed from Debian on first use, as root; default $"+sandbox.FlavorEnv+", else the machine's own server)")
+}
+
+func newSandboxFlavorsCmd() *cobra.Command {
+	var asJSON, install bool
+	cmd := &cobra.Command{
+		Use:   "flavors [FLAVOR...]",
+		Short: "List the server flavors a sandbox can run, and install them (--install)",
+		Long: `flavors lists the servers --flavor accepts and where each comes from. The machine's own
+server is used when it is of the flavor's series; otherwise --install (or the first
+'sandbox up --flavor') installs the flavor's Debian packages with debootstrap into a private
+root file system under ` + sandbox.ServersDir() + ` (root needed, about a minute, once); the
+server then runs on this machine through that root's own dynamic loader.`,
+		Example: "  innowarm sandbox flavors\n  innowarm sandbox flavors --install mysql-9.7 mariadb-11.8",
+		Args:    cobra.ArbitraryArgs,
+	}
+	cmd.Flags().BoolVar(&install, "install", false, "install the named flavors (all when none is named) now")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	cmd.RunE = run(func(cmd *cobra.Command, args []string) error {
+		var want []sandbox.Distribution
+		for _, a := range args {
+			d, err := sandbox.LookupDistribution(a)
+			if err != nil {
+				return err
+			}
+			want = append(want, d)
+		}
+		if len(want) == 0 {
+			want = sandbox.Distributions
+		}
+		type row struct {
+			sandbox.Distribution
+			Source  string `json:"source"`
+			Version string `json:"version,omitempty"`
+			Binary  string `json:"binary,omitempty"`
+		}
+		var rows []row
+		for _, d := range want {
+			r := row{Distribution: d, Source: "not installed"}
+			if install && !d.OnHost(cmd.Context()) {
+				if _, err := sandbox.Provision(cmd.Context(), d); err != nil {
+					return err
+				}
+			}
+			if b, ok := d.Available(cmd.Context()); ok {
+				r.Version, r.Binary, r.Source = fmt.Sprintf("%s %s", b.Kind, b.Version), b.Path, "this machine's packages: "+b.Path
+				if b.Root != "" {
+					r.Source = "installed in " + b.Root
+				}
+			}
+			rows = append(rows, r)
+		}
+		if asJSON {
+			return printJSON(cmd.OutOrStdout(), rows)
+		}
+		t := [][2]string{}
+		for _, r := range rows {
+			v := r.Version + ", " + r.Source
+			if r.Version == "" {
+				v = fmt.Sprintf("not installed: Debian %s's %s (sandbox flavors --install %s)", r.Suite, strings.Join(r.Packages, ", "), r.Name)
+			}
+			t = append(t, [2]string{r.Name, v})
+		}
+		kvTable(cmd.OutOrStdout(), t)
 		return nil
 	})
 	return cmd

@@ -6,15 +6,18 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
-	"github.com/spf13/cobra"
-
+	"github.com/innowarm/innowarm/internal/bufferpool"
 	"github.com/innowarm/innowarm/internal/connection"
 	"github.com/innowarm/innowarm/internal/logx"
 	"github.com/innowarm/innowarm/internal/manifest"
+	"github.com/innowarm/innowarm/internal/metrics"
 	"github.com/innowarm/innowarm/internal/snapshot"
 	"github.com/innowarm/innowarm/internal/units"
 )
@@ -29,19 +32,39 @@ func newSnapshotCmd() *cobra.Command {
 		keep       int
 		allowEmpty bool
 		asJSON     bool
+		pageList   string
+		metricsOut string
+		metricsAt  string
 	)
 	cmd := &cobra.Command{
 		Use:   "snapshot",
 		Short: "Capture the hot set of a running server to a portable manifest file",
-		Long: `snapshot reads the buffer pool's page list (INNODB_BUFFER_PAGE_LRU, data pages only) and
-writes a manifest: a versioned, checksummed text file that names every page's schema, table,
+		Long: `snapshot reads the buffer pool's page list and writes a manifest: a versioned, checksummed text file that names every page's schema, table,
 partition and index with its LRU position (see docs/manifest-format.md). Unlike InnoDB's own
 dump file it survives a crash when taken periodically, and works on another server, whose
 tablespace ids differ: 'innowarm warm --from FILE' loads the same pages there.
 
 The file is written atomically (temporary file, fsync, rename); a failed or empty capture
 never replaces a good manifest. --every keeps capturing until stopped (a sidecar), --keep
-keeps that many previous manifests as FILE.1 ... FILE.N. Needs the PROCESS privilege.`,
+keeps that many previous manifests as FILE.1 ... FILE.N. Needs the PROCESS privilege.
+
+With --every each manifest holds the history of the captures so far, not one look at the
+LRU list: every page a capture held, with how many captures held it and a score: the
+share of the captures, weighted by age (half-life: four intervals, at least a minute), in
+which the page was seen touched since the previous one (read from disk, or moved towards
+the head of the list; see docs/manifest-format.md). Pages a workload keeps touching outrank what a bulk load, a backup
+or a report left behind, and hot pages that were evicted just before the last capture are
+still there; warm --from loads and cuts to its budget by score. Between the files, --every
+also takes a capture into the history (writing nothing) whenever a quarter of the pool has
+been read from disk since the last one (checked once a second): a pool that turns over fast
+evicts hot pages before the next interval's capture could see them.
+
+The page list (--page-list): on the database host, with the datadir readable and SUPER or
+SYSTEM_VARIABLES_ADMIN, innowarm borrows the server's own dump (innodb_buffer_pool_dump_now,
+about 0.2 µs of server time per resident page, no table built) and names each page from the
+tablespace file's allocation metadata ("dump"); elsewhere it reads INNODB_BUFFER_PAGE_LRU
+("lru-table": the server builds a row per resident page, 2-3 µs each, in a temporary
+table). "auto" (the default) takes the dump when it can and says why not when it cannot.`,
 		Example: `  innowarm snapshot -u admin -p -o /var/lib/innowarm/hot.manifest
   innowarm snapshot -o hot.manifest.gz --every 5m --keep 3     # sidecar
   innowarm snapshot -D shop -o - | gzip > shop.manifest.gz`,
@@ -53,6 +76,9 @@ keeps that many previous manifests as FILE.1 ... FILE.N. Needs the PROCESS privi
 	cmd.Flags().IntVar(&keep, "keep", 0, "previous manifests to keep as FILE.1 ... FILE.N")
 	cmd.Flags().BoolVar(&allowEmpty, "allow-empty", false, "let a capture with no pages replace an existing manifest")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the capture summary as JSON")
+	cmd.Flags().StringVar(&pageList, "page-list", snapshot.PageListAuto, "how to read the page list: auto, dump (the server's own dump, on the database host) or lru-table (INNODB_BUFFER_PAGE_LRU)")
+	cmd.Flags().StringVar(&metricsOut, "metrics-file", "", "with --every: write Prometheus text-format metrics (the manifest's age and size) to this file after every capture")
+	cmd.Flags().StringVar(&metricsAt, "metrics-listen", "", "with --every: serve Prometheus metrics on this address, e.g. :9105 (path /metrics)")
 	cmd.RunE = run(func(cmd *cobra.Command, _ []string) error {
 		opts, err := cf.resolve(cmd)
 		if err != nil {
@@ -91,7 +117,10 @@ keeps that many previous manifests as FILE.1 ... FILE.N. Needs the PROCESS privi
 			return err
 		}
 		defer conn.Close()
-		so := snapshot.Options{Path: out, Keep: keep, AllowEmpty: allowEmpty, Filter: filter, ToolVersion: version}
+		so := snapshot.Options{Path: out, Keep: keep, AllowEmpty: allowEmpty, Filter: filter, ToolVersion: version, PageList: pageList, Log: logx.Default()}
+		if err := so.Validate(); err != nil {
+			return usagef("%v", err)
+		}
 		// The summary goes to stderr when the manifest itself goes to stdout.
 		w := cmd.OutOrStdout()
 		if out == manifest.StdioName {
@@ -105,8 +134,23 @@ keeps that many previous manifests as FILE.1 ... FILE.N. Needs the PROCESS privi
 			printSnapshot(w, r)
 		}
 		if every > 0 {
+			exp, err := metrics.New(metricsAt, metricsOut)
+			if err != nil {
+				return usagef("%v", err)
+			}
+			defer exp.Close()
+			sm := newSnapshotMetrics(exp.Registry)
 			logx.Infof("capturing every %s to %s until stopped (keeping %d previous)", every, out, keep)
-			return snapshot.Every(cmd.Context(), conn, so, every, report, logx.Default())
+			return snapshot.Every(cmd.Context(), conn, so, every, func(r *snapshot.Result) {
+				report(r)
+				sm.observe(r)
+				if err := exp.Flush(); err != nil {
+					logx.Warnf("%v", err)
+				}
+			}, logx.Default())
+		}
+		if metricsOut != "" || metricsAt != "" {
+			return usagef("--metrics-file and --metrics-listen go with --every")
 		}
 		res, err := snapshot.Capture(cmd.Context(), conn, so)
 		if errors.Is(err, manifest.ErrEmpty) {
@@ -130,8 +174,18 @@ func printSnapshot(w io.Writer, r *snapshot.Result) {
 	if dest == manifest.StdioName {
 		dest = "stdout"
 	}
-	fmt.Fprintf(w, "snapshot: %d pages of %d objects (pool %d pages, %d not attributable) in %.2f s (page list read in %.2f s) → %s%s\n",
-		r.Entries, r.Objects, r.PoolPages, r.Unattributed, r.Seconds, r.ReadSeconds, dest, size)
+	fmt.Fprintf(w, "snapshot: %d pages of %d objects (pool %d pages, %d not attributable) in %.2f s (page list read in %.2f s from %s) → %s%s\n",
+		r.Entries, r.Objects, r.PoolPages, r.Unattributed, r.Seconds, r.ReadSeconds, pageListName(r.PageList), dest, size)
+	if r.PageListNote != "" {
+		fmt.Fprintf(w, "page list from INNODB_BUFFER_PAGE_LRU, not the server's dump: %s\n", r.PageListNote)
+	}
+	if r.Header.Captures > 1 {
+		churn := ""
+		if r.ChurnCaptures > 0 {
+			churn = fmt.Sprintf(", %d of them since the last file because a quarter of the pool was read from disk", r.ChurnCaptures)
+		}
+		fmt.Fprintf(w, "history of %d captures%s: pages scored over them, in the pool now or within the last few captures\n", r.Header.Captures, churn)
+	}
 	fmt.Fprintf(w, "server %s, captured %s, sha256 %s\n", r.Header.ServerID, r.CapturedAt.Format(time.RFC3339), short(r.Header.SHA256))
 }
 
@@ -140,4 +194,44 @@ func short(s string) string {
 		return s[:16] + "…"
 	}
 	return s
+}
+
+func pageListName(source string) string {
+	if source == bufferpool.SourceDump {
+		return "the server's dump"
+	}
+	return "INNODB_BUFFER_PAGE_LRU"
+}
+
+// snapshotMetrics are snapshot --every's Prometheus metrics: an alert on the age catches a
+// sidecar whose captures keep failing (the age grows) as well as one that stopped.
+type snapshotMetrics struct {
+	pages, bytes, seconds prometheus.Gauge
+	captures              prometheus.Counter
+	last                  atomic.Int64 // unix nanoseconds of the last capture
+}
+
+func newSnapshotMetrics(reg prometheus.Registerer) *snapshotMetrics {
+	m := &snapshotMetrics{
+		pages:    prometheus.NewGauge(prometheus.GaugeOpts{Name: "innowarm_snapshot_pages", Help: "Pages in the last manifest written."}),
+		bytes:    prometheus.NewGauge(prometheus.GaugeOpts{Name: "innowarm_snapshot_bytes", Help: "Size of the last manifest written, in bytes."}),
+		seconds:  prometheus.NewGauge(prometheus.GaugeOpts{Name: "innowarm_snapshot_capture_seconds", Help: "Time the last capture took."}),
+		captures: prometheus.NewCounter(prometheus.CounterOpts{Name: "innowarm_snapshot_captures_total", Help: "Manifests written."}),
+	}
+	age := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "innowarm_snapshot_age_seconds", Help: "Age of the manifest on disk (time since its capture); 0 before the first."}, func() float64 {
+		if n := m.last.Load(); n != 0 {
+			return time.Since(time.Unix(0, n)).Seconds()
+		}
+		return 0
+	})
+	reg.MustRegister(m.pages, m.bytes, m.seconds, m.captures, age)
+	return m
+}
+
+func (m *snapshotMetrics) observe(r *snapshot.Result) {
+	m.pages.Set(float64(r.Entries))
+	m.bytes.Set(float64(r.Bytes))
+	m.seconds.Set(r.Seconds)
+	m.captures.Inc()
+	m.last.Store(r.CapturedAt.UnixNano())
 }

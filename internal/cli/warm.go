@@ -1,7 +1,7 @@
 package cli
 
 import (
-	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,16 +10,17 @@ import (
 	"time"
 
 	"github.com/jedib0t/go-pretty/v6/table"
-	"github.com/jedib0t/go-pretty/v6/text"
 	"github.com/spf13/cobra"
 
 	"github.com/innowarm/innowarm/internal/catalog"
 	"github.com/innowarm/innowarm/internal/connection"
+	"github.com/innowarm/innowarm/internal/exitcode"
 	"github.com/innowarm/innowarm/internal/logx"
 	"github.com/innowarm/innowarm/internal/manifest"
 	"github.com/innowarm/innowarm/internal/pacing"
 	"github.com/innowarm/innowarm/internal/progress"
 	"github.com/innowarm/innowarm/internal/readiness"
+	"github.com/innowarm/innowarm/internal/sqltext"
 	"github.com/innowarm/innowarm/internal/units"
 	"github.com/innowarm/innowarm/internal/warm"
 )
@@ -38,6 +39,7 @@ type warmFlags struct {
 	lockWaitTimeout  time.Duration
 	splitPages       int64
 	asJSON, quiet    bool
+	progressEvery    time.Duration
 	from             string
 	method           string
 	untilCoverage    string
@@ -72,7 +74,7 @@ Needs SELECT on the tables and the PROCESS privilege (to read the pool's page li
 	fl.BoolVar(&f.verbose, "verbose", false, "with --dry-run, print every statement")
 	fl.StringVar(&f.budget, "budget", "", "most the warm may add: a size (2G) or a percent of the pool (70%); default: the free pages")
 	fl.StringVar(&f.order, "order", "small-first", "priority: "+strings.Join(warm.Orders, ", "))
-	fl.IntVar(&f.parallel, "parallel", 0, "parallel sessions (default: twice innodb_read_io_threads, 4 to 16)")
+	fl.IntVar(&f.parallel, "parallel", 0, "parallel sessions; 0: the default, twice innodb_read_io_threads (4 to 16)")
 	fl.BoolVar(&f.lob, "lob", false, "also read off-page BLOB/TEXT/JSON pages")
 	fl.BoolVar(&f.makeYoung, "make-young", false, "set innodb_old_blocks_time=0 during the run (restored after, also on error or Ctrl-C)")
 	fl.DurationVar(&f.statementTimeout, "statement-timeout", time.Hour, "server-side time limit of each statement")
@@ -83,6 +85,7 @@ Needs SELECT on the tables and the PROCESS privilege (to read the pool's page li
 	fl.StringVar(&f.untilCoverage, "until-coverage", "", "stop as soon as the plan (or the manifest's pages) is this resident, e.g. 95%")
 	fl.BoolVar(&f.asJSON, "json", false, "print the plan and result as JSON on stdout")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress output")
+	fl.DurationVar(&f.progressEvery, "progress-interval", 5*time.Second, "time between progress lines when stderr is not a terminal (logs)")
 	rf := addReplayFlags(cmd)
 	pf := addPacingFlags(cmd)
 	cmd.RunE = run(func(cmd *cobra.Command, _ []string) error {
@@ -110,46 +113,9 @@ Needs SELECT on the tables and the PROCESS privilege (to read the pool's page li
 			}
 			return rf.run(cmd, conn, f.asJSON, pace)
 		}
-		budget, err := warm.ParseBudget(f.budget)
-		if err != nil {
-			return usagef("--budget: %v", err)
-		}
-		if !validOrder(f.order) {
-			return usagef("--order %q: use one of %s", f.order, strings.Join(warm.Orders, ", "))
-		}
-		if f.parallel < 0 || f.parallel > 64 {
-			return usagef("--parallel %d: use 1 to 64 (or leave it out)", f.parallel)
-		}
-		if f.splitPages < 16 {
-			return usagef("--split-pages must be at least 16")
-		}
-		if f.statementTimeout < time.Second {
-			return usagef("--statement-timeout must be at least 1s")
-		}
-		filter, err := f.sel.filter(&opts)
+		req, err := f.request(cmd, &opts, pace)
 		if err != nil {
 			return err
-		}
-		var until float64
-		if f.untilCoverage != "" {
-			if until, err = readiness.ParsePercent(f.untilCoverage); err != nil {
-				return usagef("--until-coverage: %v", err)
-			}
-		}
-		if !validMethod(f.method) {
-			return usagef("--method %q: use %s", f.method, strings.Join(warm.Methods, ", "))
-		}
-		// A manifest is read and verified in full (checksum, counts) before anything else.
-		var mf *manifest.Manifest
-		if f.from != "" {
-			if !filter.Empty() {
-				return usagef("--from warms what the manifest names: leave out -D, --tables and --all-databases")
-			}
-			if mf, err = manifest.Load(f.from); err != nil {
-				return err
-			}
-		} else if filter.Empty() {
-			return usagef("choose what to warm: -D schema[,schema], --tables 'schema.table*', --all-databases, or --from MANIFEST")
 		}
 		conn, err := connection.Open(cmd.Context(), opts)
 		if err != nil {
@@ -157,138 +123,17 @@ Needs SELECT on the tables and the PROCESS privilege (to read the pool's page li
 		}
 		defer conn.Close()
 		ctx := cmd.Context()
-		requested := f.method
-		if f.dryRun && requested == warm.MethodAuto && mf == nil {
-			// A dry run of a selection shows the scan plan, the one with something to show.
-			requested = warm.MethodScan
-		}
-		if mf != nil {
-			if err := mf.CheckPageSize(conn.Server.PageSize); err != nil {
-				return err
-			}
-		}
-		if err := pacing.Check(ctx, conn, pace); err != nil {
-			return err
-		}
-		// Paced warms plan smaller units, so that a pause takes effect within seconds.
-		if unit := pace.SuggestedUnitBytes(); unit > 0 && !cmd.Flags().Changed("split-pages") {
-			f.splitPages = max(unit/int64(conn.Server.PageSize), 16)
-		}
-		method, why, err := warm.ChooseMethod(ctx, conn, requested)
-		if err != nil {
-			return err
-		}
-		logMethod := func() {
+		outcome, runErr := warm.Execute(ctx, conn, req, func(method, why string) {
 			if !f.quiet {
 				logx.Infof("method: %s (%s)", method, why)
 			}
-		}
-		planOpts := warm.Options{Budget: budget, Order: f.order, Parallel: f.parallel, LOB: f.lob, SplitPages: f.splitPages, LockWaitTimeout: f.lockWaitTimeout}
-		runOpts := warm.RunOptions{
-			StatementTimeout: f.statementTimeout, LockWaitTimeout: f.lockWaitTimeout, MakeYoung: f.makeYoung, Pacing: pace,
-			Progress: progress.Config{Out: os.Stderr, Bars: !f.quiet && progress.IsTerminal(os.Stderr), Quiet: f.quiet},
-		}
-		out := cmd.OutOrStdout()
-		if mf != nil || method == warm.MethodNative {
-			runOpts.DryRun = f.dryRun
-			var res *warm.Result
-			var runErr error
-			if mf != nil {
-				resolved, err := warm.Resolve(ctx, conn, mf)
-				if err != nil {
-					return err
-				}
-				if until > 0 {
-					runOpts.Until = warm.Until{Want: until, Measure: readiness.Manifest{Conn: conn, Resolved: resolved}.Coverage}
-				}
-				logMethod()
-				res, runErr = warm.FromManifest(ctx, conn, resolved, method, planOpts, runOpts)
-			} else {
-				cat, err := catalog.Load(ctx, conn, filter)
-				if err != nil {
-					return err
-				}
-				if until > 0 {
-					runOpts.Until = warm.Until{Want: until, Measure: readiness.Selection{Conn: conn, Catalog: cat}.Coverage}
-				}
-				logMethod()
-				res, runErr = warm.NativeFromCatalog(ctx, conn, cat, planOpts, runOpts)
-			}
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			if res != nil {
-				res.MethodReason = why
-				if f.asJSON {
-					if err := printJSON(out, map[string]any{"result": res}); err != nil {
-						return err
-					}
-				} else {
-					printWarmResult(out, res)
-				}
-			}
-			return runErr
-		}
-		cat, err := catalog.Load(ctx, conn, filter)
-		if err != nil {
-			return err
-		}
-		if len(cat.Tables) == 0 && len(cat.Skipped) == 0 {
-			return usagef("no tables match the selection")
-		}
-		logMethod()
-		pl, err := warm.BuildPlan(ctx, conn, cat, planOpts)
-		if err != nil {
-			return err
-		}
-		if f.dryRun {
-			if f.asJSON {
-				return printJSON(out, map[string]any{"plan": planJSON(pl, f.statementTimeout, f.verbose)})
-			}
-			printPlan(out, pl, f.verbose, f.statementTimeout)
-			return nil
-		}
-		runOpts.Catalog = cat
-		if until > 0 {
-			runOpts.Until = warm.Until{Want: until, Measure: func(ctx context.Context) (float64, string, error) {
-				return warm.PlanCoverage(ctx, conn, cat, pl)
-			}}
-		}
-		res, runErr := warm.Run(ctx, conn, pl, runOpts)
-		if res != nil {
-			res.MethodReason = why
-		}
+		})
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if f.asJSON {
-			if err := printJSON(out, map[string]any{"plan": planJSON(pl, f.statementTimeout, false), "result": res}); err != nil {
-				return err
-			}
-		} else if res != nil {
-			printWarmResult(out, res)
-		}
-		return runErr
+		return printWarmOutcome(cmd.OutOrStdout(), outcome, &f, runErr)
 	})
 	return cmd
-}
-
-func validMethod(m string) bool {
-	for _, v := range warm.Methods {
-		if v == m {
-			return true
-		}
-	}
-	return false
-}
-
-func validOrder(o string) bool {
-	for _, v := range warm.Orders {
-		if v == o {
-			return true
-		}
-	}
-	return false
 }
 
 type planUnitJSON struct {
@@ -322,20 +167,6 @@ func planJSON(pl *warm.Plan, limit time.Duration, withSQL bool) map[string]any {
 		"budget_pages": pl.BudgetPages, "budget_source": pl.BudgetSource,
 		"left_out": pl.LeftOut, "skipped": pl.Skipped, "already_resident": resident, "notes": pl.Notes,
 	}
-}
-
-func newTable(w io.Writer, header table.Row, rightFrom int) table.Writer {
-	t := table.NewWriter()
-	t.SetOutputMirror(w)
-	t.SetStyle(table.StyleLight)
-	t.Style().Format.Header = text.FormatDefault
-	t.AppendHeader(header)
-	var cfg []table.ColumnConfig
-	for i := rightFrom; i <= len(header); i++ {
-		cfg = append(cfg, table.ColumnConfig{Number: i, Align: text.AlignRight})
-	}
-	t.SetColumnConfigs(cfg)
-	return t
 }
 
 func printPlan(w io.Writer, pl *warm.Plan, verbose bool, limit time.Duration) {
@@ -376,7 +207,7 @@ func printPlan(w io.Writer, pl *warm.Plan, verbose bool, limit time.Duration) {
 		fmt.Fprintf(w, "already resident: %s (%d pages)\n", tg.Name(), tg.ResidentBefore)
 	}
 	for _, l := range pl.LeftOut {
-		fmt.Fprintf(w, "left out: %s %s %s: %s\n", catalog.QuoteTable(l.Schema, l.Table), l.Partition, l.Index, l.Reason)
+		fmt.Fprintf(w, "left out: %s %s %s: %s\n", sqltext.Table(l.Schema, l.Table), l.Partition, l.Index, l.Reason)
 	}
 	printSkipped(w, pl.Skipped)
 	for _, n := range pl.Notes {
@@ -393,9 +224,9 @@ func parenList(items []string) string {
 
 func printSkipped(w io.Writer, skipped []catalog.Skip) {
 	for _, s := range skipped {
-		what := catalog.QuoteTable(s.Schema, s.Table)
+		what := sqltext.Table(s.Schema, s.Table)
 		if s.Index != "" {
-			what += " index " + catalog.QuoteIdent(s.Index)
+			what += " index " + sqltext.Ident(s.Index)
 		}
 		fmt.Fprintf(w, "skipped: %s: %s\n", what, s.Reason)
 	}
@@ -415,14 +246,14 @@ func printWarmResult(w io.Writer, res *warm.Result) {
 		}
 		cov := fmtCoverage(tr.CoverageBefore, tr.CoverageExact) + " → " + fmtCoverage(tr.CoverageAfter, tr.CoverageExact)
 		if native {
-			t.AppendRow(table.Row{catalog.QuoteTable(tr.Schema, tr.Table), tr.Partition, idx, tr.ResidentBefore, tr.ResidentAfter, tr.PagesLoaded, cov})
+			t.AppendRow(table.Row{sqltext.Table(tr.Schema, tr.Table), tr.Partition, idx, tr.ResidentBefore, tr.ResidentAfter, tr.PagesLoaded, cov})
 			continue
 		}
 		units := fmt.Sprintf("%d/%d", tr.UnitsDone, tr.Units)
 		if tr.Error != "" {
 			units += " FAILED"
 		}
-		t.AppendRow(table.Row{catalog.QuoteTable(tr.Schema, tr.Table), tr.Partition, idx, units, tr.ResidentBefore, tr.ResidentAfter, tr.PagesLoaded, cov,
+		t.AppendRow(table.Row{sqltext.Table(tr.Schema, tr.Table), tr.Partition, idx, units, tr.ResidentBefore, tr.ResidentAfter, tr.PagesLoaded, cov,
 			fmt.Sprintf("%.2f", tr.Seconds), fmt.Sprintf("%.0f", tr.MBps)})
 	}
 	if len(res.Targets) > 0 {
@@ -459,7 +290,7 @@ func printWarmResult(w io.Writer, res *warm.Result) {
 	}
 	fmt.Fprintf(w, "pool: %d free → %d free pages of %d\n", res.PoolBefore.PagesFree, res.PoolAfter.PagesFree, res.PoolAfter.PagesTotal)
 	for _, l := range res.LeftOut {
-		fmt.Fprintf(w, "left out: %s %s %s: %s\n", catalog.QuoteTable(l.Schema, l.Table), l.Partition, l.Index, l.Reason)
+		fmt.Fprintf(w, "left out: %s %s %s: %s\n", sqltext.Table(l.Schema, l.Table), l.Partition, l.Index, l.Reason)
 	}
 	printSkipped(w, res.Skipped)
 	for _, e := range res.Errors {
@@ -468,4 +299,82 @@ func printWarmResult(w io.Writer, res *warm.Result) {
 	for _, n := range res.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
+}
+
+// request turns the flags into a warm.Request and validates it; -D becomes the selection.
+func (f *warmFlags) request(cmd *cobra.Command, opts *connection.Options, pace pacing.Config) (warm.Request, error) {
+	budget, err := warm.ParseBudget(f.budget)
+	if err != nil {
+		return warm.Request{}, usagef("--budget: %v", err)
+	}
+	filter, err := f.sel.filter(opts)
+	if err != nil {
+		return warm.Request{}, err
+	}
+	req := warm.Request{
+		Filter: filter, Method: f.method, DryRun: f.dryRun,
+		Plan:            warm.Options{Budget: budget, Order: f.order, Parallel: f.parallel, LOB: f.lob, SplitPages: f.splitPages, LockWaitTimeout: f.lockWaitTimeout},
+		SplitPagesGiven: cmd.Flags().Changed("split-pages"),
+		Run: warm.RunOptions{
+			StatementTimeout: f.statementTimeout, LockWaitTimeout: f.lockWaitTimeout, MakeYoung: f.makeYoung, Pacing: pace,
+			Progress: progress.Config{Out: os.Stderr, Bars: !f.quiet && progress.IsTerminal(os.Stderr), Quiet: f.quiet, Interval: f.progressEvery},
+		},
+	}
+	if f.untilCoverage != "" {
+		if req.UntilCoverage, err = readiness.ParsePercent(f.untilCoverage); err != nil {
+			return req, usagef("--until-coverage: %v", err)
+		}
+	}
+	// The value checks come first: a bad flag is reported before a manifest is read.
+	if err := req.Validate(); err != nil && !isSelectionError(err) {
+		return req, err
+	}
+	// A manifest is read and verified in full (checksum, counts) before anything else.
+	if f.from != "" {
+		if !filter.Empty() {
+			return req, usagef("--from warms what the manifest names: leave out -D, --tables and --all-databases")
+		}
+		if req.Manifest, err = manifest.Load(f.from); err != nil {
+			return req, err
+		}
+	}
+	if err := req.Validate(); err != nil {
+		return req, err
+	}
+	return req, nil
+}
+
+func isSelectionError(err error) bool {
+	var fe *exitcode.FieldError
+	return errors.As(err, &fe) && fe.Field == "Selection"
+}
+
+// printWarmOutcome prints a warm's plan (dry run of a scan) or result, as text or JSON, and
+// returns the run's error.
+func printWarmOutcome(out io.Writer, o *warm.Outcome, f *warmFlags, runErr error) error {
+	if o == nil {
+		return runErr
+	}
+	if o.Plan != nil && o.Result == nil && runErr == nil {
+		if f.asJSON {
+			return printJSON(out, map[string]any{"plan": planJSON(o.Plan, f.statementTimeout, f.verbose)})
+		}
+		printPlan(out, o.Plan, f.verbose, f.statementTimeout)
+		return nil
+	}
+	if o.Result == nil {
+		return runErr
+	}
+	if f.asJSON {
+		doc := map[string]any{"result": o.Result}
+		if o.Plan != nil {
+			doc["plan"] = planJSON(o.Plan, f.statementTimeout, false)
+		}
+		if err := printJSON(out, doc); err != nil {
+			return err
+		}
+	} else {
+		printWarmResult(out, o.Result)
+	}
+	return runErr
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -9,13 +10,13 @@ import (
 	"time"
 
 	"github.com/jedib0t/go-pretty/v6/table"
-	"github.com/jedib0t/go-pretty/v6/text"
 	"github.com/spf13/cobra"
 
 	"github.com/innowarm/innowarm/internal/connection"
 	"github.com/innowarm/innowarm/internal/logx"
 	"github.com/innowarm/innowarm/internal/pacing"
 	"github.com/innowarm/innowarm/internal/replay"
+	"github.com/innowarm/innowarm/internal/report"
 	"github.com/innowarm/innowarm/internal/units"
 )
 
@@ -118,7 +119,7 @@ func (f *replayFlags) validate() error {
 }
 
 func unwrapPathErr(err error) error {
-	if pe, ok := err.(*os.PathError); ok {
+	if pe := (*os.PathError)(nil); errors.As(err, &pe) {
 		return pe.Err
 	}
 	return err
@@ -261,9 +262,9 @@ func printReplayResult(w io.Writer, res *replay.Result) {
 			return reasons[i] < reasons[j]
 		})
 		t := newTable(w, table.Row{"skipped because", "statements", "first one"}, 2)
-		t.SetColumnConfigs([]table.ColumnConfig{{Number: 2, Align: text.AlignRight}, {Number: 3, WidthMax: 70}})
+		t.t.Align[2] = report.AlignLeft
 		for _, r := range reasons {
-			t.AppendRow(table.Row{r, res.Skipped[r], res.SkipExamples[r]})
+			t.AppendRow(table.Row{r, res.Skipped[r], truncate(res.SkipExamples[r], 70)})
 		}
 		t.AppendFooter(table.Row{"total", res.SkippedTotal, ""})
 		t.Render()

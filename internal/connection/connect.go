@@ -19,6 +19,7 @@ import (
 
 	"github.com/innowarm/innowarm/internal/exitcode"
 	"github.com/innowarm/innowarm/internal/flavor"
+	"github.com/innowarm/innowarm/internal/sqlerr"
 )
 
 func init() {
@@ -121,19 +122,19 @@ func Explain(err error, o Options) error {
 	var me *mysql.MySQLError
 	if errors.As(err, &me) {
 		switch me.Number {
-		case 1045:
+		case sqlerr.AccessDenied:
 			how := "no password"
 			if o.Password != "" {
 				how = "the password from " + o.source("password")
 			}
 			return exitcode.UsageError(fmt.Errorf("access denied for user %q at %s with %s: check -u/--user and -p/--password, MYSQL_PWD or password= in your option files", o.User, target, how))
-		case 1049:
+		case sqlerr.BadDB:
 			return exitcode.UsageError(fmt.Errorf("unknown database %q on %s: check -D/--database", o.Database, target))
-		case 1044:
+		case sqlerr.DBAccessDenied:
 			return exitcode.UsageError(fmt.Errorf("user %q may not use database %q on %s: %s", o.User, o.Database, target, me.Message))
-		case 1130:
+		case sqlerr.HostNotPrivileged:
 			return exitcode.UsageError(fmt.Errorf("%s refuses connections from this host for user %q: %s", target, o.User, me.Message))
-		case 1040:
+		case sqlerr.TooManyConnections:
 			return fmt.Errorf("%s has too many connections: %s", target, me.Message)
 		}
 		return fmt.Errorf("connect to %s: %w", target, err)
@@ -152,7 +153,7 @@ func Explain(err error, o Options) error {
 		return exitcode.UsageError(fmt.Errorf("socket %s does not exist: check -S/--socket", o.Socket))
 	}
 	if errors.Is(err, syscall.EACCES) {
-		return exitcode.UsageError(fmt.Errorf("permission denied on %s: %v", target, err))
+		return exitcode.UsageError(fmt.Errorf("permission denied on %s: %w", target, err))
 	}
 	var netErr net.Error
 	if errors.As(err, &netErr) && netErr.Timeout() {
@@ -167,7 +168,7 @@ func Explain(err error, o Options) error {
 	var unknownAuth x509.UnknownAuthorityError
 	var hostErr x509.HostnameError
 	if errors.As(err, &unknownAuth) || errors.As(err, &hostErr) || strings.Contains(err.Error(), "x509:") {
-		return exitcode.UsageError(fmt.Errorf("TLS verification of %s failed (--ssl-mode=%s): %v: check --ssl-ca and the host name", target, o.SSLMode, err))
+		return exitcode.UsageError(fmt.Errorf("TLS verification of %s failed (--ssl-mode=%s): %w: check --ssl-ca and the host name", target, o.SSLMode, err))
 	}
 	return fmt.Errorf("connect to %s: %w", target, err)
 }

@@ -125,7 +125,7 @@ func readOptionFile(path string, groups []string, depth int) ([]OptionValue, err
 		KeyValueDelimiters:        "=",
 	}, text)
 	if err != nil {
-		return nil, exitcode.UsageError(fmt.Errorf("option file %s is malformed: %v", path, err))
+		return nil, exitcode.UsageError(fmt.Errorf("option file %s is malformed: %w", path, err))
 	}
 	want := map[string]bool{}
 	for _, g := range groups {

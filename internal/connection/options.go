@@ -65,9 +65,12 @@ type Options struct {
 // PasswordPromptSentinel is what a bare -p / --password leaves in the flag.
 const PasswordPromptSentinel = "\x01prompt"
 
-// Flags holds the raw mysql-style flags of one command.
+// Flags holds the raw mysql-style flags of one command, or of one end of a command that
+// talks to two servers (prefixed flags).
 type Flags struct {
 	fs             *pflag.FlagSet
+	prefix         string   // "" or e.g. "source-"
+	groups         []string // option-file groups read, in order
 	host           string
 	port           int
 	socket         string
@@ -88,7 +91,7 @@ type Flags struct {
 
 // BindFlags registers the mysql client's connection flags on fs.
 func BindFlags(fs *pflag.FlagSet) *Flags {
-	f := &Flags{fs: fs}
+	f := &Flags{fs: fs, groups: OptionGroups}
 	fs.StringVarP(&f.host, "host", "h", "localhost", "server host; localhost means the Unix socket, as in the mysql client")
 	fs.IntVarP(&f.port, "port", "P", 3306, "TCP port (with host localhost, giving -P switches to TCP, as the MariaDB client does)")
 	fs.StringVarP(&f.socket, "socket", "S", "", "Unix socket file (default: [client] socket= or "+DefaultSocketPaths[0]+")")
@@ -99,15 +102,48 @@ func BindFlags(fs *pflag.FlagSet) *Flags {
 	fs.StringVarP(&f.database, "database", "D", "", "database (schema) names, comma-separated where a command takes several")
 	fs.StringVarP(&f.databaseShort, "db", "d", "", "same as -D (the 2017 mysql-warmup tool spelled it -d)")
 	_ = fs.MarkHidden("db")
-	fs.StringVar(&f.sslMode, "ssl-mode", "", "DISABLED, PREFERRED (default), REQUIRED, VERIFY_CA or VERIFY_IDENTITY")
-	fs.StringVar(&f.sslCA, "ssl-ca", "", "CA certificate file (PEM) that signed the server's certificate")
-	fs.StringVar(&f.sslCert, "ssl-cert", "", "client certificate file (PEM)")
-	fs.StringVar(&f.sslKey, "ssl-key", "", "client private key file (PEM)")
-	fs.DurationVar(&f.connectTimeout, "connect-timeout", 10*time.Second, "how long to wait for the server to answer a connection attempt")
+	f.bindTLSAndFiles()
+	return f
+}
+
+// BindPrefixedFlags registers one end's connection flags of a command that talks to two
+// servers: --END-host, --END-port, --END-socket, --END-user, --END-password, --END-ssl-*,
+// with no short forms. Option files give [client] then [innowarm-END]; --no-defaults,
+// --defaults-file and --defaults-extra-file are shared by both ends.
+func BindPrefixedFlags(fs *pflag.FlagSet, end string) *Flags {
+	f := &Flags{fs: fs, prefix: end + "-", groups: []string{"client", "innowarm-" + end}}
+	fs.StringVar(&f.host, f.prefix+"host", "localhost", "the "+end+" server's host; localhost means the Unix socket")
+	fs.IntVar(&f.port, f.prefix+"port", 3306, "the "+end+" server's TCP port")
+	fs.StringVar(&f.socket, f.prefix+"socket", "", "the "+end+" server's Unix socket file")
+	fs.StringVar(&f.protocol, f.prefix+"protocol", "", "TCP or SOCKET")
+	fs.StringVar(&f.user, f.prefix+"user", "", "user name on the "+end+" server (default: your OS user)")
+	fs.StringVar(&f.password, f.prefix+"password", "", "password on the "+end+" server; alone, asks for it on the terminal (or [innowarm-"+end+"] password= in ~/.my.cnf)")
+	fs.Lookup(f.prefix + "password").NoOptDefVal = PasswordPromptSentinel
+	f.bindTLSAndFiles()
+	return f
+}
+
+func (f *Flags) bindTLSAndFiles() {
+	fs, p := f.fs, f.prefix
+	fs.StringVar(&f.sslMode, p+"ssl-mode", "", "DISABLED, PREFERRED (default), REQUIRED, VERIFY_CA or VERIFY_IDENTITY")
+	fs.StringVar(&f.sslCA, p+"ssl-ca", "", "CA certificate file (PEM) that signed the server's certificate")
+	fs.StringVar(&f.sslCert, p+"ssl-cert", "", "client certificate file (PEM)")
+	fs.StringVar(&f.sslKey, p+"ssl-key", "", "client private key file (PEM)")
+	fs.DurationVar(&f.connectTimeout, p+"connect-timeout", 10*time.Second, "how long to wait for the server to answer a connection attempt")
+	if fs.Lookup("no-defaults") != nil {
+		return // the other end bound the shared option-file flags
+	}
 	fs.BoolVar(&f.noDefaults, "no-defaults", false, "read no option files")
 	fs.StringVar(&f.defaultsFile, "defaults-file", "", "read only this option file")
 	fs.StringVar(&f.extraFile, "defaults-extra-file", "", "read this option file after the global ones")
-	return f
+}
+
+// fileOptions reads the shared option-file flags, wherever they were bound.
+func (f *Flags) fileOptions() (noDefaults bool, defaultsFile, extraFile string) {
+	noDefaults, _ = f.fs.GetBool("no-defaults")
+	defaultsFile, _ = f.fs.GetString("defaults-file")
+	extraFile, _ = f.fs.GetString("defaults-extra-file")
+	return noDefaults, defaultsFile, extraFile
 }
 
 // Env reads environment variables; tests pass their own.
@@ -129,8 +165,9 @@ func (f *Flags) Resolve(env Env, home string) (Options, []OptionValue, error) {
 	}
 	o.User = defaultUser(env)
 
-	set := OptionFileSet{NoDefaults: f.noDefaults, DefaultsFile: f.defaultsFile, ExtraFile: f.extraFile, Home: home}
-	vals, err := ReadOptionFiles(set, OptionGroups)
+	noDefaults, defaultsFile, extraFile := f.fileOptions()
+	set := OptionFileSet{NoDefaults: noDefaults, DefaultsFile: defaultsFile, ExtraFile: extraFile, Home: home}
+	vals, err := ReadOptionFiles(set, f.groups)
 	if err != nil {
 		return Options{}, nil, err
 	}
@@ -162,7 +199,7 @@ func (f *Flags) Resolve(env Env, home string) (Options, []OptionValue, error) {
 		o.Password, o.PasswordPrompt, o.Sources["password"] = v, false, "env MYSQL_PWD"
 	}
 
-	changed := f.fs.Changed
+	changed := func(name string) bool { return f.fs.Changed(f.prefix + name) }
 	if changed("host") {
 		o.Host, o.Sources["host"] = f.host, "flag"
 	}
@@ -311,7 +348,7 @@ func (o *Options) validate() error {
 		valid = valid || o.SSLMode == m
 	}
 	if !valid {
-		return exitcode.UsageError(fmt.Errorf("--ssl-mode %q is not one of %s", o.SSLMode, strings.Join(sslModes, ", ")))
+		return exitcode.BadValue("SslMode", "%q is not one of %s", o.SSLMode, strings.Join(sslModes, ", "))
 	}
 	if o.SSLMode == SSLVerifyCA && o.SSLCA == "" {
 		return exitcode.UsageError(errors.New("--ssl-mode=VERIFY_CA needs --ssl-ca=FILE with the CA that signed the server's certificate"))
@@ -323,10 +360,10 @@ func (o *Options) validate() error {
 	switch o.Protocol {
 	case "", "TCP", "SOCKET":
 	default:
-		return exitcode.UsageError(fmt.Errorf("--protocol %q is not supported: use TCP or SOCKET", o.Protocol))
+		return exitcode.BadValue("Protocol", "%q is not supported: use TCP or SOCKET", o.Protocol)
 	}
 	if o.ConnectTimeout <= 0 {
-		return exitcode.UsageError(errors.New("--connect-timeout must be positive"))
+		return exitcode.BadValue("ConnectTimeout", "must be positive")
 	}
 	if o.User == "" {
 		return exitcode.UsageError(errors.New("no user name: pass -u USER"))

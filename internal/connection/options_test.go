@@ -218,13 +218,15 @@ func TestTransportChoice(t *testing.T) {
 		{[]string{"--no-defaults", "-h", "db1", "--protocol=socket"}, true},
 	}
 	for _, c := range cases {
-		o, _, err := resolve(t, c.args, nil, dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if o.UsesSocket() != c.socket {
-			t.Errorf("%v: socket = %v, want %v", c.args, o.UsesSocket(), c.socket)
-		}
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			o, _, err := resolve(t, c.args, nil, dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.UsesSocket() != c.socket {
+				t.Errorf("%v: socket = %v, want %v", c.args, o.UsesSocket(), c.socket)
+			}
+		})
 	}
 	cnf := writeFile(t, dir, "port.cnf", "[client]\nport=3307\n")
 	o, _, _ := resolve(t, []string{"--defaults-file=" + cnf}, nil, dir)

@@ -13,7 +13,7 @@ import (
 )
 
 // errNoTerminal explains what to do instead of the prompt.
-var errNoTerminal = errors.New("-p without a value asks for the password on the terminal, and there is none: set MYSQL_PWD, put password=... in the [client] group of ~/.my.cnf, or pass --password=...")
+var errNoTerminal = errors.New("-p without a value asks for the password on the terminal, and there is none: set MYSQL_PWD, put password=... in the [client] group of ~/.my.cnf, or pass --password=SECRET")
 
 // PromptPassword asks for the password on the controlling terminal without echo, as the
 // mysql client does (it reads /dev/tty, so it works even when stdin is redirected).

@@ -4,15 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
-	"errors"
 	"fmt"
-	"io"
 	"sync/atomic"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
-
 	"github.com/innowarm/innowarm/internal/logx"
+	"github.com/innowarm/innowarm/internal/sqlerr"
 )
 
 // Session is one pinned server connection. When the context of a statement it runs is
@@ -61,17 +58,19 @@ func (s *Session) guard(ctx context.Context) func() {
 			return
 		}
 		s.killed.Store(true)
-		kctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		var err error
 		// A pooled connection can carry an interruption meant for an earlier statement
-		// (1317): the kill is then tried again on another attempt.
-		for attempt := 0; attempt < 3; attempt++ {
+		// (1317), and several kills running at once can each meet one: try again, each
+		// attempt consumes one such interruption.
+		for attempt := 0; attempt < 8; attempt++ {
 			if _, err = s.c.DB.ExecContext(kctx, fmt.Sprintf("KILL QUERY %d", s.id)); err == nil || !isInterrupted(err) {
 				break
 			}
 		}
-		if err != nil && !isUnknownThread(err) {
+		// A server that went away runs no statement any more: nothing to warn about.
+		if err != nil && !isUnknownThread(err) && !connectionGone(err) {
 			logx.Warnf("could not stop statement of thread %d on the server (KILL QUERY): %v", s.id, err)
 		}
 	})
@@ -79,6 +78,9 @@ func (s *Session) guard(ctx context.Context) func() {
 		if ctx.Err() != nil {
 			// The statement returned because of the cancel: the driver gives up at once and
 			// drops the socket while the server may still run it, so the kill must go ahead.
+			// Marked here, not only when the kill runs: Close may come first, and a kill that
+			// reaches the thread once it is idle in the pool would interrupt its next statement.
+			s.killed.Store(true)
 			return
 		}
 		armed.Store(false)
@@ -129,17 +131,7 @@ func (s *Session) note(err error) error {
 	return err
 }
 
-func connectionGone(err error) bool {
-	var me *mysql.MySQLError
-	if errors.As(err, &me) {
-		switch me.Number {
-		case 1927, 2006, 2013: // connection killed, server gone away, lost during query
-			return true
-		}
-		return false
-	}
-	return errors.Is(err, mysql.ErrInvalidConn) || errors.Is(err, driver.ErrBadConn) || errors.Is(err, io.EOF)
-}
+func connectionGone(err error) bool { return sqlerr.ConnectionLost(err) }
 
 // Conn exposes the pinned connection for callers that manage their own statements.
 func (s *Session) Conn() *sql.Conn { return s.conn }
@@ -160,13 +152,9 @@ func (s *Session) SetLockWaitTimeout(ctx context.Context, d time.Duration) error
 	return err
 }
 
-func isInterrupted(err error) bool {
-	var me *mysql.MySQLError
-	return errors.As(err, &me) && me.Number == 1317
-}
+func isInterrupted(err error) bool { return sqlerr.Is(err, sqlerr.QueryInterrupted) }
 
 // isUnknownThread: the statement ended, and its connection with it, before the kill came.
 func isUnknownThread(err error) bool {
-	var me *mysql.MySQLError
-	return errors.As(err, &me) && me.Number == 1094
+	return sqlerr.Is(err, sqlerr.NoSuchThread)
 }

@@ -37,7 +37,7 @@ func (o Options) tlsConfig(socket bool) (*tls.Config, bool, error) {
 		}
 		roots = x509.NewCertPool()
 		if !roots.AppendCertsFromPEM(pem) {
-			return nil, false, exitcode.UsageError(fmt.Errorf("--ssl-ca %s holds no PEM certificate", o.SSLCA))
+			return nil, false, exitcode.BadValue("SslCa", "%s holds no PEM certificate", o.SSLCA)
 		}
 	}
 	switch mode {

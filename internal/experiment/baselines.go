@@ -18,6 +18,7 @@ import (
 	"github.com/innowarm/innowarm/internal/manifest"
 	"github.com/innowarm/innowarm/internal/progress"
 	"github.com/innowarm/innowarm/internal/snapshot"
+	"github.com/innowarm/innowarm/internal/sqltext"
 	"github.com/innowarm/innowarm/internal/warm"
 )
 
@@ -155,7 +156,7 @@ func oldToolScans(ctx context.Context, conn *connection.Conn, schema string, log
 func oldToolStatements(ctx context.Context, sess *connection.Session, schema, table string) ([]string, error) {
 	type col struct{ name, key string }
 	var cols []col
-	err := sess.Query(ctx, "DESCRIBE "+qi(schema)+"."+qi(table), nil, func(r *sql.Rows) error {
+	err := sess.Query(ctx, "DESCRIBE "+sqltext.Ident(schema)+"."+sqltext.Ident(table), nil, func(r *sql.Rows) error {
 		var field, typ, null, key string
 		var def, extra sql.NullString
 		if err := r.Scan(&field, &typ, &null, &key, &def, &extra); err != nil {
@@ -165,7 +166,7 @@ func oldToolStatements(ctx context.Context, sess *connection.Session, schema, ta
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("describe %s: %w", qi(table), err)
+		return nil, fmt.Errorf("describe %s: %w", sqltext.Ident(table), err)
 	}
 	nonKey := ""
 	for _, c := range cols {
@@ -174,15 +175,15 @@ func oldToolStatements(ctx context.Context, sess *connection.Session, schema, ta
 			break
 		}
 	}
-	name := qi(schema) + "." + qi(table)
+	name := sqltext.Ident(schema) + "." + sqltext.Ident(table)
 	var out []string
 	for _, c := range cols {
 		switch {
 		case c.key == "":
 		case c.key == "PRI" && nonKey != "":
-			out = append(out, fmt.Sprintf("select count(*) from %s where %s = 0 or %s = '0'", name, qi(nonKey), qi(nonKey)))
+			out = append(out, fmt.Sprintf("select count(*) from %s where %s = 0 or %s = '0'", name, sqltext.Ident(nonKey), sqltext.Ident(nonKey)))
 		default:
-			out = append(out, fmt.Sprintf("select count(*) from %s where %s LIKE '%%0%%'", name, qi(c.name)))
+			out = append(out, fmt.Sprintf("select count(*) from %s where %s LIKE '%%0%%'", name, sqltext.Ident(c.name)))
 		}
 	}
 	return out, nil
@@ -208,7 +209,7 @@ func dumpNow(ctx context.Context, conn *connection.Conn, pct int, log *logx.Logg
 		return nil, fmt.Errorf("set innodb_buffer_pool_dump_pct: %w", err)
 	}
 	defer func() {
-		rctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
 		if _, err := conn.DB.ExecContext(rctx, fmt.Sprintf("SET GLOBAL innodb_buffer_pool_dump_pct = %d", conn.Server.DumpPct)); err != nil {
 			log.Warnf("could not restore innodb_buffer_pool_dump_pct to %d: %v", conn.Server.DumpPct, err)
@@ -300,7 +301,7 @@ func preserveDumpFile(conn *connection.Conn, log *logx.Logger) (func(), error) {
 		return func() { restoreFile(saved, path, log) }, nil
 	}
 	if _, err := os.Stat(path); err != nil {
-		return func() { os.Remove(path) }, nil
+		return func() { os.Remove(path) }, nil //nolint:nilerr // no file: nothing to set aside, only ours to remove
 	}
 	if err := os.Rename(path, saved); err != nil {
 		return nil, fmt.Errorf("set the server's dump file %s aside: %w", path, err)
@@ -321,7 +322,7 @@ func captureManifest(ctx context.Context, conn *connection.Conn, schema, path st
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: %w", err)
 	}
-	log.Infof("snapshot: %d pages of %s in %.2f s → %s", res.Entries, qi(schema), res.Seconds, path)
+	log.Infof("snapshot: %d pages of %s in %.2f s → %s", res.Entries, sqltext.Ident(schema), res.Seconds, path)
 	return res, nil
 }
 

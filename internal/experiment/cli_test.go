@@ -1,12 +1,10 @@
 package experiment_test
 
 import (
-	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -33,11 +31,13 @@ func TestBadInputOneLineErrors(t *testing.T) {
 		{append(append([]string{"coldstart"}, sock...), "--pool-size", "64M", "--restart-cmd", "true"), "--pool-size applies to the sandbox"},
 		{append(append([]string{"hotrows"}, sock...), "--schema", "mysql", "--report-dir", rd), "schema `mysql` exists and was not created by innowarm experiment"},
 	} {
-		r := sandboxtest.CLI(t, sandboxtest.Run{}, append([]string{"experiment"}, c.args...)...)
-		lines := strings.Split(strings.TrimSpace(r.Stderr), "\n")
-		if r.Code != 2 || len(lines) != 1 || !strings.Contains(r.Stderr, c.want) {
-			t.Errorf("experiment %s: exit %d, stderr %q; want exit 2 and one line with %q", strings.Join(c.args, " "), r.Code, r.Stderr, c.want)
-		}
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			r := sandboxtest.CLI(t, sandboxtest.Run{}, append([]string{"experiment"}, c.args...)...)
+			lines := strings.Split(strings.TrimSpace(r.Stderr), "\n")
+			if r.Code != 2 || len(lines) != 1 || !strings.Contains(r.Stderr, c.want) {
+				t.Errorf("experiment %s: exit %d, stderr %q; want exit 2 and one line with %q", strings.Join(c.args, " "), r.Code, r.Stderr, c.want)
+			}
+		})
 	}
 }
 
@@ -125,7 +125,7 @@ func TestInterruptStopsTheSandbox(t *testing.T) {
 	cmd := exec.Command(sandboxtest.Binary(t), "experiment", "coldstart", "--pool-size", "16M", "--sandbox-dir", sbDir,
 		"--rows", "3000000", "--report-dir", filepath.Join(scratch, "report"))
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + scratch}
-	var stderr lockedBuffer
+	var stderr sandboxtest.SyncBuffer
 	cmd.Stderr = &stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
@@ -160,22 +160,4 @@ func TestInterruptStopsTheSandbox(t *testing.T) {
 func lastLine(s string) string {
 	l := strings.Split(strings.TrimSpace(s), "\n")
 	return l[len(l)-1]
-}
-
-// lockedBuffer is a bytes.Buffer the child's stderr and the test use at once.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

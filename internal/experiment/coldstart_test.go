@@ -3,11 +3,13 @@ package experiment_test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/innowarm/innowarm/internal/exitcode"
 	"github.com/innowarm/innowarm/internal/experiment"
 	"github.com/innowarm/innowarm/internal/sandbox/sandboxtest"
 )
@@ -134,7 +136,8 @@ func checkQueryFile(t *testing.T, path string, n int) {
 func TestColdstartNeedsARestartMethod(t *testing.T) {
 	tg := experiment.OnServer(sandboxtest.Server(t).ConnOptions(), "", nil)
 	_, err := experiment.Coldstart(context.Background(), tg, experiment.ColdstartOptions{Rows: 10, Queries: 10, Dir: sandboxtest.Dir(t)})
-	if err == nil || !strings.Contains(err.Error(), "--restart-cmd") {
+	var fe *exitcode.FieldError
+	if !errors.As(err, &fe) || fe.Field != "RestartCmd" || exitcode.Of(err) != exitcode.Usage {
 		t.Fatalf("err = %v", err)
 	}
 }

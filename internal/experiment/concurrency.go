@@ -104,15 +104,15 @@ func ScaledPerClient(scale float64) []int64 {
 func ValidateConcurrency(o ConcurrencyOptions) error {
 	switch {
 	case o.Scale <= 0 || math.IsNaN(o.Scale) || math.IsInf(o.Scale, 0):
-		return exitcode.UsageError(fmt.Errorf("--scale must be more than 0, got %g", o.Scale))
+		return exitcode.BadValue("Scale", "must be more than 0, got %g", o.Scale)
 	case o.Scale > 1:
-		return exitcode.UsageError(fmt.Errorf("--scale %g is more than the original (1): at 1 the matrix already runs for hours", o.Scale))
+		return exitcode.BadValue("Scale", "%g is more than the original (1): at 1 the matrix already runs for hours", o.Scale)
 	case len(ScaledPerClient(o.Scale)) == 0:
-		return exitcode.UsageError(fmt.Errorf("--scale %g leaves no query to run", o.Scale))
+		return exitcode.BadValue("Scale", "%g leaves no query to run", o.Scale)
 	case o.Iterations < 1:
-		return exitcode.UsageError(fmt.Errorf("--iterations must be at least 1, got %d", o.Iterations))
+		return exitcode.BadValue("Iterations", "must be at least 1, got %d", o.Iterations)
 	case len(o.Clients) == 0:
-		return exitcode.UsageError(fmt.Errorf("--concurrency is empty"))
+		return exitcode.BadValue("Concurrency", "is empty")
 	}
 	return nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/innowarm/innowarm/internal/exitcode"
 	"github.com/innowarm/innowarm/internal/logx"
 	"github.com/innowarm/innowarm/internal/progress"
+	"github.com/innowarm/innowarm/internal/sqltext"
 )
 
 // KneeMissesPerQuery is where a hot set stops fitting: from this many buffer-pool misses
@@ -108,17 +109,17 @@ type HotrowsResult struct {
 func ValidateHotrows(o HotrowsOptions) error {
 	switch {
 	case o.Rows < 1:
-		return exitcode.UsageError(fmt.Errorf("--rows must be at least 1, got %d", o.Rows))
+		return exitcode.BadValue("Rows", "must be at least 1, got %d", o.Rows)
 	case o.Rows > 2_000_000_000:
-		return exitcode.UsageError(fmt.Errorf("--rows %d is more than an INT id holds", o.Rows))
+		return exitcode.BadValue("Rows", "%d is more than an INT id holds", o.Rows)
 	case o.Queries < 1:
-		return exitcode.UsageError(fmt.Errorf("--queries must be at least 1, got %d", o.Queries))
+		return exitcode.BadValue("Queries", "must be at least 1, got %d", o.Queries)
 	case o.MinHot < 1:
-		return exitcode.UsageError(fmt.Errorf("--min-hot must be at least 1, got %d", o.MinHot))
+		return exitcode.BadValue("MinHot", "must be at least 1, got %d", o.MinHot)
 	case o.MaxHot != 0 && o.MaxHot < o.MinHot:
-		return exitcode.UsageError(fmt.Errorf("--max-hot %d is less than --min-hot %d", o.MaxHot, o.MinHot))
+		return exitcode.BadValue("MaxHot", "%d is less than the least hot rows, %d", o.MaxHot, o.MinHot)
 	case o.MinHot > o.Rows:
-		return exitcode.UsageError(fmt.Errorf("--min-hot %d is more than the %d rows", o.MinHot, o.Rows))
+		return exitcode.BadValue("MinHot", "%d is more than the %d rows", o.MinHot, o.Rows)
 	}
 	return nil
 }
@@ -170,7 +171,7 @@ func Hotrows(ctx context.Context, t *Target, o HotrowsOptions) (*HotrowsResult, 
 	}
 	if !o.KeepData {
 		defer func() {
-			dctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 			defer cancel()
 			if err := dropSchema(dctx, conn, o.Schema); err != nil {
 				log.Warnf("%v", err)
@@ -186,7 +187,7 @@ func Hotrows(ctx context.Context, t *Target, o HotrowsOptions) (*HotrowsResult, 
 		return nil, err
 	}
 	rng := rand.New(rand.NewPCG(o.Seed, 0x407))
-	hot := pickIDs(rng, o.Rows, o.MaxHot) // nested: the first K are the hot set of size K
+	hot := bench.DistinctIDs(rng, o.Rows, o.MaxHot) // nested: the first K are the hot set of size K
 	if err := buildClustered(ctx, conn, o.Schema, hot, o.Rows, log); err != nil {
 		return nil, err
 	}
@@ -230,11 +231,11 @@ func Hotrows(ctx context.Context, t *Target, o HotrowsOptions) (*HotrowsResult, 
 	}
 	if o.MakeYoung && oldBlocksMs != 0 {
 		if _, err := conn.DB.ExecContext(ctx, "SET GLOBAL innodb_old_blocks_time = 0"); err != nil {
-			return nil, fmt.Errorf("set innodb_old_blocks_time to 0 (needs SUPER or SYSTEM_VARIABLES_ADMIN; --make-young=false keeps the server's setting): %w", err)
+			return nil, fmt.Errorf("set innodb_old_blocks_time to 0 (needs SUPER or SYSTEM_VARIABLES_ADMIN; without making pages young the server's setting stays): %w", err)
 		}
 		log.Infof("innodb_old_blocks_time set to 0 while measuring (was %d ms)", oldBlocksMs)
 		defer func(was int64) {
-			rctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 			defer cancel()
 			if _, err := conn.DB.ExecContext(rctx, fmt.Sprintf("SET GLOBAL innodb_old_blocks_time = %d", was)); err != nil {
 				log.Warnf("could not restore innodb_old_blocks_time to %d: %v (SET GLOBAL innodb_old_blocks_time = %d)", was, err, was)
@@ -321,7 +322,7 @@ func settle(ctx context.Context, conn *connection.Conn) error {
 // innodb_old_blocks_time, so the pages are made young as in a long-running workload), then
 // time random selects of the set.
 func hotPoint(ctx context.Context, conn *connection.Conn, o HotrowsOptions, dir, table string, k int64, id func(int64) int64, step int64, oldBlocks time.Duration) (*HotPoint, error) {
-	name := qi(o.Schema) + "." + qi(table)
+	name := sqltext.Ident(o.Schema) + "." + sqltext.Ident(table)
 	order := make([]int64, k)
 	for i := range order {
 		order[i] = int64(i)
@@ -392,7 +393,7 @@ func hotPoint(ctx context.Context, conn *connection.Conn, o HotrowsOptions, dir,
 		return nil, err
 	}
 	w := bufio.NewWriter(f)
-	prefix := "SELECT c FROM " + qi(table) + " WHERE id="
+	prefix := "SELECT c FROM " + sqltext.Ident(table) + " WHERE id="
 	for q := int64(0); q < o.Queries; q++ {
 		fmt.Fprintf(w, "%s%d\n", prefix, id(rng.Int64N(k)))
 	}
@@ -421,7 +422,7 @@ func buildClustered(ctx context.Context, conn *connection.Conn, schema string, h
 		return err
 	}
 	defer sess.Close()
-	src, dst, rank := qi(schema)+".`sbtest1`", qi(schema)+".`sbtest_clustered`", qi(schema)+".`hot_rank`"
+	src, dst, rank := sqltext.Ident(schema)+".`sbtest1`", sqltext.Ident(schema)+".`sbtest_clustered`", sqltext.Ident(schema)+".`hot_rank`"
 	for _, q := range []string{
 		"CREATE TABLE " + rank + " (pos INT NOT NULL PRIMARY KEY, id INT NOT NULL, UNIQUE KEY (id)) ENGINE=InnoDB STATS_AUTO_RECALC=0",
 		"CREATE TABLE " + dst + " LIKE " + src,

@@ -12,15 +12,22 @@ import (
 	"github.com/innowarm/innowarm/internal/logx"
 	"github.com/innowarm/innowarm/internal/progress"
 	"github.com/innowarm/innowarm/internal/report"
+	"github.com/innowarm/innowarm/internal/sandbox"
 	"github.com/innowarm/innowarm/internal/sandbox/sandboxtest"
 )
 
 // testPool is small so that small tables are several times the pool (hotrows); the
-// experiments' own sandboxes get the same page-cleaner setting for small pools.
-const testPool = 16 << 20
+// experiments' own sandboxes get the same page-cleaner setting for small pools. MySQL reads
+// about 1,000 pages of its own (data dictionary, undo) at startup: its pool is larger by that.
+func testPool() int64 {
+	if f := os.Getenv(sandbox.FlavorEnv); strings.HasPrefix(f, "mysql") {
+		return 32 << 20
+	}
+	return 16 << 20
+}
 
 func TestMain(m *testing.M) {
-	sandboxtest.Main(m, sandboxtest.Options{PoolSize: testPool, ServerArgs: experiment.SmallPoolArgs(testPool)})
+	sandboxtest.Main(m, sandboxtest.Options{PoolSize: testPool(), ServerArgs: experiment.SmallPoolArgs(testPool())})
 }
 
 // target runs experiments on the shared test server; its log goes to the test log.

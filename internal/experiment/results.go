@@ -3,6 +3,7 @@ package experiment
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -154,11 +155,11 @@ func CheckReportDir(dir string) error {
 		return exitcode.UsageError(fmt.Errorf("the report directory is empty: give --report-dir"))
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return exitcode.UsageError(fmt.Errorf("cannot create the report directory %s: %v (choose a writable one with --report-dir)", dir, syscallReason(err)))
+		return exitcode.UsageError(fmt.Errorf("cannot create the report directory %s: %w (choose a writable one with --report-dir)", dir, syscallReason(err)))
 	}
 	f, err := os.CreateTemp(dir, ".write-test-*")
 	if err != nil {
-		return exitcode.UsageError(fmt.Errorf("cannot write to the report directory %s: %v (choose a writable one with --report-dir)", dir, syscallReason(err)))
+		return exitcode.UsageError(fmt.Errorf("cannot write to the report directory %s: %w (choose a writable one with --report-dir)", dir, syscallReason(err)))
 	}
 	f.Close()
 	os.Remove(f.Name())
@@ -166,7 +167,7 @@ func CheckReportDir(dir string) error {
 }
 
 func syscallReason(err error) error {
-	if pe, ok := err.(*os.PathError); ok {
+	if pe := (*os.PathError)(nil); errors.As(err, &pe) {
 		return pe.Err
 	}
 	return err

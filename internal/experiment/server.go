@@ -43,7 +43,8 @@ type Target struct {
 type SandboxConfig struct {
 	Dir      string // "" : a temporary directory
 	PoolSize int64
-	Keep     bool // leave it (stopped) instead of removing it
+	Keep     bool   // leave it (stopped) instead of removing it
+	Flavor   string // a server distribution ("mysql-9.7"); "" : the machine's own server
 }
 
 // NewSandbox creates and starts a sandbox for an experiment.
@@ -52,7 +53,7 @@ func NewSandbox(ctx context.Context, cfg SandboxConfig, log *logx.Logger) (*Targ
 		log = logx.Default()
 	}
 	if cfg.PoolSize < sandbox.MinPoolSize {
-		return nil, exitcode.UsageError(fmt.Errorf("--pool-size %s is too small to start a server: the sandbox needs at least %s", fmtBytes(cfg.PoolSize), fmtBytes(sandbox.MinPoolSize)))
+		return nil, exitcode.BadValue("PoolSize", "%s is too small to start a server: the sandbox needs at least %s", fmtBytes(cfg.PoolSize), fmtBytes(sandbox.MinPoolSize))
 	}
 	dir, temp := cfg.Dir, false
 	if dir == "" {
@@ -63,7 +64,7 @@ func NewSandbox(ctx context.Context, cfg SandboxConfig, log *logx.Logger) (*Targ
 		dir, temp = d, true
 	}
 	log.Infof("starting a sandbox server in %s (buffer pool %s)", dir, fmtBytes(cfg.PoolSize))
-	sb, rep, err := sandbox.Up(ctx, sandbox.Config{Dir: dir, PoolSize: cfg.PoolSize, ServerArgs: SmallPoolArgs(cfg.PoolSize)})
+	sb, rep, err := sandbox.Up(ctx, sandbox.Config{Dir: dir, PoolSize: cfg.PoolSize, ServerArgs: SmallPoolArgs(cfg.PoolSize), Flavor: cfg.Flavor})
 	if err != nil {
 		if temp {
 			os.RemoveAll(dir)
@@ -198,7 +199,7 @@ func (t *Target) runRestartCmd(ctx context.Context, r *Restart) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return fmt.Errorf("--restart-cmd %q failed (%v): %s", t.RestartCmd, err, lastLine(out.String()))
+		return fmt.Errorf("--restart-cmd %q failed (%w): %s", t.RestartCmd, err, lastLine(out.String()))
 	}
 	r.Output = strings.TrimSpace(out.String())
 	drop := sandbox.DropPageCache()
@@ -213,7 +214,7 @@ func (t *Target) runRestartCmd(ctx context.Context, r *Restart) error {
 			return ctx.Err()
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("the server did not answer within %s after --restart-cmd: %v", timeout, lastErr)
+			return fmt.Errorf("the server did not answer within %s after --restart-cmd: %w", timeout, lastErr)
 		}
 		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		conn, err := connection.Open(cctx, t.Opts)

@@ -281,14 +281,6 @@ func (s Server) WithTimeLimit(selectStmt string, limit time.Duration) string {
 	return fmt.Sprintf("SELECT /*+ MAX_EXECUTION_TIME(%d) */%s", limit.Milliseconds(), trimmed[6:])
 }
 
-// TimeLimitErrors are the server error numbers a statement time limit produces.
-func (s Server) TimeLimitErrors() []uint16 {
-	if s.IsMariaDB() {
-		return []uint16{1969} // ER_STATEMENT_TIMEOUT
-	}
-	return []uint16{3024} // ER_QUERY_TIMEOUT
-}
-
 // DumpFileDynamic reports whether innodb_buffer_pool_filename may be changed at runtime
 // (MySQL); on MariaDB the dump file is fixed in the datadir.
 func (s Server) DumpFileDynamic() bool { return !s.IsMariaDB() }
@@ -379,4 +371,26 @@ func (s Server) GlobalVariablePrivileges() []string {
 		return []string{"SUPER", "SYSTEM_VARIABLES_ADMIN"}
 	}
 	return []string{"SUPER"}
+}
+
+// ExplainTabular is the prefix of an EXPLAIN that answers in the tabular format (one row per
+// table with its key and access type). MySQL 8.0.32+ lets explain_format choose the default,
+// and MySQL 9 sets it to TREE; FORMAT=TRADITIONAL (MySQL 5.6+) asks for the table. MariaDB's
+// plain EXPLAIN is tabular and it knows no FORMAT=TRADITIONAL.
+func (s Server) ExplainTabular() string {
+	if s.IsMariaDB() {
+		return "EXPLAIN "
+	}
+	return "EXPLAIN FORMAT=TRADITIONAL "
+}
+
+// LoadInProgress says whether Innodb_buffer_pool_load_status describes a load that is running:
+// "Loading buffer pool(s) from ..." or "Loaded n/m pages" (MySQL reports the count as it goes).
+// MySQL says "Loading of buffer pool not started" for a server that never loaded; that is not
+// a load in progress.
+func LoadInProgress(status string) bool {
+	if strings.HasPrefix(status, "Loading of buffer pool not started") {
+		return false
+	}
+	return strings.HasPrefix(status, "Loaded ") || strings.HasPrefix(status, "Loading")
 }

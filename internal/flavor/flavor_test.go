@@ -41,14 +41,16 @@ func TestParseVersion(t *testing.T) {
 		{"mariadbd  Ver 10.11.19-MariaDB-0+deb12u1 for debian-linux-gnu", "", MariaDB, Version{10, 11, 19}},
 	}
 	for _, c := range cases {
-		v := c.version
-		if i := strings.Index(v, "Ver "); i >= 0 {
-			v = v[i+4:]
-		}
-		kind, ver, err := ParseVersion(v, c.version+" "+c.comment)
-		if err != nil || kind != c.kind || ver != c.want {
-			t.Errorf("ParseVersion(%q) = %s %v %v; want %s %v", c.version, kind, ver, err, c.kind, c.want)
-		}
+		t.Run(c.version, func(t *testing.T) {
+			v := c.version
+			if i := strings.Index(v, "Ver "); i >= 0 {
+				v = v[i+4:]
+			}
+			kind, ver, err := ParseVersion(v, c.version+" "+c.comment)
+			if err != nil || kind != c.kind || ver != c.want {
+				t.Errorf("ParseVersion(%q) = %s %v %v; want %s %v", c.version, kind, ver, err, c.kind, c.want)
+			}
+		})
 	}
 	if _, _, err := ParseVersion("garbage", ""); err == nil {
 		t.Error("ParseVersion(garbage) accepted")
@@ -69,32 +71,34 @@ func TestFixtures(t *testing.T) {
 		{"mysql-5.7.44.json", MySQL, "information_schema.INNODB_SYS_TABLES", "information_schema.INNODB_SYS_INDEXES", "information_schema.INNODB_SYS_TABLESPACES", "#P#", "(IS_OLD = 'YES')", true, false, false, true},
 	}
 	for _, c := range cases {
-		s := loadFixture(t, c.file)
-		check := func(what string, got, want any) {
-			if got != want {
-				t.Errorf("%s: %s = %v; want %v", c.file, what, got, want)
+		t.Run(c.file, func(t *testing.T) {
+			s := loadFixture(t, c.file)
+			check := func(what string, got, want any) {
+				if got != want {
+					t.Errorf("%s: %s = %v; want %v", c.file, what, got, want)
+				}
 			}
-		}
-		check("kind", s.Kind, c.kind)
-		check("TablesTable", s.TablesTable(), c.tables)
-		check("IndexesTable", s.IndexesTable(), c.indexes)
-		check("TablespacesTable", s.TablespacesTable(), c.spaces)
-		check("PartitionSeparator", s.PartitionSeparator(), c.partSep)
-		check("OldExpr", s.OldExpr("IS_OLD"), c.old)
-		wantLRU := c.old
-		if c.kind == MariaDB {
-			wantLRU = "(LRU_POSITION < 1000)"
-		}
-		check("LRUOldExpr", s.LRUOldExpr(1000), wantLRU)
-		check("DumpFileDynamic", s.DumpFileDynamic(), c.dumpDynamic)
-		check("CachedIndexes", s.CachedIndexes(), c.cached)
-		check("ParallelReadThreads", s.ParallelReadThreads(), c.parallel)
-		check("TablespacesListAll", s.TablespacesListAll(), c.listAll)
-		check("page size", s.PageSize, 16384)
-		check("dump path", s.DumpFilePath(), filepath.Join(strings.TrimSuffix(s.Datadir, "/"), "ib_buffer_pool"))
-		if c.kind == MySQL && s.Identity() != s.UUID {
-			t.Errorf("%s: MySQL identity should be its server_uuid, got %s", c.file, s.Identity())
-		}
+			check("kind", s.Kind, c.kind)
+			check("TablesTable", s.TablesTable(), c.tables)
+			check("IndexesTable", s.IndexesTable(), c.indexes)
+			check("TablespacesTable", s.TablespacesTable(), c.spaces)
+			check("PartitionSeparator", s.PartitionSeparator(), c.partSep)
+			check("OldExpr", s.OldExpr("IS_OLD"), c.old)
+			wantLRU := c.old
+			if c.kind == MariaDB {
+				wantLRU = "(LRU_POSITION < 1000)"
+			}
+			check("LRUOldExpr", s.LRUOldExpr(1000), wantLRU)
+			check("DumpFileDynamic", s.DumpFileDynamic(), c.dumpDynamic)
+			check("CachedIndexes", s.CachedIndexes(), c.cached)
+			check("ParallelReadThreads", s.ParallelReadThreads(), c.parallel)
+			check("TablespacesListAll", s.TablespacesListAll(), c.listAll)
+			check("page size", s.PageSize, 16384)
+			check("dump path", s.DumpFilePath(), filepath.Join(strings.TrimSuffix(s.Datadir, "/"), "ib_buffer_pool"))
+			if c.kind == MySQL && s.Identity() != s.UUID {
+				t.Errorf("%s: MySQL identity should be its server_uuid, got %s", c.file, s.Identity())
+			}
+		})
 	}
 	m := loadFixture(t, "mariadb-10.11.19.json")
 	if m.Identity() != "vm:33999" {
@@ -133,18 +137,60 @@ func TestWithTimeLimit(t *testing.T) {
 }
 
 func TestBootstrap(t *testing.T) {
-	b, err := NewBootstrap(MySQL, "/opt/mysql-8.0.36/bin/mysqld", "/tmp/d", "/tmp/t", true)
+	my := Install{Kind: MySQL, Version: Version{8, 0, 36}, Binary: "/opt/mysql-8.0.36/bin/mysqld"}
+	b, err := my.Bootstrap("/tmp/d", "/tmp/t", true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	joined := strings.Join(b.Args, " ")
-	if b.Path != "/opt/mysql-8.0.36/bin/mysqld" || !strings.Contains(joined, "--initialize-insecure") || !strings.Contains(joined, "--basedir=/opt/mysql-8.0.36") || !strings.Contains(joined, "--user=root") || !strings.Contains(joined, "--tmpdir=/tmp/t") {
-		t.Errorf("MySQL bootstrap = %s %s", b.Path, joined)
+	joined := strings.Join(b.Argv, " ")
+	if b.Argv[0] != "/opt/mysql-8.0.36/bin/mysqld" || !strings.Contains(joined, "--initialize-insecure") || !strings.Contains(joined, "--basedir=/opt/mysql-8.0.36") || !strings.Contains(joined, "--user=root") || !strings.Contains(joined, "--tmpdir=/tmp/t") {
+		t.Errorf("MySQL bootstrap = %s", joined)
 	}
-	if args := SandboxServerArgs(MySQL, Version{8, 0, 36}); strings.Join(args, " ") != "--skip-log-bin --mysqlx=OFF" {
+	if args := my.SandboxServerArgs("/sb/files"); strings.Join(args, " ") != "--skip-log-bin --mysqlx=OFF --secure-file-priv=/sb/files" {
 		t.Errorf("MySQL server args = %v", args)
 	}
-	if args := SandboxServerArgs(MariaDB, Version{10, 11, 19}); len(args) != 0 {
+	maria := Install{Kind: MariaDB, Version: Version{10, 11, 19}, Binary: "/usr/sbin/mariadbd"}
+	if args := maria.SandboxServerArgs("/sb/files"); len(args) != 0 {
 		t.Errorf("MariaDB server args = %v", args)
+	}
+}
+
+// A provisioned root runs through its loader, is pointed at its own files, and a MariaDB
+// root is bootstrapped by piping the system tables' SQL into mariadbd --bootstrap.
+func TestBootstrapProvisionedRoot(t *testing.T) {
+	root := t.TempDir()
+	share := filepath.Join(root, "usr", "share", "mariadb")
+	if err := os.MkdirAll(filepath.Join(share, "english"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range mariadbBootstrapSQL {
+		if err := os.WriteFile(filepath.Join(share, f), []byte("-- "+f+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bin := filepath.Join(root, "usr", "sbin", "mariadbd")
+	in := Install{Kind: MariaDB, Version: Version{11, 8, 9}, Binary: bin, Root: root,
+		Command: []string{root + "/lib64/ld.so", "--library-path", root + "/lib", bin}}
+	b, err := in.Bootstrap("/sb/data", "/sb/tmp", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	joined := strings.Join(b.Argv, " ")
+	for _, want := range []string{root + "/lib64/ld.so --library-path", bin + " --no-defaults --bootstrap", "--datadir=/sb/data", "--basedir=" + root + "/usr", "--lc-messages-dir=" + share} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("bootstrap argv lacks %q: %s", want, joined)
+		}
+	}
+	sql := string(b.Stdin)
+	if !strings.HasPrefix(sql, "create database if not exists mysql;\nuse mysql;\nSET @auth_root_socket=NULL;") {
+		t.Errorf("bootstrap SQL starts %q", sql[:min(len(sql), 80)])
+	}
+	last := -1
+	for _, f := range mariadbBootstrapSQL {
+		i := strings.Index(sql, "-- "+f)
+		if i <= last {
+			t.Errorf("%s missing or out of order in the bootstrap SQL", f)
+		}
+		last = i
 	}
 }

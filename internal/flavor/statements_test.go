@@ -18,16 +18,18 @@ func TestStatementSources(t *testing.T) {
 		{"mariadb-10.11.19.json", "events_statements_history_long", 2},
 	}
 	for _, c := range cases {
-		srcs := loadFixture(t, c.file).StatementSources()
-		if len(srcs) != c.n || srcs[0].Table != c.first {
-			t.Errorf("%s: %+v", c.file, srcs)
-			continue
-		}
-		for _, s := range srcs {
-			if s.Text == "" || s.Schema == "" || s.OrderBy == "" || len(s.Consumers) == 0 || s.Size == "" {
-				t.Errorf("%s: incomplete source %+v", c.file, s)
+		t.Run(c.file, func(t *testing.T) {
+			srcs := loadFixture(t, c.file).StatementSources()
+			if len(srcs) != c.n || srcs[0].Table != c.first {
+				t.Errorf("%s: %+v", c.file, srcs)
+				return
 			}
-		}
+			for _, s := range srcs {
+				if s.Text == "" || s.Schema == "" || s.OrderBy == "" || len(s.Consumers) == 0 || s.Size == "" {
+					t.Errorf("%s: incomplete source %+v", c.file, s)
+				}
+			}
+		})
 	}
 }
 
@@ -43,8 +45,10 @@ func TestSessionTimeLimit(t *testing.T) {
 		{"mysql-8.0.36.json", 0, ""},
 	}
 	for _, c := range cases {
-		if got := loadFixture(t, c.file).SessionTimeLimit(c.limit); got != c.want {
-			t.Errorf("%s %s: %q, want %q", c.file, c.limit, got, c.want)
-		}
+		t.Run(c.file+" "+c.limit.String(), func(t *testing.T) {
+			if got := loadFixture(t, c.file).SessionTimeLimit(c.limit); got != c.want {
+				t.Errorf("%s %s: %q, want %q", c.file, c.limit, got, c.want)
+			}
+		})
 	}
 }

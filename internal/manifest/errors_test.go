@@ -66,7 +66,7 @@ func TestEveryBitFlipIsRefused(t *testing.T) {
 
 func TestFlippedDigitIsAChecksumError(t *testing.T) {
 	data := smallManifest(t)
-	i := bytes.Index(data, []byte("\n0 1000 0 y\n"))
+	i := bytes.Index(data, []byte("\n0 1000 0 y 1 0 0\n"))
 	if i < 0 {
 		t.Fatal("no first entry line")
 	}
@@ -101,17 +101,17 @@ func TestReadErrors(t *testing.T) {
 		{"wrong magic", "hello world\n", ErrNotManifest, []string{`"hello world"`}},
 		{"binary", "\x00\x01\x02\x03", ErrNotManifest, nil},
 		{"ib_buffer_pool", "0,3\n0,4\n5,77\n", ErrNotManifest, []string{"ib_buffer_pool"}},
-		{"future version", strings.Replace(good, "innowarm-manifest 1", "innowarm-manifest 2", 1), ErrVersion, []string{"version 2", "upgrade innowarm"}},
+		{"future version", strings.Replace(good, "innowarm-manifest 2", "innowarm-manifest 3", 1), ErrVersion, []string{"version 3", "upgrade innowarm"}},
 		{"far future version", "innowarm-manifest 99\nwhatever the future holds\n", ErrVersion, []string{"version 99"}},
 		{"bad version", "innowarm-manifest one\n", ErrCorrupt, []string{"line 1", "format version"}},
 		{"missing trailer", good[:strings.Index(good, "end ")], ErrTruncated, []string{"no trailer after 20 entries"}},
 		{"header only", header, ErrTruncated, []string{"inside the header"}},
-		{"bad object reference", strings.Replace(good, "\n1 1001 1 y\n", "\n7 1001 1 y\n", 1), ErrCorrupt, []string{"line 14", "object reference 7 out of range (2 objects defined before it)"}},
-		{"reference before definition", header + "0 1 2 y\n" + body, ErrCorrupt, []string{"line 11", "object reference 0 out of range (0 objects"}},
-		{"malformed entry", strings.Replace(good, "\n1 1001 1 y\n", "\n1 1001 1 young\n", 1), ErrCorrupt, []string{"line 14", "malformed entry"}},
-		{"page number too large", strings.Replace(good, "\n1 1001 1 y\n", "\n1 4294967296 1 y\n", 1), ErrCorrupt, []string{"line 14", "malformed entry"}},
+		{"bad object reference", strings.Replace(good, "\n1 1001 1 y 1 0 0\n", "\n7 1001 1 y 1 0 0\n", 1), ErrCorrupt, []string{"line 15", "object reference 7 out of range (2 objects defined before it)"}},
+		{"reference before definition", header + "0 1 2 y 1 0 0\n" + body, ErrCorrupt, []string{"line 12", "object reference 0 out of range (0 objects"}},
+		{"malformed entry", strings.Replace(good, "\n1 1001 1 y 1 0 0\n", "\n1 1001 1 young 1 0 0\n", 1), ErrCorrupt, []string{"line 15", "malformed entry"}},
+		{"page number too large", strings.Replace(good, "\n1 1001 1 y 1 0 0\n", "\n1 4294967296 1 y 1 0 0\n", 1), ErrCorrupt, []string{"line 15", "malformed entry"}},
 		{"crlf", strings.ReplaceAll(good, "\n", "\r\n"), ErrCorrupt, []string{"line 1"}},
-		{"unknown line", strings.Replace(good, "\n1 1001 1 y\n", "\nhello\n1 1001 1 y\n", 1), ErrCorrupt, []string{"line 14", "unexpected line"}},
+		{"unknown line", strings.Replace(good, "\n1 1001 1 y 1 0 0\n", "\nhello\n1 1001 1 y 1 0 0\n", 1), ErrCorrupt, []string{"line 15", "unexpected line"}},
 		{"object out of sequence", strings.Replace(good, "object 1 ", "object 2 ", 1), ErrCorrupt, []string{"out of sequence"}},
 		{"object repeated", strings.Replace(good, "object 1 5 BLOB shop orders - -", "object 1 5 INDEX shop orders - PRIMARY", 1), ErrCorrupt, []string{"object 1 repeats object 0"}},
 		{"bad escape", strings.Replace(good, "shop orders - PRIMARY", "shop or%zzders - PRIMARY", 1), ErrCorrupt, []string{"bad %-escape"}},
@@ -119,10 +119,10 @@ func TestReadErrors(t *testing.T) {
 		{"no page size", strings.Replace(good, "page_size 16384\n", "", 1), ErrCorrupt, []string{"no page_size"}},
 		{"odd page size", strings.Replace(good, "page_size 16384\n", "page_size 12288\n", 1), ErrCorrupt, []string{"not an InnoDB page size"}},
 		{"bad time", strings.Replace(good, "captured_at 2026-03-01T10:00:05Z", "captured_at yesterday", 1), ErrCorrupt, []string{"RFC 3339"}},
-		{"data after trailer", good + "0 1 2 y\n", ErrCorrupt, []string{"data after the trailer"}},
+		{"data after trailer", good + "0 1 2 y 1 0 0\n", ErrCorrupt, []string{"data after the trailer"}},
 		{"trailer without checksum", good[:strings.Index(good, " sha256=")] + "\n", ErrCorrupt, []string{"no sha256"}},
-		{"entry removed", strings.Replace(good, "\n1 1001 1 y\n", "\n", 1), ErrTruncated, []string{"says 20 entries but only 19"}},
-		{"entry added", strings.Replace(good, "\n1 1001 1 y\n", "\n1 1001 1 y\n1 1001 1 y\n", 1), ErrCorrupt, []string{"says 20 entries but 21"}},
+		{"entry removed", strings.Replace(good, "\n1 1001 1 y 1 0 0\n", "\n", 1), ErrTruncated, []string{"says 20 entries but only 19"}},
+		{"entry added", strings.Replace(good, "\n1 1001 1 y 1 0 0\n", "\n1 1001 1 y 1 0 0\n1 1001 1 y 1 0 0\n", 1), ErrCorrupt, []string{"says 20 entries but 21"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Read(strings.NewReader(tc.data), "in.manifest")
@@ -197,7 +197,7 @@ func TestOpenErrors(t *testing.T) {
 
 func TestErrorsAreSticky(t *testing.T) {
 	data := smallManifest(t)
-	data = bytes.Replace(data, []byte("\n1 1001 1 y\n"), []byte("\n1 1001 1 ?\n"), 1)
+	data = bytes.Replace(data, []byte("\n1 1001 1 y 1 0 0\n"), []byte("\n1 1001 1 ?\n"), 1)
 	r, err := NewReader(bytes.NewReader(data), "s")
 	if err != nil {
 		t.Fatal(err)

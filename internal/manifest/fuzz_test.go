@@ -21,12 +21,13 @@ func FuzzRead(f *testing.F) {
 		gzipBytes(f, small),
 		small[:len(small)/2],
 		[]byte(""),
+		[]byte("innowarm-manifest 2\n"),
 		[]byte("innowarm-manifest 1\n"),
 		[]byte("innowarm-manifest 1\npage_size 16384\ncaptured_at 2026-03-01T10:00:05Z\nend entries=0 objects=0 sha256=0000000000000000000000000000000000000000000000000000000000000000\n"),
 		[]byte("innowarm-manifest 2\n"),
 		[]byte("0,3\n0,4\n"),
-		[]byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff},
-		bytes.Replace(small, []byte("\n1 1001 1 y\n"), []byte("\n9 1001 1 y\n"), 1),
+		{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff},
+		bytes.Replace(small, []byte("\n1 1001 1 y 1 0 0\n"), []byte("\n9 1001 1 y 1 0 0\n"), 1),
 		resign(f, bytes.Replace(small, []byte("object 1 5 BLOB shop orders - -"), []byte("object 1 5 BLOB sh%00p or%20ders p%2D -"), 1)),
 	}
 	for _, s := range seeds {

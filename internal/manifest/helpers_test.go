@@ -57,6 +57,7 @@ func testHeader() Header {
 		PoolPages:     8192,
 		CapturedAt:    time.Date(2026, 3, 1, 10, 0, 5, 0, time.UTC),
 		ToolVersion:   "v0.0.0-test",
+		Captures:      1,
 	}
 }
 
@@ -65,6 +66,7 @@ func hostileManifest() *Manifest {
 	m := &Manifest{}
 	m.Header = testHeader()
 	m.Header.CaptureDuration = 1234 * time.Millisecond
+	m.Header.Captures = 4
 	for i, name := range hostileNames {
 		m.Objects = append(m.Objects,
 			Object{SpaceID: uint32(i), PageType: "INDEX", Schema: name, Table: "t" + name, Partition: name, Index: name + "i"},
@@ -75,11 +77,12 @@ func hostileManifest() *Manifest {
 	lru := uint32(0)
 	for id := range m.Objects {
 		for p := range 3 {
-			m.Entries = append(m.Entries, Entry{Object: uint32(id), Page: uint32(id*10 + p), LRU: lru, Old: lru%3 == 0})
+			m.Entries = append(m.Entries, Entry{Object: uint32(id), Page: uint32(id*10 + p), LRU: lru, Old: lru%3 == 0,
+				Seen: uint16(1 + lru%4), Last: uint16(lru % 3), Score: lru * 997 % (ScoreMax + 1)})
 			lru++
 		}
 	}
-	m.Entries = append(m.Entries, Entry{Object: 0, Page: ^uint32(0), LRU: ^uint32(0), Old: true})
+	m.Entries = append(m.Entries, Entry{Object: 0, Page: ^uint32(0), LRU: ^uint32(0), Old: true, Seen: 4, Last: 3, Score: ScoreMax})
 	return m
 }
 
@@ -102,7 +105,7 @@ func smallManifest(t testing.TB) []byte {
 		{SpaceID: 5, PageType: "BLOB", Schema: "shop", Table: "orders"},
 	}
 	for i := range 20 {
-		m.Entries = append(m.Entries, Entry{Object: uint32(i % 2), Page: uint32(1000 + i), LRU: uint32(i), Old: i >= 12})
+		m.Entries = append(m.Entries, Entry{Object: uint32(i % 2), Page: uint32(1000 + i), LRU: uint32(i), Old: i >= 12, Seen: 1})
 	}
 	return encode(t, m)
 }

@@ -5,10 +5,15 @@ import (
 	"slices"
 )
 
-// compareHotness orders young pages before old ones, then by LRU position (most recently
-// used first). Object and page number break ties (positions repeat across buffer pool
-// instances) so the order does not depend on the sort algorithm.
+// compareHotness orders by score (highest first: the history of several captures), then
+// young pages before old ones, then by LRU position (most recently used first). Object and
+// page number break ties (positions repeat across buffer pool instances) so the order does
+// not depend on the sort algorithm. Without history every score is 0 and the newest
+// capture's LRU list decides alone.
 func compareHotness(a, b Entry) int {
+	if a.Score != b.Score {
+		return cmp.Compare(b.Score, a.Score)
+	}
 	if a.Old != b.Old {
 		if a.Old {
 			return 1
@@ -18,8 +23,8 @@ func compareHotness(a, b Entry) int {
 	return cmp.Or(cmp.Compare(a.LRU, b.LRU), cmp.Compare(a.Object, b.Object), cmp.Compare(a.Page, b.Page))
 }
 
-// SortByHotness sorts entries hottest first: young before old, then by LRU position. A
-// snapshot writes pages in LRU order, so this is usually a linear check.
+// SortByHotness sorts entries hottest first: by score, then young before old, then by LRU
+// position. A snapshot writes pages in that order, so this is usually a linear check.
 func SortByHotness(entries []Entry) {
 	if !slices.IsSortedFunc(entries, compareHotness) {
 		slices.SortFunc(entries, compareHotness)
@@ -93,12 +98,8 @@ type Count struct {
 	// PageType is set at the object level, and at the index level for pages of no index
 	// (BLOB/LOB), which are grouped by type under their table.
 	PageType string `json:"page_type,omitempty"`
-	Young    int64  `json:"young"`
-	Old      int64  `json:"old"`
+	PageCount
 }
-
-// Pages is young + old.
-func (c Count) Pages() int64 { return c.Young + c.Old }
 
 // Stats are a manifest's page counts at every level, each list largest first.
 type Stats struct {

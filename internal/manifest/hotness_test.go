@@ -40,6 +40,25 @@ func TestSortByHotness(t *testing.T) {
 	}
 }
 
+// With history, the score decides before the newest capture's LRU list: a page the
+// workload kept touching outranks one a load left at the head of the list.
+func TestSortByHotnessScoreFirst(t *testing.T) {
+	entries := []Entry{
+		{Object: 0, Page: 1, LRU: 0, Seen: 1, Score: 200_000},               // left by a load, at the head now
+		{Object: 0, Page: 2, LRU: 4000, Old: true, Seen: 3, Score: 610_000}, // hot, made old by a scan just now
+		{Object: 0, Page: 3, LRU: 10, Seen: 3, Score: 900_000},
+		{Object: 0, Page: 4, LRU: 20, Seen: 2, Last: 1, Score: 200_000}, // same score as page 1: young, LRU decide
+	}
+	SortByHotness(entries)
+	var pages []uint32
+	for _, e := range entries {
+		pages = append(pages, e.Page)
+	}
+	if want := []uint32{3, 2, 1, 4}; !slices.Equal(pages, want) {
+		t.Errorf("order %v, want %v", pages, want)
+	}
+}
+
 func TestGroupAndCountByObject(t *testing.T) {
 	entries := []Entry{
 		{Object: 1, Page: 10}, {Object: 0, Page: 20, Old: true}, {Object: 1, Page: 11, Old: true}, {Object: 1, Page: 9},
@@ -76,22 +95,22 @@ func TestStats(t *testing.T) {
 	if st.Pages != 48 || st.Young != 38 || st.Old != 10 {
 		t.Errorf("totals %d/%d/%d", st.Pages, st.Young, st.Old)
 	}
-	if want := []Count{{Schema: "shop", Young: 18, Old: 9}, {Schema: "crm", Young: 20, Old: 1}}; !slices.Equal(st.Schemas, want) {
+	if want := []Count{{Schema: "shop", PageCount: PageCount{Young: 18, Old: 9}}, {Schema: "crm", PageCount: PageCount{Young: 20, Old: 1}}}; !slices.Equal(st.Schemas, want) {
 		t.Errorf("schemas %+v", st.Schemas)
 	}
 	if want := []Count{
-		{Schema: "shop", Table: "orders", Young: 15, Old: 9},
-		{Schema: "crm", Table: "leads", Young: 20, Old: 1},
-		{Schema: "shop", Table: "users", Young: 3},
+		{Schema: "shop", Table: "orders", PageCount: PageCount{Young: 15, Old: 9}},
+		{Schema: "crm", Table: "leads", PageCount: PageCount{Young: 20, Old: 1}},
+		{Schema: "shop", Table: "users", PageCount: PageCount{Young: 3}},
 		{Schema: "crm", Table: "idle"},
 	}; !slices.Equal(st.Tables, want) {
 		t.Errorf("tables %+v", st.Tables)
 	}
 	if want := []Count{
-		{Schema: "crm", Table: "leads", Index: "PRIMARY", Young: 20, Old: 1},
-		{Schema: "shop", Table: "orders", Index: "PRIMARY", Young: 15, Old: 2},
-		{Schema: "shop", Table: "orders", PageType: "BLOB", Old: 7},
-		{Schema: "shop", Table: "users", Index: "email", Young: 3},
+		{Schema: "crm", Table: "leads", Index: "PRIMARY", PageCount: PageCount{Young: 20, Old: 1}},
+		{Schema: "shop", Table: "orders", Index: "PRIMARY", PageCount: PageCount{Young: 15, Old: 2}},
+		{Schema: "shop", Table: "orders", PageType: "BLOB", PageCount: PageCount{Old: 7}},
+		{Schema: "shop", Table: "users", Index: "email", PageCount: PageCount{Young: 3}},
 		{Schema: "crm", Table: "idle", Index: "PRIMARY"},
 	}; !slices.Equal(st.Indexes, want) {
 		t.Errorf("indexes %+v", st.Indexes)

@@ -24,8 +24,10 @@ import (
 	"github.com/innowarm/innowarm/internal/units"
 )
 
-// FormatVersion is the format this package writes and the newest it reads.
-const FormatVersion = 1
+// FormatVersion is the format this package writes and the newest it reads. Version 2 added
+// each page's history across captures (Entry.Seen, Last, Score) and the header's captures;
+// version 1 files read with Seen 1, Last 0 and Score 0.
+const FormatVersion = 2
 
 // magic starts the first line of every manifest, followed by the format version.
 const magic = "innowarm-manifest"
@@ -53,6 +55,9 @@ type Header struct {
 	// CapturedAt is when the capture started, stored in UTC to the second.
 	CapturedAt  time.Time `json:"captured_at"`
 	ToolVersion string    `json:"tool_version"`
+	// Captures is how many captures the entries' history covers: 1 for one snapshot, more
+	// for snapshot --every, whose manifest scores each page over the captures it kept.
+	Captures int `json:"captures"`
 
 	Entries         int64         `json:"entries"`
 	Objects         int64         `json:"objects"`
@@ -74,6 +79,7 @@ func HeaderFor(s flavor.Server, capturedAt time.Time, toolVersion string) Header
 		PoolBytes:     s.PoolSize,
 		CapturedAt:    capturedAt,
 		ToolVersion:   toolVersion,
+		Captures:      1,
 	}
 	if s.PageSize > 0 {
 		h.PoolPages = s.PoolSize / int64(s.PageSize)
@@ -116,8 +122,8 @@ func (o Object) String() string {
 	return s + " (" + o.PageType + ")"
 }
 
-// Entry is one page in the source server's buffer pool. It is 16 bytes in memory, so a
-// 33M-page (512 GiB) pool fits in about 530 MB.
+// Entry is one page in the source server's buffer pool. It is 20 bytes in memory, so a
+// 33M-page (512 GiB) pool fits in about 660 MB.
 type Entry struct {
 	// Object is the index of the page's object in the manifest's object list.
 	Object uint32 `json:"object"`
@@ -130,7 +136,18 @@ type Entry struct {
 	LRU uint32 `json:"lru"`
 	// Old is set for pages in the old sublist (IS_OLD), the first to be evicted.
 	Old bool `json:"old"`
+	// Seen is how many of the header's captures held the page, Last how many captures ago
+	// the last of them was (0: the newest capture; LRU and Old are from that one).
+	Seen uint16 `json:"seen"`
+	Last uint16 `json:"last"`
+	// Score is the page's hotness over the captures in millionths (0 to ScoreMax): a
+	// decaying average of where it stood in each LRU list (see snapshot.History). 0 means
+	// no history (one capture, or a version 1 file): order by Old and LRU then.
+	Score uint32 `json:"score"`
 }
+
+// ScoreMax is the score of a page at the head of the young sublist in every capture.
+const ScoreMax = 1_000_000
 
 // PageCount is the number of young and old pages of one object.
 type PageCount struct {

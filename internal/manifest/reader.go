@@ -113,7 +113,7 @@ func (r *Reader) Next() (Entry, error) {
 			return Entry{}, io.EOF
 		}
 		line, err := r.nextLine()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return Entry{}, r.fail(ErrTruncated, 0, "no trailer after %d entries (line %d): the write was interrupted or the file was cut", r.entries, r.line)
 		}
 		if err != nil {
@@ -168,7 +168,7 @@ func (r *Reader) nextLine() ([]byte, error) {
 			return nil, io.EOF
 		case err == io.EOF:
 			return nil, r.fail(ErrTruncated, r.line+1, "the last line is incomplete")
-		case err == bufio.ErrBufferFull:
+		case errors.Is(err, bufio.ErrBufferFull):
 			return nil, r.fail(ErrCorrupt, r.line+1, "line longer than %d bytes", maxLine)
 		default:
 			return nil, r.readError(err)
@@ -187,7 +187,7 @@ var ibBufferPoolLine = regexp.MustCompile(`^\d+,\s*\d+\r?\n?$`)
 func (r *Reader) readMagic() error {
 	raw, err := r.br.ReadSlice('\n')
 	want := []byte(magic + " ")
-	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
 		return r.readError(err)
 	}
 	if err != nil { // no complete first line
@@ -221,6 +221,7 @@ func (r *Reader) readMagic() error {
 		return r.fail(ErrVersion, 0, "the file is format version %d, this innowarm reads up to version %d: upgrade innowarm", version, FormatVersion)
 	}
 	r.header.FormatVersion = version
+	r.header.Captures = 1
 	return nil
 }
 
@@ -236,7 +237,7 @@ func (r *Reader) readHeader() error {
 	seen := map[string]bool{}
 	for {
 		line, err := r.nextLine()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return r.fail(ErrTruncated, 0, "the file ends inside the header (line %d)", r.line)
 		}
 		if err != nil {
@@ -308,6 +309,12 @@ func (r *Reader) headerField(key string, raw []byte) error {
 		} else {
 			h.PoolPages = n
 		}
+	case "captures":
+		n, err := strconv.Atoi(value)
+		if err != nil || !isDigits(raw) || n < 1 || n > math.MaxUint16 {
+			return bad("bad number of captures")
+		}
+		h.Captures = n
 	case "captured_at":
 		t, err := time.Parse(time.RFC3339, value)
 		if err != nil {
@@ -363,14 +370,45 @@ func (r *Reader) parseEntry(line []byte) (Entry, error) {
 	obj, rest, ok1 := cutUint32(line)
 	page, rest, ok2 := cutUint32(rest)
 	lru, rest, ok3 := cutUint32(rest)
-	if !ok1 || !ok2 || !ok3 || len(rest) != 1 || (rest[0] != 'y' && rest[0] != 'o') {
-		return Entry{}, r.fail(ErrCorrupt, r.line, "malformed entry %s (want: OBJECT PAGE LRU y|o)", quoteFragment(line))
+	e := Entry{Object: obj, Page: page, LRU: lru, Seen: 1}
+	ok := ok1 && ok2 && ok3 && len(rest) >= 1 && (rest[0] == 'y' || rest[0] == 'o')
+	if ok {
+		e.Old = rest[0] == 'o'
+		if r.header.FormatVersion >= 2 {
+			ok = r.parseHistory(rest[1:], &e)
+		} else {
+			ok = len(rest) == 1
+		}
+	}
+	if !ok {
+		want := "OBJECT PAGE LRU y|o"
+		if r.header.FormatVersion >= 2 {
+			want += " SEEN LAST SCORE"
+		}
+		return Entry{}, r.fail(ErrCorrupt, r.line, "malformed entry %s (want: %s)", quoteFragment(line), want)
 	}
 	if int(obj) >= len(r.objects) {
 		return Entry{}, r.fail(ErrCorrupt, r.line, "object reference %d out of range (%d objects defined before it)", obj, len(r.objects))
 	}
 	r.entries++
-	return Entry{Object: obj, Page: page, LRU: lru, Old: rest[0] == 'o'}, nil
+	return e, nil
+}
+
+// parseHistory reads a version 2 entry's " SEEN LAST SCORE": seen at least 1 and at most
+// the header's captures, last below them, score at most ScoreMax.
+func (r *Reader) parseHistory(b []byte, e *Entry) bool {
+	if len(b) < 2 || b[0] != ' ' {
+		return false
+	}
+	seen, rest, ok1 := cutUint32(b[1:])
+	last, rest, ok2 := cutUint32(rest)
+	score, ok3 := wholeUint32(rest)
+	captures := uint32(max(r.header.Captures, 1))
+	if !ok1 || !ok2 || !ok3 || seen < 1 || seen > captures || last >= captures || score > ScoreMax {
+		return false
+	}
+	e.Seen, e.Last, e.Score = uint16(seen), uint16(last), score
+	return true
 }
 
 func (r *Reader) parseObject(line []byte) error {
@@ -478,6 +516,20 @@ func (r *Reader) parseTrailer(line []byte) error {
 	r.header.CaptureDuration, r.header.SHA256 = duration, checksum
 	r.done = true
 	return nil
+}
+
+// wholeUint32 is cutUint32 for the last field of a line: no allocation, once per page.
+func wholeUint32(b []byte) (uint32, bool) {
+	var v uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		if v = v*10 + uint64(c-'0'); v > math.MaxUint32 {
+			return 0, false
+		}
+	}
+	return uint32(v), len(b) > 0
 }
 
 // parseUint32 reads a whole field as a decimal number.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -41,9 +42,11 @@ func TestEscapeKeepsReadableNames(t *testing.T) {
 		"t\u2028x": "t%E2%80%A8x",
 		"\xff":     "%FF",
 	} {
-		if got := string(appendField(nil, in)); got != want {
-			t.Errorf("escape %q = %q, want %q", in, got, want)
-		}
+		t.Run(fmt.Sprintf("%q", in), func(t *testing.T) {
+			if got := string(appendField(nil, in)); got != want {
+				t.Errorf("escape %q = %q, want %q", in, got, want)
+			}
+		})
 	}
 	for _, bad := range []string{"", "%", "%4", "%zz", "a\tb", "a\rb", "\xff"} {
 		if _, err := parseField([]byte(bad)); err == nil {
@@ -134,11 +137,13 @@ func TestWriterRefusesBadHeaders(t *testing.T) {
 		"no capture time":    func(h *Header) { h.CapturedAt = time.Time{} },
 		"negative pool size": func(h *Header) { h.PoolBytes = -1 },
 	} {
-		h := testHeader()
-		mutate(&h)
-		if _, err := NewWriter(io.Discard, h); err == nil {
-			t.Errorf("%s: accepted", name)
-		}
+		t.Run(name, func(t *testing.T) {
+			h := testHeader()
+			mutate(&h)
+			if _, err := NewWriter(io.Discard, h); err == nil {
+				t.Errorf("%s: accepted", name)
+			}
+		})
 	}
 }
 
@@ -291,7 +296,7 @@ func TestGzipRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !bytes.HasPrefix(plain, []byte("innowarm-manifest 1\n")) {
+			if !bytes.HasPrefix(plain, []byte("innowarm-manifest 2\n")) {
 				t.Errorf("decompressed file starts %q", plain[:30])
 			}
 			again, err := Read(bytes.NewReader(plain), "plain")
@@ -346,5 +351,78 @@ func TestDocumentedExampleIsValid(t *testing.T) {
 				t.Errorf("the example does not write %q as %q", name, escaped)
 			}
 		}
+	}
+}
+
+// version1Example is a version 1 file, as innowarm wrote them before history: readers keep
+// reading it, every page seen once with no score.
+const version1Example = `innowarm-manifest 1
+server_id 3e11fa47-71ca-11e1-9e33-c80aa9429562
+hostname db1.example.com
+flavor MySQL
+server_version 8.0.36
+page_size 16384
+pool_bytes 134217728
+pool_pages 8192
+captured_at 2026-03-01T10:00:05Z
+tool_version v0.4.0
+object 0 12 INDEX shop orders p2026 PRIMARY
+0 3 0 y
+0 4 1 y
+object 1 12 INDEX shop orders p2026 idx_user
+1 37 2 y
+object 2 31 INDEX my%20app order-lines%202024 - PRIMARY
+2 3 3 y
+0 118 4 y
+object 3 12 BLOB shop orders p2026 -
+3 907 5 o
+2 4 6 o
+1 38 7 o
+end entries=8 objects=4 capture_duration=42ms sha256=40826b49585d96b6a63c3b799287561b9cb8a6913c83a83df8a6b0e50bfa3bf0
+`
+
+func TestReadsVersion1(t *testing.T) {
+	m, err := Read(strings.NewReader(version1Example), "v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Header.FormatVersion != 1 || m.Header.Captures != 1 || len(m.Entries) != 8 {
+		t.Fatalf("header %+v, %d entries", m.Header, len(m.Entries))
+	}
+	for _, e := range m.Entries {
+		if e.Seen != 1 || e.Last != 0 || e.Score != 0 {
+			t.Errorf("entry %+v: a version 1 page is seen once, with no score", e)
+		}
+	}
+	// A version 1 entry with version 2's fields is not version 1.
+	bad := strings.Replace(version1Example, "\n0 3 0 y\n", "\n0 3 0 y 1 0 0\n", 1)
+	if _, err := Read(strings.NewReader(bad), "v1"); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("v1 entry with history fields: %v", err)
+	}
+}
+
+func TestHistoryFieldsChecked(t *testing.T) {
+	m := &Manifest{}
+	m.Header = testHeader()
+	m.Header.Captures = 3
+	m.Objects = []Object{{SpaceID: 5, PageType: "INDEX", Schema: "shop", Table: "orders", Index: "PRIMARY"}}
+	m.Entries = []Entry{{Page: 7, Seen: 3, Last: 2, Score: 5}}
+	good := string(encode(t, m))
+	if got, err := Read(strings.NewReader(good), "h"); err != nil || got.Entries[0] != m.Entries[0] || got.Header.Captures != 3 {
+		t.Fatalf("round trip: %v %+v", err, got)
+	}
+	for name, line := range map[string]string{
+		"seen more than captures": "0 7 0 y 4 0 5",
+		"seen zero":               "0 7 0 y 0 0 5",
+		"last not below captures": "0 7 0 y 3 3 5",
+		"score over the maximum":  "0 7 0 y 3 2 1000001",
+		"score missing":           "0 7 0 y 3 2",
+		"score not a number":      "0 7 0 y 3 2 x",
+	} {
+		t.Run(name, func(t *testing.T) {
+			data := resign(t, []byte(strings.Replace(good, "\n0 7 0 y 3 2 5\n", "\n"+line+"\n", 1)))
+			_, err := Read(strings.NewReader(string(data)), "h")
+			checkFormatError(t, err, "h", ErrCorrupt, "malformed entry")
+		})
 	}
 }

@@ -263,9 +263,11 @@ func TestRotationPath(t *testing.T) {
 		"/d/hot.gz":        "/d/hot.2.gz",
 		"/d/hot.manifest.": "/d/hot.manifest..2",
 	} {
-		if got := RotationPath(path, 2); got != want {
-			t.Errorf("RotationPath(%q) = %q, want %q", path, got, want)
-		}
+		t.Run(path, func(t *testing.T) {
+			if got := RotationPath(path, 2); got != want {
+				t.Errorf("RotationPath(%q) = %q, want %q", path, got, want)
+			}
+		})
 	}
 	if _, err := WriteFileAtomic("x", testHeader(), WriteOptions{Keep: -1}, pages(1, 1)); exitcode.Of(err) != exitcode.Usage {
 		t.Errorf("negative keep: %v", err)
@@ -278,7 +280,7 @@ func TestWriteToStdout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if bytes.HasPrefix(out.Bytes(), []byte{0x1f, 0x8b}) || !bytes.HasPrefix(out.Bytes(), []byte("innowarm-manifest 1\n")) {
+	if bytes.HasPrefix(out.Bytes(), []byte{0x1f, 0x8b}) || !bytes.HasPrefix(out.Bytes(), []byte("innowarm-manifest 2\n")) {
 		t.Errorf("stdout output starts %q", out.Bytes()[:20])
 	}
 	m, err := Read(&out, "stdin")

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"math"
 	"strconv"
 	"time"
 )
@@ -55,6 +56,9 @@ func NewWriter(dst io.Writer, h Header) (*Writer, error) {
 	if h.PoolBytes < 0 || h.PoolPages < 0 {
 		return nil, errors.New("manifest header: negative pool size")
 	}
+	if h.Captures < 1 || h.Captures > math.MaxUint16 {
+		h.Captures = 1
+	}
 	h.FormatVersion = FormatVersion
 	h.CapturedAt = h.CapturedAt.UTC().Truncate(time.Second)
 	h.Entries, h.Objects, h.CaptureDuration, h.SHA256 = 0, 0, 0, ""
@@ -93,6 +97,7 @@ func headerFields(h Header) []keyValue {
 		{"pool_pages", strconv.FormatInt(h.PoolPages, 10)},
 		{"captured_at", h.CapturedAt.Format(time.RFC3339)},
 		{"tool_version", h.ToolVersion},
+		{"captures", strconv.Itoa(h.Captures)},
 	}
 }
 
@@ -155,10 +160,16 @@ func (w *Writer) WriteEntry(e Entry) error {
 	b = append(b, ' ')
 	b = strconv.AppendUint(b, uint64(e.LRU), 10)
 	if e.Old {
-		b = append(b, " o\n"...)
+		b = append(b, " o "...)
 	} else {
-		b = append(b, " y\n"...)
+		b = append(b, " y "...)
 	}
+	b = strconv.AppendUint(b, uint64(max(e.Seen, 1)), 10)
+	b = append(b, ' ')
+	b = strconv.AppendUint(b, uint64(e.Last), 10)
+	b = append(b, ' ')
+	b = strconv.AppendUint(b, uint64(min(e.Score, ScoreMax)), 10)
+	b = append(b, '\n')
 	w.write(b)
 	if w.err == nil {
 		w.entries++
@@ -172,7 +183,7 @@ func (w *Writer) Page(o Object, page, lru uint32, old bool) error {
 	if err != nil {
 		return err
 	}
-	return w.WriteEntry(Entry{Object: id, Page: page, LRU: lru, Old: old})
+	return w.WriteEntry(Entry{Object: id, Page: page, LRU: lru, Old: old, Seen: 1})
 }
 
 // Entries is the number of entries written so far.

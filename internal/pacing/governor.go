@@ -27,12 +27,13 @@ import (
 	"time"
 
 	"github.com/innowarm/innowarm/internal/connection"
+	"github.com/innowarm/innowarm/internal/exitcode"
 	"github.com/innowarm/innowarm/internal/units"
 )
 
 // ErrCritical is returned (wrapped, naming the bound) by Acquire once a --critical-load
 // bound was exceeded: the caller stops starting units and ends cleanly.
-var ErrCritical = errors.New("critical load reached (--critical-load)")
+var ErrCritical = errors.New("critical load reached")
 
 // ErrClosed is returned by Acquire after Close.
 var ErrClosed = errors.New("pacing: governor closed")
@@ -54,6 +55,10 @@ func (c Config) Enabled() bool {
 
 // Stats is what the governor did, for the caller's result.
 type Stats struct {
+	// Samples counts the server status reads; MostOwnSessions is the most warm sessions
+	// that were busy, and so subtracted from Threads_running, in one of them.
+	Samples          int     `json:"samples"`
+	MostOwnSessions  int     `json:"-"`
 	Pauses           int     `json:"pauses"`                  // times the load went over a --max-load bound
 	PausedSeconds    float64 `json:"paused_seconds"`          // time over a --max-load bound: no unit started
 	RateLimitSeconds float64 `json:"rate_limited_seconds"`    // time with units waiting for the --max-rate or --nice budget
@@ -146,7 +151,7 @@ func New(ctx context.Context, conn *connection.Conn, cfg Config) (*Governor, err
 	if cfg.Nice {
 		probe, threads, err := g.baseline(ctx)
 		if err != nil {
-			return fail(fmt.Errorf("pacing: --nice probe: %w", err))
+			return fail(fmt.Errorf("pacing: latency probe: %w", err))
 		}
 		g.nice = newNiceCtl(probe, threads, cfg.MaxRate)
 		g.stats.ProbeBaselineMs = float64(probe) / float64(time.Millisecond)
@@ -166,7 +171,7 @@ func New(ctx context.Context, conn *connection.Conn, cfg Config) (*Governor, err
 	}
 	g.apply(vals, nil, now)
 
-	sctx, cancel := context.WithCancel(context.Background())
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	g.cancel = cancel
 	go g.loop(sctx)
 	return g, nil
@@ -213,20 +218,20 @@ func statusQuery(cfg Config) string {
 }
 
 // check verifies that every bound names a numeric status variable, and sets the limits of
-// relative bounds from the values (usage errors name the flag and the variable).
+// relative bounds from the values (usage errors name the option's field and the variable).
 func check(maxLoad, critical []Bound, vals map[string]float64, raw map[string]string) error {
 	for _, set := range []struct {
-		flag   string
+		field  string
 		bounds []Bound
-	}{{"--max-load", maxLoad}, {"--critical-load", critical}} {
+	}{{"MaxLoad", maxLoad}, {"CriticalLoad", critical}} {
 		for i, b := range set.bounds {
 			k := strings.ToLower(b.Name)
 			if _, ok := raw[k]; !ok {
-				return usagef("%s %s: no status variable %s on this server (see SHOW GLOBAL STATUS)", set.flag, b, b.Name)
+				return exitcode.BadValue(set.field, "%s: no status variable %s on this server (see SHOW GLOBAL STATUS)", b, b.Name)
 			}
 			v, ok := vals[k]
 			if !ok {
-				return usagef("%s %s: %s is %q, not a number", set.flag, b, b.Name, raw[k])
+				return exitcode.BadValue(set.field, "%s: %s is %q, not a number", b, b.Name, raw[k])
 			}
 			if b.Relative {
 				set.bounds[i].Limit = max(math.Ceil(v*1.2), v+1)
@@ -318,6 +323,10 @@ func (g *Governor) sample(ctx context.Context, probes []probeResult) {
 		return
 	}
 	adjust(vals, busy)
+	g.mu.Lock()
+	g.stats.Samples++
+	g.stats.MostOwnSessions = max(g.stats.MostOwnSessions, busy)
+	g.mu.Unlock()
 	g.apply(vals, probes, now)
 }
 
@@ -494,7 +503,7 @@ func (g *Governor) Status() string {
 	defer g.mu.Unlock()
 	switch {
 	case g.crit != nil:
-		return "stopping: " + g.stats.Critical + " (--critical-load)"
+		return "stopping: " + g.stats.Critical + " (critical load)"
 	case g.fail != nil:
 		return "cannot read the server's status"
 	case g.load != "":

@@ -136,20 +136,23 @@ func TestNiceController(t *testing.T) {
 
 func TestSuggestedUnitBytes(t *testing.T) {
 	for _, tc := range []struct {
+		name string
 		c    Config
 		want int64
 	}{
-		{Config{}, 0},
-		{Config{MaxLoad: []Bound{{Name: "Threads_running", Limit: 5}}}, 0},
-		{Config{MaxRate: 200 << 20, Workers: 4}, 25 << 20},
-		{Config{MaxRate: 1 << 20, Workers: 4}, 1 << 20},
-		{Config{MaxRate: 200 << 20}, 25 << 20},
-		{Config{MaxRate: 10 << 30, Workers: 1}, 64 << 20},
-		{Config{Nice: true, Workers: 4}, niceUnitBytes},
-		{Config{Nice: true, MaxRate: 8 << 20, Workers: 4}, 1 << 20},
+		{"no pacing", Config{}, 0},
+		{"max load only", Config{MaxLoad: []Bound{{Name: "Threads_running", Limit: 5}}}, 0},
+		{"max rate over 4 workers", Config{MaxRate: 200 << 20, Workers: 4}, 25 << 20},
+		{"low max rate", Config{MaxRate: 1 << 20, Workers: 4}, 1 << 20},
+		{"max rate, workers unknown", Config{MaxRate: 200 << 20}, 25 << 20},
+		{"high max rate", Config{MaxRate: 10 << 30, Workers: 1}, 64 << 20},
+		{"nice", Config{Nice: true, Workers: 4}, niceUnitBytes},
+		{"nice under a max rate", Config{Nice: true, MaxRate: 8 << 20, Workers: 4}, 1 << 20},
 	} {
-		if got := tc.c.SuggestedUnitBytes(); got != tc.want {
-			t.Errorf("%+v: %d, want %d", tc.c, got, tc.want)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.c.SuggestedUnitBytes(); got != tc.want {
+				t.Errorf("%+v: %d, want %d", tc.c, got, tc.want)
+			}
+		})
 	}
 }

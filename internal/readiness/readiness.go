@@ -49,26 +49,29 @@ type Selection struct {
 
 // Coverage implements Target.
 func (s Selection) Coverage(ctx context.Context) (float64, string, error) {
-	res, err := bufferpool.Read(ctx, s.Conn, s.Catalog, bufferpool.ReadOptions{IncludeZero: true, OnlyCatalog: true})
-	if err != nil {
-		return 0, "", err
+	return coverageOf(s.Count(ctx))
+}
+
+// Count implements Counted: resident B-tree pages of the selected indexes, and their pages.
+func (s Selection) Count(ctx context.Context) (covered, total int64, detail string, err error) {
+	if covered, total, err = bufferpool.SelectionCount(ctx, s.Conn, s.Catalog); err != nil {
+		return 0, 0, "", err
 	}
-	var resident, pages int64
-	for _, r := range res.Indexes {
-		// Where statistics only bound an index's size (small indexes, or no access to the
-		// statistics), count it whole once the pages resident reach the lower bound.
-		d := r.Pages
-		if !r.Known {
-			d = min(max(r.Resident, r.MinPages), r.Pages)
-		}
-		pages += d
-		resident += min(r.Resident, d)
+	if total == 0 {
+		return 0, 0, "the selected tables have no pages", nil
 	}
-	if pages == 0 {
-		return 0, "the selected tables have no pages", nil
+	return covered, total, fmt.Sprintf("%d of %d index pages resident (%.1f%%)", covered, total, 100*float64(covered)/float64(total)), nil
+}
+
+// PageExact implements Counted: sizes come from statistics.
+func (s Selection) PageExact() bool { return false }
+
+// coverageOf turns a count into a coverage.
+func coverageOf(covered, total int64, detail string, err error) (float64, string, error) {
+	if err != nil || total == 0 {
+		return 0, detail, err
 	}
-	c := float64(resident) / float64(pages)
-	return c, fmt.Sprintf("%d of %d index pages resident (%.1f%%)", resident, pages, 100*c), nil
+	return float64(covered) / float64(total), detail, nil
 }
 
 // Manifest is the resolvable pages of a manifest.
@@ -79,12 +82,21 @@ type Manifest struct {
 
 // Coverage implements Target.
 func (m Manifest) Coverage(ctx context.Context) (float64, string, error) {
+	return coverageOf(m.Count(ctx))
+}
+
+// PageExact implements Counted: a manifest's pages are a fixed set.
+func (m Manifest) PageExact() bool { return true }
+
+// Count implements Counted: the manifest's resolvable pages resident, and their number.
+func (m Manifest) Count(ctx context.Context) (covered, total int64, detail string, err error) {
 	set, err := bufferpool.Resident(ctx, m.Conn, m.Resolved.Spaces())
 	if err != nil {
-		return 0, "", err
+		return 0, 0, "", err
 	}
 	c, n := m.Resolved.Coverage(set)
-	return c, fmt.Sprintf("%d of %d manifest pages resident (%.1f%%)", n, len(m.Resolved.Pages), 100*c), nil
+	total = int64(len(m.Resolved.Pages))
+	return n, total, fmt.Sprintf("%d of %d manifest pages resident (%.1f%%)", n, total, 100*c), nil
 }
 
 // Result of a wait.

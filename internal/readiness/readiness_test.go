@@ -3,6 +3,7 @@ package readiness_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,16 +16,18 @@ func TestMain(m *testing.M) { sandboxtest.Main(m, sandboxtest.Options{PoolSize: 
 
 func TestParsePercent(t *testing.T) {
 	for in, want := range map[string]float64{"95%": 0.95, "95": 0.95, "0.95": 0.95, "100%": 1, " 50 % ": 0} {
-		got, err := readiness.ParsePercent(in)
-		if want == 0 {
-			if err == nil {
-				t.Errorf("%q accepted", in)
+		t.Run(fmt.Sprintf("%q", in), func(t *testing.T) {
+			got, err := readiness.ParsePercent(in)
+			if want == 0 {
+				if err == nil {
+					t.Errorf("%q accepted", in)
+				}
+				return
 			}
-			continue
-		}
-		if err != nil || got != want {
-			t.Errorf("ParsePercent(%q) = %v, %v", in, got, err)
-		}
+			if err != nil || got != want {
+				t.Errorf("ParsePercent(%q) = %v, %v", in, got, err)
+			}
+		})
 	}
 	for _, bad := range []string{"", "0%", "101%", "-5", "x"} {
 		if _, err := readiness.ParsePercent(bad); err == nil {

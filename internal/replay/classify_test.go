@@ -1,6 +1,7 @@
 package replay_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -161,17 +162,21 @@ var rejectCases = []struct{ sql, reason string }{
 
 func TestClassifyAccepts(t *testing.T) {
 	for _, sql := range acceptCases {
-		if r := replay.Classify(sql, replay.Mode{}); r != "" {
-			t.Errorf("Classify(%q) = %q, want it accepted", sql, r)
-		}
+		t.Run(fmt.Sprintf("%q", sql), func(t *testing.T) {
+			if r := replay.Classify(sql, replay.Mode{}); r != "" {
+				t.Errorf("Classify(%q) = %q, want it accepted", sql, r)
+			}
+		})
 	}
 }
 
 func TestClassifyRejects(t *testing.T) {
 	for _, c := range rejectCases {
-		if r := replay.Classify(c.sql, replay.Mode{}); r != c.reason {
-			t.Errorf("Classify(%q) = %q, want %q", c.sql, r, c.reason)
-		}
+		t.Run(fmt.Sprintf("%q", c.sql), func(t *testing.T) {
+			if r := replay.Classify(c.sql, replay.Mode{}); r != c.reason {
+				t.Errorf("Classify(%q) = %q, want %q", c.sql, r, c.reason)
+			}
+		})
 	}
 }
 

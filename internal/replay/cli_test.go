@@ -69,9 +69,11 @@ func TestCLI(t *testing.T) {
 		{args("--dedupe"), "--dedupe needs --replay"},
 		{args(), "choose what to warm"},
 	} {
-		r := sandboxtest.CLI(t, sandboxtest.Run{}, c.args...)
-		if r.Code != 2 || !strings.Contains(r.Stderr, c.want) || strings.Count(strings.TrimSpace(r.Stderr), "\n") != 0 {
-			t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q", c.args[len(sandboxtest.Sock(t))+1:], r.Code, r.Stderr, c.want)
-		}
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			r := sandboxtest.CLI(t, sandboxtest.Run{}, c.args...)
+			if r.Code != 2 || !strings.Contains(r.Stderr, c.want) || strings.Count(strings.TrimSpace(r.Stderr), "\n") != 0 {
+				t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q", c.args[len(sandboxtest.Sock(t))+1:], r.Code, r.Stderr, c.want)
+			}
+		})
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"strings"
+
+	"github.com/innowarm/innowarm/internal/sqltext"
 )
 
 // keywords are upper-cased in fingerprints; any other word is an identifier and is kept as
@@ -68,10 +70,10 @@ func fingerprintTokens(toks []token) string {
 			case keywords[t.up] || builtinFunctions[t.up] || notCalls[t.up] || verbs[t.up]:
 				out = append(out, t.up)
 			default:
-				out = append(out, quoteIdent(t.text))
+				out = append(out, sqltext.Ident(t.text))
 			}
 		case tQuoted:
-			out = append(out, quoteIdent(t.up))
+			out = append(out, sqltext.Ident(t.up))
 		case tPunct:
 			if t.text == "-" && len(out) > 0 && isOperatorPosition(out[len(out)-1]) && i+1 < len(toks) && toks[i+1].kind == tNumber {
 				continue // a negative number is one value
@@ -119,8 +121,4 @@ func foldLists(in []string) []string {
 		out = append(out, in[i])
 	}
 	return out
-}
-
-func quoteIdent(name string) string {
-	return "`" + strings.ReplaceAll(name, "`", "``") + "`"
 }

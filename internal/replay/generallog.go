@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"errors"
 	"io"
 	"regexp"
 	"strings"
@@ -37,10 +38,10 @@ func (g *generalLog) Close() error { return g.close() }
 func (g *generalLog) Next() (Statement, error) {
 	for {
 		line, cut, err := g.lr.next()
-		if err != nil && err != io.EOF {
+		if err != nil && !errors.Is(err, io.EOF) {
 			return Statement{}, err
 		}
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			if st, ok := g.finish(); ok {
 				return st, nil
 			}

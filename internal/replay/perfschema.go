@@ -8,11 +8,10 @@ import (
 	"io"
 	"strings"
 
-	"github.com/go-sql-driver/mysql"
-
 	"github.com/innowarm/innowarm/internal/connection"
 	"github.com/innowarm/innowarm/internal/exitcode"
 	"github.com/innowarm/innowarm/internal/flavor"
+	"github.com/innowarm/innowarm/internal/sqlerr"
 )
 
 // Tag marks every statement replay sends, so that it can be told apart in the processlist,
@@ -99,8 +98,7 @@ func ReadPerfSchemaState(ctx context.Context, conn *connection.Conn) (PerfSchema
 	st := PerfSchemaState{Consumers: map[string]bool{}, Instruments: map[string]bool{}}
 	var on sql.NullString
 	if err := conn.DB.QueryRowContext(ctx, "SELECT @@performance_schema "+Tag).Scan(&on); err != nil {
-		var me *mysql.MySQLError
-		if errors.As(err, &me) && me.Number == 1193 { // unknown system variable: built without it
+		if sqlerr.Is(err, sqlerr.UnknownSystemVariable) { // built without it
 			return st, nil
 		}
 		return st, fmt.Errorf("read @@performance_schema: %w", err)
@@ -128,7 +126,7 @@ func ReadPerfSchemaState(ctx context.Context, conn *connection.Conn) (PerfSchema
 	err = conn.DB.QueryRowContext(ctx, "SELECT ENABLED FROM performance_schema.setup_instruments WHERE NAME = ? "+Tag, statementInstrument).Scan(&enabled)
 	if err == nil {
 		st.Instruments[statementInstrument] = strings.EqualFold(enabled, "YES")
-	} else if err != sql.ErrNoRows {
+	} else if !errors.Is(err, sql.ErrNoRows) {
 		return st, fmt.Errorf("read performance_schema.setup_instruments: %w", err)
 	}
 	return st, nil

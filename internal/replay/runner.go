@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"crypto/sha256"
+	"database/sql"
 	"database/sql/driver"
 	"errors"
 	"fmt"
@@ -14,14 +15,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
-
 	"github.com/innowarm/innowarm/internal/bufferpool"
-	"github.com/innowarm/innowarm/internal/catalog"
 	"github.com/innowarm/innowarm/internal/connection"
 	"github.com/innowarm/innowarm/internal/exitcode"
 	"github.com/innowarm/innowarm/internal/logx"
 	"github.com/innowarm/innowarm/internal/pacing"
+	"github.com/innowarm/innowarm/internal/periodic"
+	"github.com/innowarm/innowarm/internal/sqlerr"
+	"github.com/innowarm/innowarm/internal/sqltext"
 )
 
 // Options shape a replay.
@@ -203,10 +204,10 @@ func Run(ctx context.Context, conn *connection.Conn, src Source, o Options) (*Re
 		st := gov.Stats()
 		res.Pacing = &st
 	}
-	if n, err := pagesRead(context.Background(), conn); err == nil {
+	if n, err := pagesRead(context.WithoutCancel(ctx), conn); err == nil {
 		res.PagesLoaded = n - readStart
 	}
-	if after, err := bufferpool.ReadTotals(context.Background(), conn); err == nil {
+	if after, err := bufferpool.ReadTotals(context.WithoutCancel(ctx), conn); err == nil {
 		res.PoolAfter = after
 	}
 	if len(res.SkipExamples) == 0 {
@@ -238,7 +239,7 @@ func feed(ctx context.Context, src Source, o Options, mode Mode, res *Result, jo
 	rng := rand.New(rand.NewPCG(o.Seed, 0x9e3779b97f4a7c15))
 	for ctx.Err() == nil {
 		st, err := src.Next()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return nil
 		}
 		if err != nil {
@@ -343,7 +344,7 @@ func describe(st Statement) string {
 		fmt.Fprintf(&b, "line %d: ", st.Line)
 	}
 	if st.Schema != "" {
-		fmt.Fprintf(&b, "[%s] ", catalog.QuoteIdent(st.Schema))
+		fmt.Fprintf(&b, "[%s] ", sqltext.Ident(st.Schema))
 	}
 	b.WriteString(abbreviate(st.SQL, 160))
 	return b.String()
@@ -365,27 +366,12 @@ func startProgress(ctx context.Context, o Options, res *Result) func() {
 	if o.ProgressEvery < 0 || o.Log.Quiet() {
 		return func() {}
 	}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(o.ProgressEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				res.lock(func() {
-					o.Log.Infof("replay: %d statements read, %d run, %d skipped, %d errors", res.Read, res.Run, res.SkippedTotal, res.Errors)
-				})
-			}
-		}
-	}()
-	return func() { close(done); wg.Wait() }
+	return periodic.Every(ctx, o.ProgressEvery, func(context.Context) bool {
+		res.lock(func() {
+			o.Log.Infof("replay: %d statements read, %d run, %d skipped, %d errors", res.Read, res.Run, res.SkippedTotal, res.Errors)
+		})
+		return true
+	})
 }
 
 // ServerMode reads the sql_mode flags the replay sessions will lex statements with: new
@@ -459,6 +445,27 @@ func (w *worker) open(ctx context.Context) (*connection.Session, error) {
 	return s, nil
 }
 
+// openInDefaultSchema opens a session whose schema is the connection's default one: a
+// pooled connection that another user left in some schema (USE) is dropped, since no
+// statement can take a MySQL session back to no schema at all.
+func (w *worker) openInDefaultSchema(ctx context.Context) (*connection.Session, error) {
+	for attempt := 0; ; attempt++ {
+		s, err := w.open(ctx)
+		if err != nil {
+			return nil, err
+		}
+		var current sql.NullString
+		if err := s.QueryRow(ctx, "SELECT DATABASE() "+Tag, nil, &current); err != nil {
+			discard(s)
+			return nil, err
+		}
+		if current.String == w.conn.Opts.Database || attempt >= 8 {
+			return s, nil
+		}
+		discard(s)
+	}
+}
+
 // connFailure marks an error of the connection itself, which stops the replay.
 type connFailure struct{ err error }
 
@@ -479,7 +486,7 @@ func (w *worker) session(ctx context.Context, schema string) (*connection.Sessio
 			return w.main, nil
 		}
 		if w.plain == nil {
-			s, err := w.open(ctx)
+			s, err := w.openInDefaultSchema(ctx)
 			if err != nil {
 				return nil, &connFailure{err}
 			}
@@ -493,7 +500,7 @@ func (w *worker) session(ctx context.Context, schema string) (*connection.Sessio
 	if err := w.bad[schema]; err != nil {
 		return nil, err
 	}
-	if _, err := w.main.Exec(ctx, "USE "+catalog.QuoteIdent(schema)+" "+Tag); err != nil {
+	if _, err := w.main.Exec(ctx, "USE "+sqltext.Ident(schema)+" "+Tag); err != nil {
 		if fatal(err) {
 			return nil, &connFailure{err}
 		}
@@ -518,7 +525,7 @@ func (w *worker) run(ctx context.Context, j job) error {
 		}
 	}
 	if ctx.Err() != nil {
-		return nil
+		return nil //nolint:nilerr // an interrupt is reported by the caller, not per statement
 	}
 	var cf *connFailure
 	if errors.As(err, &cf) {
@@ -542,31 +549,14 @@ func (w *worker) run(ctx context.Context, j job) error {
 }
 
 func (w *worker) timeLimit(err error) bool {
-	var me *mysql.MySQLError
-	if !errors.As(err, &me) {
-		return false
-	}
-	for _, n := range w.conn.Server.TimeLimitErrors() {
-		if me.Number == n {
-			return true
-		}
-	}
-	return false
+	return sqlerr.Timeout(err)
 }
 
 // fatal reports whether err is the connection failing rather than the statement: anything
 // but a server error, and the server errors that end the session.
 func fatal(err error) bool {
-	var me *mysql.MySQLError
-	if !errors.As(err, &me) {
+	if _, ok := sqlerr.Number(err); !ok {
 		return true
 	}
-	switch me.Number {
-	case 1053, // ER_SERVER_SHUTDOWN
-		1152, // ER_ABORTING_CONNECTION
-		1927, // ER_CONNECTION_KILLED (MariaDB)
-		4031: // ER_CLIENT_INTERACTION_TIMEOUT (MySQL 8)
-		return true
-	}
-	return false
+	return sqlerr.ConnectionLost(err)
 }

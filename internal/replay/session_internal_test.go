@@ -9,6 +9,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/innowarm/innowarm/internal/sandbox/sandboxtest"
+	"github.com/innowarm/innowarm/internal/sqltext"
 )
 
 // TestSessionsAreReadOnly: whatever the classifier lets through, the server refuses writes
@@ -17,7 +18,7 @@ func TestSessionsAreReadOnly(t *testing.T) {
 	ctx := context.Background()
 	conn := sandboxtest.Conn(t)
 	schema := sandboxtest.Schema(t)
-	table := quoteIdent(schema) + ".w"
+	table := sqltext.Ident(schema) + ".w"
 	sandboxtest.Exec(t, "CREATE TABLE "+table+" (id INT PRIMARY KEY)")
 	w := &worker{conn: conn, o: Options{LockWaitTimeout: 2 * time.Second, Timeout: 1500 * time.Millisecond}, res: &Result{}, bad: map[string]error{}}
 	s, err := w.session(ctx, schema)
@@ -31,14 +32,19 @@ func TestSessionsAreReadOnly(t *testing.T) {
 			t.Errorf("%s in a replay session: %v, want error 1792", write, err)
 		}
 	}
+	// MariaDB's limit is in seconds, MySQL's max_execution_time in milliseconds.
+	limitVar, want := "max_statement_time", 1.5
+	if !sandboxtest.Flavor(t).IsMariaDB() {
+		limitVar, want = "max_execution_time", 1500
+	}
 	var limit float64
 	var lockWait int
 	var db string
-	if err := s.QueryRow(ctx, "SELECT @@session.max_statement_time, @@session.lock_wait_timeout, DATABASE()", nil, &limit, &lockWait, &db); err != nil {
+	if err := s.QueryRow(ctx, "SELECT @@session."+limitVar+", @@session.lock_wait_timeout, DATABASE()", nil, &limit, &lockWait, &db); err != nil {
 		t.Fatal(err)
 	}
-	if limit != 1.5 || lockWait != 2 || db != schema {
-		t.Errorf("session: max_statement_time %g, lock_wait_timeout %d, schema %q", limit, lockWait, db)
+	if limit != want || lockWait != 2 || db != schema {
+		t.Errorf("session: %s %g, lock_wait_timeout %d, schema %q", limitVar, limit, lockWait, db)
 	}
 	w.close()
 	for i := 0; i < 5; i++ {

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"errors"
 	"io"
 	"regexp"
 	"strings"
@@ -45,7 +46,7 @@ func (s *slowLog) Next() (Statement, error) {
 	start := 0
 	for {
 		line, cut, err := s.lr.next()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			if body.empty() {
 				return Statement{}, io.EOF
 			}

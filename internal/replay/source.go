@@ -94,13 +94,13 @@ func OpenFile(name string, o FileOptions) (Source, Format, error) {
 		f, err := os.Open(name)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
-				return nil, "", exitcode.UsageError(fmt.Errorf("--replay %s: %w", name, unwrapPath(err)))
+				return nil, "", exitcode.BadValue("Replay", "%s: %w", name, unwrapPath(err))
 			}
 			return nil, "", fmt.Errorf("--replay %s: %w", name, err)
 		}
 		if st, err := f.Stat(); err == nil && st.IsDir() {
 			f.Close()
-			return nil, "", exitcode.UsageError(fmt.Errorf("--replay %s is a directory: name a log or SQL file", name))
+			return nil, "", exitcode.BadValue("Replay", "%s is a directory: name a log or SQL file", name)
 		}
 		rc = f
 	}
@@ -110,7 +110,7 @@ func OpenFile(name string, o FileOptions) (Source, Format, error) {
 		zr, err := gzip.NewReader(bufio.NewReaderSize(rc, 64<<10))
 		if err != nil {
 			rc.Close()
-			return nil, "", exitcode.UsageError(fmt.Errorf("--replay %s: not a gzip file: %w", name, err))
+			return nil, "", exitcode.BadValue("Replay", "%s: not a gzip file: %w", name, err)
 		}
 		r = zr
 		closers = append([]io.Closer{zr}, closers...)
@@ -138,8 +138,8 @@ func OpenFile(name string, o FileOptions) (Source, Format, error) {
 	case FormatSQL:
 		return &sqlFile{r: br, delim: ";", mode: o.Mode, max: o.MaxStatementBytes, line: 1, close: closeAll}, format, nil
 	}
-	closeAll()
-	return nil, "", exitcode.UsageError(fmt.Errorf("--replay-format %q: use one of auto, slow, general, sql", format))
+	_ = closeAll()
+	return nil, "", exitcode.BadValue("ReplayFormat", "%q: use one of auto, slow, general, sql", format)
 }
 
 func unwrapPath(err error) error {

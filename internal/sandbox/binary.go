@@ -21,6 +21,25 @@ type Binary struct {
 	Kind    flavor.Kind    `json:"flavor"`
 	Version flavor.Version `json:"-"`
 	Line    string         `json:"version"`
+	// Root is the provisioned root file system the binary runs from ("" for the host's own
+	// packages); Flavor is the distribution's name when one was asked for ("mysql-9.7").
+	Root   string `json:"root,omitempty"`
+	Flavor string `json:"distribution,omitempty"`
+}
+
+// Install describes the binary for the flavor package's bootstrap and start-up arguments.
+func (b Binary) Install() (flavor.Install, error) {
+	in := flavor.Install{Kind: b.Kind, Version: b.Version, Binary: b.Path, Root: b.Root}
+	if b.Root != "" {
+		rel, err := filepath.Rel(b.Root, b.Path)
+		if err != nil {
+			return in, err
+		}
+		if in.Command, err = RootCommand(b.Root, rel); err != nil {
+			return in, err
+		}
+	}
+	return in, nil
 }
 
 // serverNames are tried in this order: MariaDB's own name first, since Debian's mysqld is a
@@ -88,7 +107,7 @@ func inspectBinary(ctx context.Context, path string) (Binary, error) {
 	defer cancel()
 	out, err := exec.CommandContext(ctx, path, "--no-defaults", "--version").CombinedOutput()
 	if err != nil {
-		return Binary{}, fmt.Errorf("%s --version: %v: %s", path, err, strings.TrimSpace(string(out)))
+		return Binary{}, fmt.Errorf("%s --version: %w: %s", path, err, strings.TrimSpace(string(out)))
 	}
 	line := strings.TrimSpace(strings.SplitN(string(out), "\n", 2)[0])
 	m := verRe.FindStringSubmatch(line)

@@ -4,6 +4,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
@@ -38,10 +39,13 @@ const (
 
 // Config is what `sandbox up` is asked for.
 type Config struct {
-	Dir            string
-	PoolSize       int64
-	Port           int
-	ServerBinary   string
+	Dir          string
+	PoolSize     int64
+	Port         int
+	ServerBinary string
+	// Flavor names a distribution ("mysql-9.7"), provisioned on first use; empty means the
+	// machine's own server (or ServerBinary).
+	Flavor         string
 	BufferedIO     bool     // default O_DIRECT: a restart is then cold without dropping caches
 	DumpAtShutdown bool     // innodb_buffer_pool_dump_at_shutdown
 	LoadAtStartup  bool     // innodb_buffer_pool_load_at_startup
@@ -62,6 +66,8 @@ type State struct {
 	ErrorLog       string      `json:"error_log"`
 	ServerBinary   string      `json:"server_binary"`
 	Flavor         flavor.Kind `json:"flavor"`
+	Distribution   string      `json:"distribution,omitempty"`
+	Root           string      `json:"root,omitempty"`
 	ServerVersion  string      `json:"server_version"`
 	PoolSize       int64       `json:"pool_size"`
 	BufferedIO     bool        `json:"buffered_io"`
@@ -144,10 +150,10 @@ func Up(ctx context.Context, cfg Config) (*Sandbox, *UpReport, error) {
 		cfg.PoolSize = DefaultPoolSize
 	}
 	if cfg.PoolSize < MinPoolSize {
-		return nil, nil, exitcode.UsageError(fmt.Errorf("--pool-size %s is too small: the sandbox needs at least %s", units.FormatBytes(cfg.PoolSize), units.FormatBytes(MinPoolSize)))
+		return nil, nil, exitcode.BadValue("PoolSize", "%s is too small: the sandbox needs at least %s", units.FormatBytes(cfg.PoolSize), units.FormatBytes(MinPoolSize))
 	}
 	if cfg.Port < 0 || cfg.Port > 65535 {
-		return nil, nil, exitcode.UsageError(fmt.Errorf("--port %d is out of range", cfg.Port))
+		return nil, nil, exitcode.BadValue("Port", "%d is out of range", cfg.Port)
 	}
 	dir, err := prepareDir(cfg.Dir)
 	if err != nil {
@@ -159,8 +165,15 @@ func Up(ctx context.Context, cfg Config) (*Sandbox, *UpReport, error) {
 		if cfg.StartTimeout > 0 {
 			s.startTimeout = cfg.StartTimeout
 		}
+		if cfg.Flavor != "" && cfg.ServerBinary == "" {
+			if d, err := LookupDistribution(cfg.Flavor); err != nil {
+				return nil, nil, err
+			} else if d.Name != s.Distribution && !(s.Distribution == "" && d.Kind == s.Flavor && d.checkSeries(s.ServerVersion) == nil) {
+				return nil, nil, exitcode.BadValue("Flavor", "%s: the sandbox in %s runs %s: choose another directory, or remove it with 'innowarm sandbox down --purge --dir %s'", d.Name, s.Dir, s.Description(), s.Dir)
+			}
+		}
 		st := s.Status(ctx)
-		rep.Binary = Binary{Path: s.ServerBinary, Kind: s.Flavor, Line: s.ServerVersion}
+		rep.Binary = s.binary()
 		if st.Running {
 			rep.Action, rep.Pid = "already-running", st.Pid
 			if cfg.PoolSize != s.PoolSize {
@@ -186,7 +199,12 @@ func Up(ctx context.Context, cfg Config) (*Sandbox, *UpReport, error) {
 		return nil, nil, err
 	}
 
-	bin, err := FindServer(ctx, cfg.ServerBinary)
+	var bin Binary
+	if cfg.Flavor != "" && cfg.ServerBinary == "" {
+		bin, err = FindFlavor(ctx, cfg.Flavor)
+	} else {
+		bin, err = FindServer(ctx, cfg.ServerBinary)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -195,7 +213,7 @@ func Up(ctx context.Context, cfg Config) (*Sandbox, *UpReport, error) {
 		State: State{
 			Format: stateFormat, Dir: dir, Datadir: filepath.Join(dir, "data"),
 			PidFile: filepath.Join(dir, "mysqld.pid"), ErrorLog: filepath.Join(dir, "error.log"),
-			ServerBinary: bin.Path, Flavor: bin.Kind, ServerVersion: bin.Line,
+			ServerBinary: bin.Path, Flavor: bin.Kind, ServerVersion: bin.Line, Distribution: bin.Flavor, Root: bin.Root,
 			PoolSize: cfg.PoolSize, BufferedIO: cfg.BufferedIO, DumpAtShutdown: cfg.DumpAtShutdown,
 			LoadAtStartup: cfg.LoadAtStartup, ServerArgs: cfg.ServerArgs, Port: cfg.Port, CreatedAt: time.Now().UTC(),
 		},
@@ -233,7 +251,7 @@ func prepareDir(dir string) (string, error) {
 		return "", exitcode.UsageError(fmt.Errorf("sandbox dir %s: %w", dir, err))
 	}
 	notWritable := func(err error) error {
-		return exitcode.UsageError(fmt.Errorf("sandbox dir %s is not writable (%v): choose another with --dir", abs, err))
+		return exitcode.BadValue("Dir", "%s is not writable (%w): choose another", abs, err)
 	}
 	if err := os.MkdirAll(abs, 0o755); err != nil {
 		return "", notWritable(err)
@@ -261,7 +279,7 @@ func socketPath(dir string) (string, string) {
 
 func (s *Sandbox) install(ctx context.Context, bin Binary) error {
 	if entries, err := os.ReadDir(s.Datadir); err == nil && len(entries) > 0 {
-		return exitcode.UsageError(fmt.Errorf("%s already holds files but no sandbox state: remove it or choose another --dir", s.Datadir))
+		return exitcode.BadValue("Dir", "%s: %s already holds files but no sandbox state: remove it or choose another directory", s.Dir, s.Datadir)
 	}
 	if err := os.MkdirAll(s.Datadir, 0o750); err != nil {
 		return exitcode.UsageError(fmt.Errorf("sandbox dir %s is not writable: %w", s.Dir, err))
@@ -270,7 +288,11 @@ func (s *Sandbox) install(ctx context.Context, bin Binary) error {
 	if err := os.MkdirAll(tmp, 0o750); err != nil {
 		return exitcode.UsageError(fmt.Errorf("sandbox dir %s is not writable: %w", s.Dir, err))
 	}
-	boot, err := flavor.NewBootstrap(bin.Kind, bin.Path, s.Datadir, tmp, os.Geteuid() == 0)
+	in, err := bin.Install()
+	if err != nil {
+		return err
+	}
+	boot, err := in.Bootstrap(s.Datadir, tmp, os.Geteuid() == 0)
 	if err != nil {
 		return exitcode.UsageError(fmt.Errorf("cannot create a %s data directory: %w: %s", bin.Kind, err, InstallHint))
 	}
@@ -280,20 +302,41 @@ func (s *Sandbox) install(ctx context.Context, bin Binary) error {
 		return exitcode.UsageError(fmt.Errorf("sandbox dir %s is not writable: %w", s.Dir, err))
 	}
 	defer logFile.Close()
-	cmd := exec.CommandContext(ctx, boot.Path, boot.Args...)
+	cmd := exec.CommandContext(ctx, boot.Argv[0], boot.Argv[1:]...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if boot.Stdin != nil {
+		cmd.Stdin = bytes.NewReader(boot.Stdin)
+	}
 	cmd.Dir = s.Dir
 	if err := cmd.Run(); err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return fmt.Errorf("%s failed (%v): %s (full log: %s)", filepath.Base(boot.Path), err, lastErrorLine(logPath), logPath)
+		return fmt.Errorf("%s bootstrap failed (%w): %s (full log: %s)", bin.Kind, err, lastErrorLine(logPath), logPath)
 	}
 	return nil
 }
 
-// serverArgs builds the command line of the server.
-func (s *Sandbox) serverArgs() []string {
+// binary describes the sandbox's server as recorded in its state.
+func (s *Sandbox) binary() Binary {
+	kind, ver, _ := flavor.ParseVersion(versionFromLine(s.ServerVersion), s.ServerVersion)
+	if kind == "" {
+		kind = s.Flavor
+	}
+	return Binary{Path: s.ServerBinary, Kind: kind, Version: ver, Line: s.ServerVersion, Root: s.Root, Flavor: s.Distribution}
+}
+
+// serverArgv builds the command line that starts the server.
+func (s *Sandbox) serverArgv() ([]string, error) {
+	in, err := s.binary().Install()
+	if err != nil {
+		return nil, err
+	}
+	return in.Argv(s.serverArgs(in)...), nil
+}
+
+// serverArgs builds the server's options.
+func (s *Sandbox) serverArgs(in flavor.Install) []string {
 	onOff := func(b bool) string {
 		if b {
 			return "ON"
@@ -303,10 +346,6 @@ func (s *Sandbox) serverArgs() []string {
 	flush := "O_DIRECT"
 	if s.BufferedIO {
 		flush = "fsync"
-	}
-	kind, ver, _ := flavor.ParseVersion(versionFromLine(s.ServerVersion), s.ServerVersion)
-	if kind == "" {
-		kind = s.Flavor
 	}
 	args := []string{
 		"--no-defaults",
@@ -327,16 +366,21 @@ func (s *Sandbox) serverArgs() []string {
 		"--max-connections=1000",
 		"--local-infile=1",
 	}
-	args = append(args, flavor.SandboxServerArgs(kind, ver)...)
+	args = append(args, in.SandboxServerArgs(filepath.Join(s.Dir, "files"))...)
 	if os.Geteuid() == 0 {
 		args = append(args, "--user=root")
 	}
 	return append(args, s.ServerArgs...)
 }
 
-// Description names the server: "MariaDB 10.11.19-MariaDB-0+deb12u1".
+// Description names the server: "MariaDB 10.11.19-MariaDB-0+deb12u1", and the flavor it
+// was asked as.
 func (st State) Description() string {
-	return fmt.Sprintf("%s %s", st.Flavor, versionFromLine(st.ServerVersion))
+	d := fmt.Sprintf("%s %s", st.Flavor, versionFromLine(st.ServerVersion))
+	if st.Distribution != "" {
+		d += " (flavor " + st.Distribution + ")"
+	}
+	return d
 }
 
 func versionFromLine(line string) string {
@@ -395,8 +439,14 @@ func (s *Sandbox) start(ctx context.Context, rep *StartReport) error {
 	if err := s.save(); err != nil {
 		return exitcode.UsageError(fmt.Errorf("sandbox dir %s is not writable: %w", s.Dir, err))
 	}
-	if err := os.MkdirAll(filepath.Join(s.Dir, "tmp"), 0o750); err != nil {
-		return exitcode.UsageError(fmt.Errorf("sandbox dir %s is not writable: %w", s.Dir, err))
+	for _, sub := range []string{"tmp", "files"} {
+		if err := os.MkdirAll(filepath.Join(s.Dir, sub), 0o750); err != nil {
+			return exitcode.UsageError(fmt.Errorf("sandbox dir %s is not writable: %w", s.Dir, err))
+		}
+	}
+	argv, err := s.serverArgv()
+	if err != nil {
+		return err
 	}
 	out, err := os.OpenFile(filepath.Join(s.Dir, "server.out"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
@@ -405,7 +455,7 @@ func (s *Sandbox) start(ctx context.Context, rep *StartReport) error {
 	defer out.Close()
 	errLogOffset := fileSize(s.ErrorLog)
 	t0 := time.Now()
-	cmd := exec.Command(s.ServerBinary, s.serverArgs()...)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.Dir = s.Dir
 	// A session of its own: the user's Ctrl-C in the terminal must not reach the server.
@@ -414,7 +464,7 @@ func (s *Sandbox) start(ctx context.Context, rep *StartReport) error {
 		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
 	}
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start %s: %w", s.ServerBinary, err)
+		return fmt.Errorf("start %s: %w", argv[0], err)
 	}
 	s.proc = cmd.Process
 	s.exited = make(chan struct{})
@@ -666,7 +716,7 @@ func (s *Sandbox) restart(ctx context.Context, poolSize int64, cold bool) (Resta
 	t0 := time.Now()
 	if poolSize != 0 {
 		if poolSize < MinPoolSize {
-			return rep, exitcode.UsageError(fmt.Errorf("--pool-size %s is too small: the sandbox needs at least %s", units.FormatBytes(poolSize), units.FormatBytes(MinPoolSize)))
+			return rep, exitcode.BadValue("PoolSize", "%s is too small: the sandbox needs at least %s", units.FormatBytes(poolSize), units.FormatBytes(MinPoolSize))
 		}
 		s.PoolSize = poolSize
 	}

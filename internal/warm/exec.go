@@ -8,14 +8,15 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
-
 	"github.com/innowarm/innowarm/internal/bufferpool"
 	"github.com/innowarm/innowarm/internal/catalog"
 	"github.com/innowarm/innowarm/internal/connection"
+	"github.com/innowarm/innowarm/internal/exitcode"
 	"github.com/innowarm/innowarm/internal/logx"
 	"github.com/innowarm/innowarm/internal/pacing"
+	"github.com/innowarm/innowarm/internal/periodic"
 	"github.com/innowarm/innowarm/internal/progress"
+	"github.com/innowarm/innowarm/internal/sqlerr"
 )
 
 // RunOptions shape the execution of a plan.
@@ -23,7 +24,10 @@ type RunOptions struct {
 	StatementTimeout time.Duration // per statement, enforced by the server
 	LockWaitTimeout  time.Duration // how long a statement may wait for a metadata lock
 	MakeYoung        bool          // innodb_old_blocks_time=0 during the run
-	DryRun           bool          // native and manifest methods: plan, load nothing
+	// ReplaceStale raises innodb_old_blocks_pct during a native load, so that the load
+	// replaces untouched pages of the young sublist instead of its own (raiseOldBlocksPct).
+	ReplaceStale bool
+	DryRun       bool // native and manifest methods: plan, load nothing
 	// Until stops the run as soon as Measure says the target is Want resident (--until-coverage).
 	Until Until
 	// Pacing holds units back while the server is busy (--max-load, --max-rate, --nice) and
@@ -49,29 +53,19 @@ func (u Until) watch(ctx context.Context, stop func()) func() string {
 	}
 	var reached string
 	var mu sync.Mutex
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			c, detail, err := u.Measure(ctx)
-			if err == nil && c >= u.Want {
-				mu.Lock()
-				reached = fmt.Sprintf("stopped early: coverage %.1f%% reached the %.1f%% goal (%s)", 100*c, 100*u.Want, detail)
-				mu.Unlock()
-				stop()
-				return
-			}
+	stopWatching := periodic.Every(ctx, time.Second, func(ctx context.Context) bool {
+		c, detail, err := u.Measure(ctx)
+		if err != nil || c < u.Want {
+			return true
 		}
-	}()
+		mu.Lock()
+		reached = fmt.Sprintf("stopped early: coverage %.1f%% reached the %.1f%% goal (%s)", 100*c, 100*u.Want, detail)
+		mu.Unlock()
+		stop()
+		return false
+	})
 	return func() string {
-		<-done
+		stopWatching()
 		mu.Lock()
 		defer mu.Unlock()
 		return reached
@@ -162,144 +156,124 @@ func (r *Result) Complete() bool {
 // Run executes the plan. It always returns a result, also on error or interrupt (what was
 // done so far); the error is ctx.Err() after an interrupt.
 func Run(ctx context.Context, conn *connection.Conn, pl *Plan, o RunOptions) (*Result, error) {
-	res := &Result{Method: "scan", Skipped: pl.Skipped, LeftOut: pl.LeftOut, Units: len(pl.Units), Parallel: pl.Parallel, Notes: pl.Notes, PageSize: pl.PageSize}
-	if pl.Before != nil {
-		res.PoolBefore = pl.Before.Totals
+	r := newScanRun(conn, pl, o)
+	if len(pl.Units) == 0 {
+		return r.res, finish(ctx, conn, pl, r.res, o, nil)
 	}
-	targets := map[*Target]*TargetResult{}
+	restore, err := applyVariables(ctx, conn, o, r.log)
+	if err != nil {
+		return r.res, err
+	}
+	defer restore()
+	r.o.Pacing.Workers = pl.Parallel
+	if r.gov, err = pacing.New(ctx, conn, r.o.Pacing); err != nil {
+		return r.res, err
+	}
+	defer r.gov.Close()
+	r.openProgress()
+	return r.run(ctx)
+}
+
+// scanRun is one warm by scans in progress: what the workers and the collector share.
+type scanRun struct {
+	conn    *connection.Conn
+	pl      *Plan
+	o       RunOptions
+	res     *Result
+	targets map[*Target]*TargetResult
+	gov     *pacing.Governor
+	rep     *progress.Reporter
+	tl      *tableLog
+	log     *logx.Logger
+	queue   chan *Unit
+	results chan UnitResult
+	// lost is the first unit that failed because the server went away.
+	lost error
+}
+
+func newScanRun(conn *connection.Conn, pl *Plan, o RunOptions) *scanRun {
+	r := &scanRun{conn: conn, pl: pl, o: o, targets: map[*Target]*TargetResult{}, log: logx.Default(),
+		res: &Result{Method: "scan", Skipped: pl.Skipped, LeftOut: pl.LeftOut, Units: len(pl.Units), Parallel: pl.Parallel, Notes: pl.Notes, PageSize: pl.PageSize}}
+	if pl.Before != nil {
+		r.res.PoolBefore = pl.Before.Totals
+	}
 	for _, tg := range append(append([]*Target{}, pl.Targets...), pl.Resident...) {
 		tr := &TargetResult{Schema: tg.Table.Schema, Table: tg.Table.Name, Partition: tg.Part.Name, Index: tg.Index.Name, Kind: tg.Kind,
 			Units: len(tg.Units), EstPages: tg.EstPages, ResidentBefore: tg.ResidentBefore, Partial: tg.Partial}
-		targets[tg] = tr
-		res.Targets = append(res.Targets, tr)
+		r.targets[tg] = tr
+		r.res.Targets = append(r.res.Targets, tr)
 	}
-	log := logx.Default()
-	if len(pl.Units) == 0 {
-		return res, finish(ctx, conn, pl, res, o, nil)
-	}
+	return r
+}
 
-	restore, err := applyVariables(ctx, conn, o, log)
-	if err != nil {
-		return res, err
+func (r *scanRun) openProgress() {
+	pg := &r.o.Progress
+	pg.Total, pg.Workers, pg.Bytes = max(r.pl.NewPages, 1), r.pl.Parallel, r.pl.PageSize
+	if pg.Title == "" {
+		pg.Title = "warm"
 	}
-	defer restore()
-	o.Pacing.Workers = pl.Parallel
-	gov, err := pacing.New(ctx, conn, o.Pacing)
-	if err != nil {
-		return res, err
-	}
-	defer gov.Close()
+	r.rep = progress.New(*pg)
+	r.log = r.rep.Log()
+	r.tl = newTableLog(r.pl, r.log)
+}
 
-	o.Progress.Total, o.Progress.Workers, o.Progress.Bytes = max(pl.NewPages, 1), pl.Parallel, pl.PageSize
-	if o.Progress.Title == "" {
-		o.Progress.Title = "warm"
-	}
-	rep := progress.New(o.Progress)
-	log = rep.Log()
-	tl := newTableLog(pl, log)
-
-	pagesReadStart, _ := pagesRead(ctx, conn)
+// run starts the workers and the samplers, collects the units' results and reports.
+func (r *scanRun) run(parent context.Context) (*Result, error) {
+	conn, pl, res := r.conn, r.pl, r.res
+	pagesReadStart, _ := pagesRead(parent, conn)
 	t0 := time.Now()
 	// The run's own context: the coverage goal ends it without it being an interrupt.
-	parent := ctx
-	ctx, stopRun := context.WithCancel(ctx)
+	ctx, stopRun := context.WithCancel(parent)
 	defer stopRun()
-	stopped := o.Until.watch(ctx, stopRun)
+	stopped := r.o.Until.watch(ctx, stopRun)
 	go func() {
 		// --critical-load stops the units in flight too.
 		select {
-		case <-gov.Tripped():
+		case <-r.gov.Tripped():
 			stopRun()
 		case <-ctx.Done():
 		}
 	}()
-	sampleCtx, stopSampling := context.WithCancel(ctx)
-	var sampler sync.WaitGroup
-	sampler.Add(1)
-	go func() {
-		defer sampler.Done()
-		every := 250 * time.Millisecond
-		if !o.Progress.Bars {
-			every = time.Second
+	every := 250 * time.Millisecond
+	if !r.o.Progress.Bars {
+		every = time.Second
+	}
+	stopSampling := periodic.Every(ctx, every, func(ctx context.Context) bool {
+		if n, err := pagesRead(ctx, conn); err == nil {
+			r.rep.SetDone(n - pagesReadStart)
 		}
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-sampleCtx.Done():
-				return
-			case <-t.C:
-				if n, err := pagesRead(sampleCtx, conn); err == nil {
-					rep.SetDone(n - pagesReadStart)
-				}
-				rep.Paused(gov.Status())
-			}
-		}
-	}()
+		r.rep.Paused(r.gov.Status())
+		return true
+	})
 
-	queue := make(chan *Unit)
-	results := make(chan UnitResult)
+	r.queue, r.results = make(chan *Unit), make(chan UnitResult)
 	var workers sync.WaitGroup
 	startErrs := make(chan error, pl.Parallel)
 	for w := 0; w < pl.Parallel; w++ {
 		workers.Add(1)
 		go func(w int) {
 			defer workers.Done()
-			if err := worker(ctx, conn, pl, o, w, queue, results, rep, tl, gov); err != nil {
+			if err := r.worker(ctx, w); err != nil {
 				startErrs <- err
 			}
 		}(w)
 	}
 	go func() {
-		defer close(queue)
+		defer close(r.queue)
 		for _, u := range pl.Units {
 			select {
-			case queue <- u:
+			case r.queue <- u:
 			case <-ctx.Done():
 				return
 			}
 		}
 	}()
-	go func() { workers.Wait(); close(results) }()
-
-	for r := range results {
-		tr := targets[r.Unit.Target]
-		ur := UnitReport{ID: r.Unit.ID, Target: r.Unit.Target.Name(), Seconds: r.Seconds}
-		if r.Unit.Ranges > 1 {
-			ur.Range = fmt.Sprintf("%d/%d", r.Unit.RangeNo, r.Unit.Ranges)
-		}
-		if r.Err != nil {
-			ur.Error = r.Err.Error()
-		}
-		res.UnitsRun = append(res.UnitsRun, ur)
-		if r.Err != nil && ctx.Err() != nil && parent.Err() == nil && gov.Err() == nil {
-			res.UnitsCancel++ // ended by the coverage goal
-			continue
-		}
-		if r.Err != nil && gov.Err() != nil {
-			res.UnitsCancel++ // ended by --critical-load
-			continue
-		}
-		if r.Err != nil {
-			res.UnitsFailed++
-			msg := fmt.Sprintf("%s: %v", r.Unit.Label(), r.Err)
-			if ctx.Err() == nil {
-				res.Errors = append(res.Errors, msg)
-				if tr.Error == "" {
-					tr.Error = r.Err.Error()
-				}
-				log.Warnf("%s", msg)
-			}
-			tl.done(r.Unit, r.Err)
-			continue
-		}
-		res.UnitsDone++
-		tr.UnitsDone++
-		tl.done(r.Unit, nil)
+	go func() { workers.Wait(); close(r.results) }()
+	for ur := range r.results {
+		r.record(ctx, parent, ur, stopRun)
 	}
 	sort.Slice(res.UnitsRun, func(i, j int) bool { return res.UnitsRun[i].ID < res.UnitsRun[j].ID })
 	stopSampling()
-	sampler.Wait()
 	close(startErrs)
 	var firstStartErr error
 	for e := range startErrs {
@@ -308,77 +282,129 @@ func Run(ctx context.Context, conn *connection.Conn, pl *Plan, o RunOptions) (*R
 		}
 	}
 	res.Seconds = time.Since(t0).Seconds()
-	for tg, tm := range tl.timings {
-		if tr := targets[tg]; tr != nil {
+	if r.lost != nil {
+		// Nothing more to ask a server that is gone (a remote one could make each
+		// question wait for the connect timeout).
+		r.rep.Finish(false)
+		return res, r.lost
+	}
+	for tg, tm := range r.tl.timings {
+		if tr := r.targets[tg]; tr != nil {
 			tr.first, tr.last = tm.First, tm.Last
 		}
 	}
-	if n, err := pagesRead(context.Background(), conn); err == nil {
+	if n, err := pagesRead(context.WithoutCancel(ctx), conn); err == nil {
 		res.PagesRead = n - pagesReadStart
-		rep.SetDone(res.PagesRead)
+		r.rep.SetDone(res.PagesRead)
 	}
 	stopRun()
 	res.Stopped = stopped()
-	if gov != nil {
-		st := gov.Stats()
+	if r.gov != nil { // no pacing asked for
+		st := r.gov.Stats()
 		res.Pacing = &st
 	}
-	rep.Finish(parent.Err() == nil && res.UnitsFailed == 0)
+	r.rep.Finish(parent.Err() == nil && res.UnitsFailed == 0)
 	if parent.Err() != nil {
 		res.Interrupted = true
 		return res, parent.Err()
 	}
-	if cerr := gov.Err(); cerr != nil {
+	if cerr := r.gov.Err(); cerr != nil {
 		res.Stopped = "stopped: " + cerr.Error()
 		// Sessions that could not open because of the stop are not the failure to report.
-		if err := finish(parent, conn, pl, res, o, nil); err != nil && !errors.Is(err, context.Canceled) {
+		if err := finish(parent, conn, pl, res, r.o, nil); err != nil && !errors.Is(err, context.Canceled) {
 			return res, err
 		}
 		return res, cerr
 	}
-	return res, finish(parent, conn, pl, res, o, firstStartErr)
+	return res, finish(parent, conn, pl, res, r.o, firstStartErr)
 }
 
-// worker runs units on its own read-only session until the queue is empty.
-func worker(ctx context.Context, conn *connection.Conn, pl *Plan, o RunOptions, w int, queue <-chan *Unit, results chan<- UnitResult, rep *progress.Reporter, tl *tableLog, gov *pacing.Governor) error {
-	sess, err := conn.NewSession(ctx)
-	if err != nil {
-		for u := range queue {
-			results <- UnitResult{Unit: u, Err: err}
+// record takes one unit's outcome into the result: done, failed, or ended by the coverage
+// goal, --critical-load or the server going away (which stops the run).
+func (r *scanRun) record(ctx, parent context.Context, ur UnitResult, stopRun func()) {
+	res, tr := r.res, r.targets[ur.Unit.Target]
+	rep := UnitReport{ID: ur.Unit.ID, Target: ur.Unit.Target.Name(), Seconds: ur.Seconds}
+	if ur.Unit.Ranges > 1 {
+		rep.Range = fmt.Sprintf("%d/%d", ur.Unit.RangeNo, ur.Unit.Ranges)
+	}
+	if ur.Err != nil {
+		rep.Error = ur.Err.Error()
+	}
+	res.UnitsRun = append(res.UnitsRun, rep)
+	switch {
+	case ur.Err != nil && r.lost != nil:
+		res.UnitsFailed++
+	case ur.Err != nil && ctx.Err() == nil && sqlerr.ConnectionLost(ur.Err):
+		// The server went away: every unit left would fail the same way. Stop them all
+		// and say it once. (Once the run is stopped, by the coverage goal, --critical-load
+		// or Ctrl-C, a session that could not open says "operation was canceled" in words
+		// that look the same: that is the stop, not a lost server.)
+		res.UnitsFailed++
+		r.lost = fmt.Errorf("%s: %w", ur.Unit.Label(), ur.Err)
+		stopRun()
+	case ur.Err != nil && ctx.Err() != nil && parent.Err() == nil && r.gov.Err() == nil:
+		res.UnitsCancel++ // ended by the coverage goal
+	case ur.Err != nil && r.gov.Err() != nil:
+		res.UnitsCancel++ // ended by --critical-load
+	case ur.Err != nil:
+		res.UnitsFailed++
+		msg := fmt.Sprintf("%s: %v", ur.Unit.Label(), ur.Err)
+		if ctx.Err() == nil {
+			res.Errors = append(res.Errors, msg)
+			if tr.Error == "" {
+				tr.Error = ur.Err.Error()
+			}
+			r.log.Warnf("%s", msg)
+		}
+		r.tl.done(ur.Unit, ur.Err)
+	default:
+		res.UnitsDone++
+		tr.UnitsDone++
+		r.tl.done(ur.Unit, nil)
+	}
+}
+
+// worker runs units from the queue on a session of its own, each when the governor lets
+// it; a session that cannot open fails every unit it would have run.
+func (r *scanRun) worker(ctx context.Context, w int) error {
+	fail := func(err error) error {
+		for u := range r.queue {
+			r.results <- UnitResult{Unit: u, Err: err}
 		}
 		return err
 	}
+	sess, err := r.conn.NewSession(ctx)
+	if err != nil {
+		return fail(err)
+	}
 	defer sess.Close()
 	setup := []string{"SET SESSION TRANSACTION ISOLATION LEVEL READ UNCOMMITTED"}
-	if o.LockWaitTimeout > 0 {
-		setup = append(setup, fmt.Sprintf("SET SESSION lock_wait_timeout = %d", max(int(o.LockWaitTimeout.Seconds()), 1)))
+	if r.o.LockWaitTimeout > 0 {
+		setup = append(setup, fmt.Sprintf("SET SESSION lock_wait_timeout = %d", max(int(r.o.LockWaitTimeout.Seconds()), 1)))
 	}
 	for _, q := range setup {
 		if _, err := sess.Exec(ctx, q); err != nil {
-			for u := range queue {
-				results <- UnitResult{Unit: u, Err: err}
-			}
-			return err
+			return fail(err)
 		}
 	}
-	for u := range queue {
+	for u := range r.queue {
 		if ctx.Err() != nil {
-			results <- UnitResult{Unit: u, Err: ctx.Err()}
+			r.results <- UnitResult{Unit: u, Err: ctx.Err()}
 			continue
 		}
-		if err := gov.Acquire(ctx, w); err != nil {
-			results <- UnitResult{Unit: u, Err: err}
+		if err := r.gov.Acquire(ctx, w); err != nil {
+			r.results <- UnitResult{Unit: u, Err: err}
 			continue
 		}
-		rep.Worker(w, u.Label())
-		tl.start(u)
+		r.rep.Worker(w, u.Label())
+		r.tl.start(u)
 		t0 := time.Now()
-		err := runUnit(ctx, sess, pl, u, o.StatementTimeout)
+		err := runUnit(ctx, sess, r.pl, u, r.o.StatementTimeout)
 		d := time.Since(t0)
-		tl.timing(u, t0, time.Now())
-		gov.Release(w)
-		rep.Worker(w, "")
-		results <- UnitResult{Unit: u, Seconds: d.Seconds(), Err: explainUnitError(err, pl, o)}
+		r.tl.timing(u, t0, time.Now())
+		r.gov.Release(w)
+		r.rep.Worker(w, "")
+		r.results <- UnitResult{Unit: u, Seconds: d.Seconds(), Err: explainUnitError(err, r.pl, r.o)}
 	}
 	return nil
 }
@@ -404,23 +430,18 @@ func explainUnitError(err error, pl *Plan, o RunOptions) error {
 	if err == nil {
 		return nil
 	}
-	var me *mysql.MySQLError
-	if errors.As(err, &me) {
-		for _, n := range pl.Server.TimeLimitErrors() {
-			if me.Number == n {
-				return fmt.Errorf("stopped by the statement time limit (%s): raise --statement-timeout or lower --split-pages", o.StatementTimeout)
-			}
-		}
-		if me.Number == 1205 {
-			return fmt.Errorf("waited %s for a metadata lock held by another session (DDL?): skipped", o.LockWaitTimeout)
-		}
+	switch {
+	case sqlerr.Timeout(err):
+		return &exitcode.FieldError{Field: "StatementTimeout", Err: fmt.Errorf("(%s) stopped the scan: raise it, or cut the scans smaller (split pages)", o.StatementTimeout)}
+	case sqlerr.Is(err, sqlerr.LockWaitTimeout):
+		return fmt.Errorf("waited %s for a metadata lock held by another session (DDL?): skipped", o.LockWaitTimeout)
 	}
 	return err
 }
 
 // finish reads the pool again and fills in what each target got.
 func finish(ctx context.Context, conn *connection.Conn, pl *Plan, res *Result, o RunOptions, startErr error) error {
-	after, err := bufferpool.Read(ctx, conn, o.Catalog, bufferpool.ReadOptions{IncludeZero: true, OnlyCatalog: true})
+	after, err := readResidency(ctx, conn, o.Catalog)
 	if err != nil {
 		return err
 	}

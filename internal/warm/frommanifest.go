@@ -11,6 +11,7 @@ import (
 	"github.com/innowarm/innowarm/internal/bufferpool"
 	"github.com/innowarm/innowarm/internal/catalog"
 	"github.com/innowarm/innowarm/internal/connection"
+	"github.com/innowarm/innowarm/internal/exitcode"
 	"github.com/innowarm/innowarm/internal/manifest"
 )
 
@@ -303,6 +304,7 @@ func FromManifest(ctx context.Context, conn *connection.Conn, r *Resolved, metho
 		// The order of the pages in the LRU list matters once the workload must evict: when
 		// the load leaves less than a tenth of the pool free.
 		tight := totals.PagesFree-int64(len(req)) < totals.PagesTotal/10
+		ro.ReplaceStale = ro.ReplaceStale || tight
 		res, err = runNativeLoad(ctx, conn, r.Catalog, hotnessTiers(req, tight, ro.Until.set()), res, ro)
 		if err != nil {
 			res.Manifest = mr
@@ -325,7 +327,7 @@ func FromManifest(ctx context.Context, conn *connection.Conn, r *Resolved, metho
 			return res, err
 		}
 	default:
-		return nil, fmt.Errorf("warm --from: unknown method %q", method)
+		return nil, exitcode.BadValue("Method", "%q: a manifest loads with native or scan", method)
 	}
 	after, err := bufferpool.Resident(ctx, conn, spaces)
 	if err != nil {
@@ -404,4 +406,48 @@ func hotnessTiers(hottestFirst []PageID, tight, untilCoverage bool) [][]PageID {
 		slices.Reverse(tiers)
 	}
 	return tiers
+}
+
+// ManifestRow is one index's (or LOB set's) share of a manifest's pages resident now.
+type ManifestRow struct {
+	Schema        string  `json:"schema"`
+	Table         string  `json:"table"`
+	Partition     string  `json:"partition,omitempty"`
+	Index         string  `json:"index"`
+	Kind          Kind    `json:"kind"`
+	ManifestPages int64   `json:"manifest_pages"`
+	Resident      int64   `json:"resident"`
+	Coverage      float64 `json:"coverage"`
+}
+
+// ManifestCoverage is how much of a manifest's pages are resident on this server.
+type ManifestCoverage struct {
+	Resolved *Resolved
+	Coverage float64
+	Resident int64
+	Rows     []ManifestRow // most manifest pages first
+}
+
+// MeasureManifest resolves a manifest on this server and measures its pages' residency,
+// overall and per index.
+func MeasureManifest(ctx context.Context, conn *connection.Conn, mf *manifest.Manifest) (*ManifestCoverage, error) {
+	r, err := Resolve(ctx, conn, mf)
+	if err != nil {
+		return nil, err
+	}
+	set, err := bufferpool.Resident(ctx, conn, r.Spaces())
+	if err != nil {
+		return nil, err
+	}
+	mc := &ManifestCoverage{Resolved: r}
+	mc.Coverage, mc.Resident = r.Coverage(set)
+	for k, c := range r.TargetCoverage(set) {
+		row := ManifestRow{Schema: k.Schema, Table: k.Table, Partition: k.Partition, Index: k.Index, Kind: k.Kind, ManifestPages: c[0], Resident: c[1]}
+		if c[0] > 0 {
+			row.Coverage = float64(c[1]) / float64(c[0])
+		}
+		mc.Rows = append(mc.Rows, row)
+	}
+	sort.Slice(mc.Rows, func(i, j int) bool { return mc.Rows[i].ManifestPages > mc.Rows[j].ManifestPages })
+	return mc, nil
 }

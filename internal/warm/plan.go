@@ -15,12 +15,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
-
 	"github.com/innowarm/innowarm/internal/bufferpool"
 	"github.com/innowarm/innowarm/internal/catalog"
 	"github.com/innowarm/innowarm/internal/connection"
 	"github.com/innowarm/innowarm/internal/flavor"
+	"github.com/innowarm/innowarm/internal/sqlerr"
+	"github.com/innowarm/innowarm/internal/sqltext"
 	"github.com/innowarm/innowarm/internal/units"
 )
 
@@ -127,7 +127,7 @@ type Target struct {
 func (t *Target) Name() string {
 	s := t.Table.Quoted()
 	if t.Part.Name != "" {
-		s += " " + catalog.QuoteIdent(t.Part.Name)
+		s += " " + sqltext.Ident(t.Part.Name)
 	}
 	s += " " + t.Index.Name
 	if t.Kind == KindLOB {
@@ -186,7 +186,7 @@ func BuildPlan(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog,
 	if o.Order == "" {
 		o.Order = "small-first"
 	}
-	before, err := bufferpool.Read(ctx, conn, cat, bufferpool.ReadOptions{IncludeZero: true, OnlyCatalog: true})
+	before, err := readResidency(ctx, conn, cat)
 	if err != nil {
 		return nil, err
 	}
@@ -387,8 +387,8 @@ func budgetPages(b Budget, tot bufferpool.Totals) (int64, string) {
 	case b.Percent > 0:
 		return int64(float64(tot.PagesTotal) * b.Percent / 100), "--budget " + b.Raw + " of the pool"
 	}
-	reserve := max(tot.PagesTotal/50, 64)
-	return max(tot.PagesFree-reserve, 0), fmt.Sprintf("free pages less %d kept for the server", reserve)
+	room, reserve := tot.Room()
+	return room, fmt.Sprintf("free pages less %d the page cleaner keeps free", reserve)
 }
 
 func (pl *Plan) leaveOut(tg *Target, pages int64, reason string) {
@@ -468,7 +468,7 @@ func (pl *Plan) verify(ctx context.Context, sess *connection.Session) error {
 			continue
 		}
 		q, args := Statement(pl.Server, tg.Units[0], 0)
-		key, typ, err := explain(ctx, sess, q, args)
+		key, typ, err := explain(ctx, sess, pl.Server.ExplainTabular()+q, args)
 		if reason := skippable(err); reason != "" {
 			locked[tg.Table] = reason
 			pl.Skipped = append(pl.Skipped, catalog.Skip{Schema: tg.Table.Schema, Table: tg.Table.Name, Index: tg.Index.Name, Reason: reason})
@@ -477,10 +477,10 @@ func (pl *Plan) verify(ctx context.Context, sess *connection.Session) error {
 		if err != nil {
 			return fmt.Errorf("EXPLAIN for %s: %w", tg.Name(), err)
 		}
-		ok := key == tg.Index.Name
-		if tg.Index.Hidden || (tg.Index.Clustered && tg.Kind == KindLOB) {
-			ok = ok || (key == "" && typ == "ALL")
-		}
+		// InnoDB's full table scan reads the clustered index: MariaDB 11's cost model
+		// (and MySQL's, for some tables) shows a FORCE INDEX (PRIMARY) COUNT(*) as type
+		// ALL with no key, which reads the same pages.
+		ok := key == tg.Index.Name || (tg.Index.Clustered && key == "" && typ == "ALL")
 		if !ok {
 			got := key
 			if got == "" {
@@ -506,10 +506,11 @@ func (pl *Plan) verify(ctx context.Context, sess *connection.Session) error {
 	return nil
 }
 
-// explain returns the key and access type EXPLAIN reports for the statement's table.
-func explain(ctx context.Context, sess *connection.Session, q string, args []any) (key, typ string, err error) {
+// explain returns the key and access type a tabular EXPLAIN (the statement given with its
+// EXPLAIN prefix) reports for the statement's table.
+func explain(ctx context.Context, sess *connection.Session, explainStmt string, args []any) (key, typ string, err error) {
 	first := true
-	err = sess.Query(ctx, "EXPLAIN "+q, args, func(rows *sql.Rows) error {
+	err = sess.Query(ctx, explainStmt, args, func(rows *sql.Rows) error {
 		if !first {
 			return nil
 		}
@@ -558,17 +559,47 @@ func defaultParallel(ctx context.Context, conn *connection.Conn, units int) int 
 // skippable says why a planning statement's error concerns only its table (and the target is
 // skipped), or "" when the error must stop the plan.
 func skippable(err error) string {
-	var me *mysql.MySQLError
-	if err == nil || !errors.As(err, &me) {
-		return ""
-	}
-	switch me.Number {
-	case 1205:
+	n, _ := sqlerr.Number(err)
+	switch n {
+	case sqlerr.LockWaitTimeout:
 		return "its table is locked (DDL or LOCK TABLES?): waited --lock-wait-timeout, skipped"
-	case 1146:
+	case sqlerr.NoSuchTable:
 		return "the table was dropped while planning"
-	case 1176:
+	case sqlerr.KeyDoesNotExist:
 		return "the index was dropped while planning"
 	}
 	return ""
+}
+
+// ErrNothingToWarm is returned by CheckWork when a plan would load nothing for reasons that
+// leave pages cold (an index the optimizer will not read, a lock, a privilege): a warm that
+// exits 0 promises that pages were loaded or were already there.
+var ErrNothingToWarm = errors.New("nothing to warm")
+
+// CheckWork returns an error wrapping ErrNothingToWarm, naming the first reason, when the
+// plan has no unit to run, nothing already resident, and skipped something that does have
+// pages in the pool.
+func (pl *Plan) CheckWork() error {
+	if len(pl.Units) > 0 || len(pl.Resident) > 0 {
+		return nil
+	}
+	var lost []catalog.Skip
+	for _, s := range pl.Skipped {
+		if !s.NotInPool {
+			lost = append(lost, s)
+		}
+	}
+	if len(lost) == 0 {
+		return nil
+	}
+	first := lost[0]
+	name := sqltext.Table(first.Schema, first.Table)
+	if first.Index != "" {
+		name += " index " + sqltext.Ident(first.Index)
+	}
+	more := ""
+	if len(lost) > 1 {
+		more = fmt.Sprintf(" (and %d more; --dry-run lists them)", len(lost)-1)
+	}
+	return fmt.Errorf("%w: every index was skipped: %s: %s%s", ErrNothingToWarm, name, first.Reason, more)
 }

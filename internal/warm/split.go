@@ -13,6 +13,7 @@ import (
 	"github.com/innowarm/innowarm/internal/catalog"
 	"github.com/innowarm/innowarm/internal/connection"
 	"github.com/innowarm/innowarm/internal/flavor"
+	"github.com/innowarm/innowarm/internal/sqltext"
 )
 
 // splitKind says how the first key column's values can be interpolated.
@@ -71,7 +72,7 @@ func splitRanges(ctx context.Context, sess *connection.Session, srv flavor.Serve
 	if col == nil || n < 2 {
 		return nil, nil
 	}
-	qc := catalog.QuoteIdent(col.Name)
+	qc := sqltext.Ident(col.Name)
 	q := fmt.Sprintf("SELECT %s MIN(%s), MAX(%s) FROM %s", StatementTag, qc, qc, fromClause(srv, t, p, ix))
 	var lo, hi sql.NullString
 	if err := sess.QueryRow(ctx, srv.WithTimeLimit(q, 30*time.Second), nil, &lo, &hi); err != nil {

@@ -103,23 +103,26 @@ func TestSplitColumnRules(t *testing.T) {
 	textCol := &catalog.Column{Name: "s", DataType: "varchar", Collation: "utf8mb4_general_ci"}
 	enumCol := &catalog.Column{Name: "e", DataType: "enum"}
 	cases := []struct {
+		name string
 		ix   *catalog.Index
 		want string
 	}{
-		{&catalog.Index{Columns: []catalog.IndexColumn{{Name: "id", Column: intCol}}}, "id"},
-		{&catalog.Index{Columns: []catalog.IndexColumn{{Name: "s", Column: textCol, SubPart: 10}}}, ""},
-		{&catalog.Index{Columns: []catalog.IndexColumn{{Name: "s", Column: textCol}, {Name: "id", Column: intCol}}}, "s"},
-		{&catalog.Index{Columns: []catalog.IndexColumn{{Name: "e", Column: enumCol}}}, ""},
-		{&catalog.Index{Hidden: true}, ""},
+		{"int column", &catalog.Index{Columns: []catalog.IndexColumn{{Name: "id", Column: intCol}}}, "id"},
+		{"prefix of a text column", &catalog.Index{Columns: []catalog.IndexColumn{{Name: "s", Column: textCol, SubPart: 10}}}, ""},
+		{"text column first", &catalog.Index{Columns: []catalog.IndexColumn{{Name: "s", Column: textCol}, {Name: "id", Column: intCol}}}, "s"},
+		{"enum column", &catalog.Index{Columns: []catalog.IndexColumn{{Name: "e", Column: enumCol}}}, ""},
+		{"hidden index", &catalog.Index{Hidden: true}, ""},
 	}
-	for i, c := range cases {
-		got := ""
-		if col := splitColumn(c.ix); col != nil {
-			got = col.Name
-		}
-		if got != c.want {
-			t.Errorf("case %d: split column %q, want %q", i, got, c.want)
-		}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := ""
+			if col := splitColumn(c.ix); col != nil {
+				got = col.Name
+			}
+			if got != c.want {
+				t.Errorf("split column %q, want %q", got, c.want)
+			}
+		})
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/innowarm/innowarm/internal/catalog"
 	"github.com/innowarm/innowarm/internal/flavor"
+	"github.com/innowarm/innowarm/internal/sqltext"
 )
 
 // StatementTag marks every statement innowarm's warm runs, so that it can be found (and
@@ -30,14 +31,14 @@ func fromClause(srv flavor.Server, t *catalog.Table, p *catalog.Part, ix *catalo
 		b.WriteString(" FOR SYSTEM_TIME ALL")
 	}
 	if p != nil && p.Name != "" {
-		b.WriteString(" PARTITION (" + catalog.QuoteIdent(p.Name) + ")")
+		b.WriteString(" PARTITION (" + sqltext.Ident(p.Name) + ")")
 	}
 	switch {
 	case ix.Hidden:
 		// No index usable: the server reads the table, i.e. the hidden clustered index.
 		b.WriteString(" USE INDEX ()")
 	default:
-		b.WriteString(" FORCE INDEX (" + catalog.QuoteIdent(ix.Name) + ")")
+		b.WriteString(" FORCE INDEX (" + sqltext.Ident(ix.Name) + ")")
 	}
 	return b.String()
 }
@@ -56,7 +57,7 @@ func (p *params) add(v any) string {
 	}
 	switch x := v.(type) {
 	case string:
-		return catalog.QuoteString(x)
+		return sqltext.String(x)
 	case []byte:
 		return fmt.Sprintf("0x%x", x)
 	default:
@@ -69,7 +70,7 @@ func rangeCondition(col string, r *KeyRange, p *params) string {
 	if r == nil {
 		return ""
 	}
-	qc := catalog.QuoteIdent(col)
+	qc := sqltext.Ident(col)
 	var conds []string
 	if r.Low != nil {
 		conds = append(conds, qc+" >= "+p.add(r.Low))
@@ -88,7 +89,7 @@ func rangeCondition(col string, r *KeyRange, p *params) string {
 // prefix: such an index is never used for an index-only scan, but a range over the whole
 // value space (every string is >= ”) reads all of it.
 func prefixCondition(col string) string {
-	qc := catalog.QuoteIdent(col)
+	qc := sqltext.Ident(col)
 	return "(" + qc + " >= '' OR " + qc + " IS NULL)"
 }
 
@@ -101,7 +102,7 @@ func buildSelect(srv flavor.Server, u *Unit, p *params) string {
 		// result is one number.
 		var terms []string
 		for _, c := range u.Table.LOBColumns() {
-			terms = append(terms, "COALESCE(LENGTH("+catalog.QuoteIdent(c.Name)+"), 0)")
+			terms = append(terms, "COALESCE(LENGTH("+sqltext.Ident(c.Name)+"), 0)")
 		}
 		what = "SUM(" + strings.Join(terms, " + ") + ")"
 	}

@@ -1,11 +1,15 @@
-// Package sandboxtest gives each test binary one throwaway server, started in TestMain and
-// removed when the binary ends, even when tests fail. Tests never touch any other server.
+// Package sandboxtest gives each test binary one throwaway server, started when a test
+// first asks for one and removed when the binary ends, even when tests fail. Tests never
+// touch any other server. The server is of the flavor $INNOWARM_FLAVOR names (mysql-9.7,
+// mariadb-11.8, ...), else the machine's own.
 //
 //	func TestMain(m *testing.M) { sandboxtest.Main(m, sandboxtest.Options{}) }
 package sandboxtest
 
 import (
+	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -20,7 +24,9 @@ import (
 	"time"
 
 	"github.com/innowarm/innowarm/internal/connection"
+	"github.com/innowarm/innowarm/internal/flavor"
 	"github.com/innowarm/innowarm/internal/sandbox"
+	"github.com/innowarm/innowarm/internal/sqltext"
 )
 
 // Options shape the shared server.
@@ -34,16 +40,21 @@ type Options struct {
 }
 
 var (
-	shared   *sandbox.Sandbox
-	rootDir  string
-	connOnce sync.Once
-	conn     *connection.Conn
-	connErr  error
+	options   Options
+	mainRan   bool
+	startOnce sync.Once
+	startErr  error
+	shared    *sandbox.Sandbox
+	rootDir   string
+	connOnce  sync.Once
+	conn      *connection.Conn
+	connErr   error
 )
 
 const dirPrefix = "innowarm-test-"
 
-// Main starts the server, runs the tests and removes the server and its directory.
+// Main runs the tests; the server starts when a test first needs it, and is removed with its
+// directory when the tests end.
 func Main(m *testing.M, o Options) {
 	os.Exit(run(m, o))
 }
@@ -53,6 +64,7 @@ func run(m *testing.M, o Options) int {
 	if o.PoolSize == 0 {
 		o.PoolSize = 64 << 20
 	}
+	options, mainRan = o, true
 	var err error
 	rootDir, err = os.MkdirTemp("", dirPrefix)
 	if err != nil {
@@ -60,34 +72,6 @@ func run(m *testing.M, o Options) int {
 		return 1
 	}
 	_ = os.WriteFile(filepath.Join(rootDir, "owner.pid"), []byte(strconv.Itoa(os.Getpid())), 0o644)
-	if o.Prepare != nil {
-		more, err := o.Prepare(rootDir)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "sandboxtest: prepare:", err)
-			os.RemoveAll(rootDir)
-			return 1
-		}
-		o.ServerArgs = append(o.ServerArgs, more...)
-	}
-	ctx := context.Background()
-	sb, rep, err := sandbox.Up(ctx, sandbox.Config{
-		Dir: filepath.Join(rootDir, "sb"), PoolSize: o.PoolSize, ServerArgs: o.ServerArgs,
-		BufferedIO: o.BufferedIO, DieWithParent: true,
-	})
-	if err != nil {
-		// Show the server's own logs: a failure here is otherwise hard to diagnose.
-		for _, f := range []string{"install.log", "error.log"} {
-			if b, rerr := os.ReadFile(filepath.Join(rootDir, "sb", f)); rerr == nil {
-				fmt.Fprintf(os.Stderr, "sandboxtest: %s:\n%s\n", f, tail(string(b), 40))
-			}
-		}
-		fmt.Fprintln(os.Stderr, "sandboxtest: cannot start the test server:", err)
-		killSandboxesUnder(rootDir)
-		os.RemoveAll(rootDir)
-		return 1
-	}
-	shared = sb
-	fmt.Fprintf(os.Stderr, "sandboxtest: %s server pid %d on %s (install %.1fs, start %.1fs)\n", sb.Flavor, rep.Pid, sb.Socket, rep.InstallSeconds, rep.StartSeconds)
 
 	// Ctrl-C or a kill while tests run must not leave the server behind.
 	sigs := make(chan os.Signal, 1)
@@ -99,6 +83,40 @@ func run(m *testing.M, o Options) int {
 	}()
 	defer teardown()
 	return m.Run()
+}
+
+// start brings up the shared server, once.
+func start() error {
+	startOnce.Do(func() {
+		o := options
+		if o.Prepare != nil {
+			more, err := o.Prepare(rootDir)
+			if err != nil {
+				startErr = fmt.Errorf("prepare: %w", err)
+				return
+			}
+			o.ServerArgs = append(o.ServerArgs, more...)
+		}
+		sb, rep, err := sandbox.Up(context.Background(), sandbox.Config{
+			Dir: filepath.Join(rootDir, "sb"), PoolSize: o.PoolSize, ServerArgs: o.ServerArgs,
+			BufferedIO: o.BufferedIO, DieWithParent: true, Flavor: os.Getenv(sandbox.FlavorEnv),
+		})
+		if err != nil {
+			// Show the server's own logs: a failure here is otherwise hard to diagnose.
+			var logs strings.Builder
+			for _, f := range []string{"install.log", "error.log"} {
+				if b, rerr := os.ReadFile(filepath.Join(rootDir, "sb", f)); rerr == nil {
+					fmt.Fprintf(&logs, "\n%s:\n%s", f, tail(string(b), 40))
+				}
+			}
+			killSandboxesUnder(filepath.Join(rootDir, "sb"))
+			startErr = fmt.Errorf("cannot start the test server: %w%s", err, logs.String())
+			return
+		}
+		shared = sb
+		fmt.Fprintf(os.Stderr, "sandboxtest: %s server pid %d on %s (install %.1fs, start %.1fs)\n", sb.Description(), rep.Pid, sb.Socket, rep.InstallSeconds, rep.StartSeconds)
+	})
+	return startErr
 }
 
 func tail(s string, n int) string {
@@ -147,7 +165,7 @@ func reapOrphans() {
 func killSandboxesUnder(root string) {
 	_ = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() || d.Name() != "sandbox.json" {
-			return nil
+			return nil //nolint:nilerr // best effort: walk on
 		}
 		if sb, err := sandbox.Open(filepath.Dir(path)); err == nil {
 			sb.Kill()
@@ -156,13 +174,27 @@ func killSandboxesUnder(root string) {
 	})
 }
 
-// Server is the shared sandbox.
+// Server is the shared sandbox, started on first use.
 func Server(t testing.TB) *sandbox.Sandbox {
 	t.Helper()
-	if shared == nil {
+	if !mainRan {
 		t.Fatal("sandboxtest.Main was not called from TestMain")
 	}
+	if err := start(); err != nil {
+		t.Fatalf("sandboxtest: %v", err)
+	}
 	return shared
+}
+
+// Flavor is the shared server's family and version, for tests whose expectations differ
+// between servers.
+func Flavor(t testing.TB) flavor.Server {
+	t.Helper()
+	srv, err := flavor.Detect(context.Background(), Conn(t).DB)
+	if err != nil {
+		t.Fatalf("detect the test server: %v", err)
+	}
+	return srv
 }
 
 // Conn is a connection to the shared server as root, opened once per test binary.
@@ -206,7 +238,7 @@ func Schema(t testing.TB) string {
 	if len(name) > 60 {
 		name = name[:60]
 	}
-	q := "`" + strings.ReplaceAll(name, "`", "``") + "`"
+	q := sqltext.Ident(name)
 	Exec(t, "DROP DATABASE IF EXISTS "+q, "CREATE DATABASE "+q)
 	t.Cleanup(func() {
 		if conn != nil {
@@ -237,4 +269,63 @@ func JSON(t testing.TB, b []byte, v any) {
 	if err := json.Unmarshal(b, v); err != nil {
 		t.Fatalf("bad JSON (%v): %s", err, b)
 	}
+}
+
+// SecondServer starts another throwaway server of the same flavor as Server's, for tests
+// that need two (a hot set carried from one to the other); it is killed when t ends.
+func SecondServer(t testing.TB, poolSize int64) *sandbox.Sandbox {
+	t.Helper()
+	if poolSize == 0 {
+		poolSize = options.PoolSize
+	}
+	sb, _, err := sandbox.Up(context.Background(), sandbox.Config{
+		Dir: filepath.Join(Dir(t), "second"), PoolSize: poolSize, DieWithParent: true, Flavor: os.Getenv(sandbox.FlavorEnv),
+	})
+	if err != nil {
+		t.Fatalf("start a second server: %v", err)
+	}
+	t.Cleanup(func() { sb.Kill() })
+	return sb
+}
+
+// SyncBuffer is a bytes.Buffer a child process's output and the test can use at once.
+type SyncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *SyncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *SyncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// Checksums is CHECKSUM TABLE of the given (quoted) tables on the shared server, as one
+// string to compare before and after: a warm must leave the data as it was.
+func Checksums(t testing.TB, tables ...string) string {
+	t.Helper()
+	rows, err := Conn(t).DB.Query("CHECKSUM TABLE " + strings.Join(tables, ", "))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var b strings.Builder
+	for rows.Next() {
+		var name string
+		var sum sql.NullInt64
+		if err := rows.Scan(&name, &sum); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "%s=%d ", name, sum.Int64)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }

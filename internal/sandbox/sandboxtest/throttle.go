@@ -48,7 +48,7 @@ func wholeDisk(dir string) (string, error) {
 	if err := syscall.Stat(dir, &st); err != nil {
 		return "", err
 	}
-	major, minor := unix.Major(uint64(st.Dev)), unix.Minor(uint64(st.Dev))
+	major, minor := unix.Major(uint64(st.Dev)), unix.Minor(uint64(st.Dev)) //nolint:unconvert // Dev is not uint64 on every platform
 	sys := fmt.Sprintf("/sys/dev/block/%d:%d", major, minor)
 	if _, err := os.Stat(filepath.Join(sys, "partition")); err == nil {
 		b, err := os.ReadFile(filepath.Join(sys, "..", "dev"))

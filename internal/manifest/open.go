@@ -97,7 +97,7 @@ func readAll(r *Reader, keepEntries bool) (*Manifest, error) {
 	var counts []PageCount
 	for {
 		e, err := r.Next()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {

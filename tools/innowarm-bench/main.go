@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/innowarm/innowarm/internal/benchsuite"
+	"github.com/innowarm/innowarm/tools/benchsuite"
 )
 
 func main() {

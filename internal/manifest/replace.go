@@ -19,7 +19,7 @@ import (
 
 // WriteOptions tune WriteFileAtomic.
 type WriteOptions struct {
-	// Keep is how many previous manifests to keep when replacing one (--keep N): the newest
+	// Keep is how many previous manifests to keep when replacing one: the newest
 	// previous one becomes PATH.1, the oldest kept PATH.N; for a .gz path the number goes
 	// before the suffix (snap.1.gz). 0 keeps none.
 	Keep int
@@ -40,7 +40,7 @@ type WriteOptions struct {
 // every reader refuses it as truncated).
 func WriteFileAtomic(path string, h Header, opts WriteOptions, produce func(*Writer) error) (Header, error) {
 	if opts.Keep < 0 {
-		return Header{}, exitcode.UsageError(fmt.Errorf("manifest %s: --keep must be 0 or more, not %d", path, opts.Keep))
+		return Header{}, exitcode.UsageError(fmt.Errorf("manifest %s: %d previous manifests to keep: want 0 or more", path, opts.Keep))
 	}
 	if path == StdioName {
 		return writeStream(opts.Stdout, h, produce)
@@ -263,7 +263,7 @@ func rotate(path string, keep int) error {
 		p := RotationPath(path, n)
 		st, err := os.Lstat(p)
 		if err != nil || !st.Mode().IsRegular() {
-			break
+			break // the rotation ends at the first missing file
 		}
 		if ours, err := isManifestFile(p); err != nil || !ours {
 			break // not ours: never delete it
@@ -272,5 +272,5 @@ func rotate(path string, keep int) error {
 			return fmt.Errorf("manifest %s: rotate: %w", path, err)
 		}
 	}
-	return nil
+	return nil //nolint:nilerr // a missing rotation file ends the loop, it is no failure
 }

@@ -46,7 +46,7 @@ type server struct {
 }
 
 func startServer(ctx context.Context, env Env, pool int64) (*server, error) {
-	sb, _, err := sandbox.Up(ctx, sandbox.Config{Dir: filepath.Join(env.OutDir, "sandbox"), PoolSize: pool, DieWithParent: true})
+	sb, _, err := sandbox.Up(ctx, sandbox.Config{Dir: filepath.Join(env.OutDir, "sandbox"), PoolSize: pool, DieWithParent: true, Flavor: os.Getenv(sandbox.FlavorEnv)})
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +109,9 @@ func (s *server) dump(ctx context.Context, pct int, dest string) (int, error) {
 		if time.Now().After(deadline) {
 			return 0, fmt.Errorf("dump did not complete")
 		}
-		time.Sleep(50 * time.Millisecond)
+		if err := sleepCtx(ctx, 50*time.Millisecond); err != nil {
+			return 0, err
+		}
 	}
 	b, err := os.ReadFile(filepath.Join(s.sb.Datadir, "ib_buffer_pool"))
 	if err != nil {
@@ -143,7 +145,19 @@ func (s *server) load(ctx context.Context, file string) (float64, error) {
 		if time.Since(t0) > 10*time.Minute {
 			return 0, fmt.Errorf("load did not complete: %s", st)
 		}
-		time.Sleep(10 * time.Millisecond)
+		if err := sleepCtx(ctx, 10*time.Millisecond); err != nil {
+			return 0, err
+		}
+	}
+}
+
+// sleepCtx waits d, or less when ctx ends (Ctrl-C stops a run at once).
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
 	}
 }
 
@@ -168,15 +182,6 @@ func (s *server) innowarm(ctx context.Context, args ...string) (measured, error)
 		return m, fmt.Errorf("innowarm %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
 	}
 	return m, nil
-}
-
-func medianOf(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s) == 0 {
-		return 0
-	}
-	return s[(len(s)-1)/2]
 }
 
 type warmScale struct {
@@ -365,26 +370,26 @@ func runWarmTable(ctx context.Context, env Env, s *server, sc warmScale, wt warm
 			wt.label, round+1, t.old[round], t.innodb[round], t.scan[round], t.native[round])
 	}
 	mbps := func(secs float64) float64 { return float64(tableBytes) / 1e6 / secs }
-	old, innodb, scan, native := medianOf(t.old), medianOf(t.innodb), medianOf(t.scan), medianOf(t.native)
+	old, innodb, scan, native := lowerMedian(t.old), lowerMedian(t.innodb), lowerMedian(t.scan), lowerMedian(t.native)
 	l := wt.label + ": "
 	res.AddMetric(l+"table file", float64(fileBytes)/1e6, "MB")
 	res.AddMetric(l+"pages resident after a full scan (the bytes each method must load)", float64(tablePages), "pages")
 	res.AddMetric(l+"old tool (one connection, COUNT(*) per index) seconds", old, "s")
 	res.AddMetric(l+"InnoDB dump/load (pct 100, load_now to completed) seconds", innodb, "s")
 	res.AddMetric(l+"innowarm warm --method scan, whole command, seconds", scan, "s")
-	res.AddMetric(l+"innowarm warm --method scan, reading phase, seconds", medianOf(t.scanRead), "s")
+	res.AddMetric(l+"innowarm warm --method scan, reading phase, seconds", lowerMedian(t.scanRead), "s")
 	res.AddMetric(l+"innowarm warm (default: auto = native), whole command, seconds", native, "s")
 	res.AddMetric(l+"old tool throughput", mbps(old), "MB/s")
 	res.AddMetric(l+"InnoDB dump/load throughput", mbps(innodb), "MB/s")
 	res.AddMetric(l+"innowarm scan throughput (whole command)", mbps(scan), "MB/s")
 	res.AddMetric(l+"innowarm native throughput (whole command)", mbps(native), "MB/s")
-	res.AddMetric(l+"innowarm scan peak RSS", medianOf(t.scanRSS), "MB")
-	res.AddMetric(l+"innowarm native peak RSS", medianOf(t.nativeRSS), "MB")
+	res.AddMetric(l+"innowarm scan peak RSS", lowerMedian(t.scanRSS), "MB")
+	res.AddMetric(l+"innowarm native peak RSS", lowerMedian(t.nativeRSS), "MB")
 	res.AddRatio(l+"throughput innowarm warm (default, native) / InnoDB dump-load", innodb/native, ">= 0.8")
 	res.AddRatio(l+"throughput innowarm warm (default, native) / one-connection scans", old/native, ">= 2.5")
 	res.AddRatio(l+"throughput innowarm scan / InnoDB dump-load", innodb/scan, ">= 0.8")
 	res.AddRatio(l+"throughput innowarm scan / one-connection scans", old/scan, ">= 2.5")
-	res.AddRatio(l+"innowarm peak RSS MB (max of scan, native) / 64 MB", max(medianOf(t.scanRSS), medianOf(t.nativeRSS))/64, "<= 1.0")
+	res.AddRatio(l+"innowarm peak RSS MB (max of scan, native) / 64 MB", max(lowerMedian(t.scanRSS), lowerMedian(t.nativeRSS))/64, "<= 1.0")
 	res.Notes = append(res.Notes, fmt.Sprintf("%s: %s.%s, %s (%s); InnoDB's dump of the fully scanned table lists %d pages, %d resident",
 		wt.label, wt.schema, wt.table, wt.about, humanMB(fileBytes), dumped, tablePages))
 	return nil
@@ -415,7 +420,7 @@ func (s *server) pass(ctx context.Context, events int, dist string) (pass, error
 		} `json:"runs"`
 	}
 	if err := json.Unmarshal([]byte(m.stdout), &out); err != nil || len(out.Runs) == 0 {
-		return pass{}, fmt.Errorf("bench output: %v", err)
+		return pass{}, fmt.Errorf("bench output: %w", err)
 	}
 	r := out.Runs[0]
 	return pass{seconds: r.QuerySeconds, qps: r.QPS, p95: r.Latency.P95, misses: s.counter(ctx, "Innodb_buffer_pool_reads") - before}, nil
@@ -534,23 +539,23 @@ func runWarmFromBench(ctx context.Context, env Env) (Result, error) {
 			env.Log.Infof("warmfrom: round %d: %s: warm %.2f s, first pass %.2f s (%d misses); hot %.2f s", round+1, sc.name, whole, first.seconds, first.misses, hot.seconds)
 		}
 	}
-	res.AddMetric("hot pass", medianOf(hots), "s")
-	res.AddMetric("hot pass misses", medianOf(hotMisses), "reads")
+	res.AddMetric("hot pass", lowerMedian(hots), "s")
+	res.AddMetric("hot pass misses", lowerMedian(hotMisses), "reads")
 	res.AddMetric("snapshot pages", float64(snapRes.Entries), "pages")
 	res.AddMetric("snapshot seconds (page list read)", snapRes.ReadSeconds, "s")
 	res.AddMetric("snapshot seconds (whole capture)", snapRes.Seconds, "s")
 	for _, sc := range scenarios {
-		res.AddMetric("first pass after "+sc.name, medianOf(sc.seconds), "s")
-		res.AddMetric("first pass misses after "+sc.name, medianOf(sc.misses), "reads")
-		res.AddMetric("p95 first pass after "+sc.name, medianOf(sc.p95), "ms")
-		if w := medianOf(sc.warm); w > 0 {
+		res.AddMetric("first pass after "+sc.name, lowerMedian(sc.seconds), "s")
+		res.AddMetric("first pass misses after "+sc.name, lowerMedian(sc.misses), "reads")
+		res.AddMetric("p95 first pass after "+sc.name, lowerMedian(sc.p95), "ms")
+		if w := lowerMedian(sc.warm); w > 0 {
 			res.AddMetric("warm time, "+sc.name, w, "s")
 		}
 		target := ""
 		if sc.name == "innowarm warm --from (native)" {
 			target = "<= 1.1"
 		}
-		res.AddRatio("first pass / hot pass, "+sc.name, medianOf(sc.ratio), target)
+		res.AddRatio("first pass / hot pass, "+sc.name, lowerMedian(sc.ratio), target)
 	}
 	// Native warm-from throughput against InnoDB's own load of the same pages (the pct-100
 	// dump holds the pages the manifest names), per round, then the median.
@@ -562,8 +567,8 @@ func runWarmFromBench(ctx context.Context, env Env) (Result, error) {
 			server = append(server, innodb.serverLoad[i]/fromNative.serverLoad[i])
 		}
 	}
-	res.AddRatio("load throughput innowarm --from native / InnoDB load_now (same pages, whole command)", medianOf(whole), ">= 0.9")
-	res.AddRatio("load throughput innowarm --from native / InnoDB load_now (same pages, the server's load phase of each)", medianOf(server), "")
+	res.AddRatio("load throughput innowarm --from native / InnoDB load_now (same pages, whole command)", lowerMedian(whole), ">= 0.9")
+	res.AddRatio("load throughput innowarm --from native / InnoDB load_now (same pages, the server's load phase of each)", lowerMedian(server), "")
 	res.Notes = append(res.Notes,
 		fmt.Sprintf("workload: innowarm bench --workload point-select --dist %s --concurrency 1; warm-up %d events, measured passes %d events; pool %d MiB, %d rows", dist, warmup, events, pool>>20, rows),
 		fmt.Sprintf("%d round(s), each with its own hot pass, the scenarios' order alternating; figures are medians, ratios the median of the rounds' ratios", rounds),

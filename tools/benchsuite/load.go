@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/innowarm/innowarm/internal/flavor"
 	"github.com/innowarm/innowarm/internal/sandbox"
 )
 
@@ -73,15 +74,22 @@ func (t toolRun) cpuPer10k() float64 {
 func runLoad(ctx context.Context, env Env) (Result, error) {
 	var res Result
 	sc := loadScaleFor(env)
-	slap, err := findTool("mariadb-slap", "mysqlslap")
+	flavorName := os.Getenv(sandbox.FlavorEnv)
+	slap, slapName, err := slapPeer(flavorName)
 	if err != nil {
 		return res, err
 	}
-	sysbench, err := findTool("sysbench")
-	if err != nil {
-		return res, err
+	// Debian 12's sysbench speaks MariaDB's client library: it is the point-select peer on
+	// MariaDB; on MySQL the scenario compares with MySQL's own mysqlslap only.
+	var sysbench string
+	if !isMySQLFlavor(flavorName) {
+		if sysbench, err = findTool("sysbench"); err != nil {
+			return res, err
+		}
+	} else {
+		res.Notes = append(res.Notes, "on "+flavorName+" the peer is MySQL's own mysqlslap (from the flavor's Debian packages); the sysbench point-select comparison runs on MariaDB")
 	}
-	sb, _, err := sandbox.Up(ctx, sandbox.Config{Dir: filepath.Join(env.OutDir, "sandbox"), PoolSize: sc.poolSize, DieWithParent: true})
+	sb, _, err := sandbox.Up(ctx, sandbox.Config{Dir: filepath.Join(env.OutDir, "sandbox"), PoolSize: sc.poolSize, DieWithParent: true, Flavor: flavorName})
 	if err != nil {
 		return res, err
 	}
@@ -102,7 +110,7 @@ func runLoad(ctx context.Context, env Env) (Result, error) {
 	for _, q := range []string{
 		"CREATE DATABASE seed",
 		"CREATE TABLE seed.test_data (id INT AUTO_INCREMENT PRIMARY KEY, random_str VARCHAR(255), random_str2 VARCHAR(255)) ENGINE=InnoDB",
-		fmt.Sprintf("INSERT INTO seed.test_data (random_str, random_str2) SELECT MD5(CONCAT(seq, RAND())), MD5(CONCAT(RAND(), seq)) FROM seed.seq_1_to_%d", sc.seedRows),
+		fmt.Sprintf("INSERT INTO seed.test_data (random_str, random_str2) SELECT %s, %s FROM %s", conn.Server.Hex32("CONCAT(seq, RAND())"), conn.Server.Hex32("CONCAT(RAND(), seq)"), conn.Server.Series("seed", 1, sc.seedRows)),
 		"ALTER TABLE seed.test_data ADD INDEX (random_str)",
 	} {
 		if _, err := conn.DB.ExecContext(ctx, q); err != nil {
@@ -130,6 +138,9 @@ func runLoad(ctx context.Context, env Env) (Result, error) {
 		"SELECT COUNT(*) FROM seed.test_data FORCE INDEX (random_str)",
 		"SELECT COUNT(*) FROM sbtest.sbtest1 FORCE INDEX (PRIMARY)",
 	} {
+		if sysbench == "" && strings.Contains(q, "sbtest") {
+			continue
+		}
 		if _, err := conn.DB.ExecContext(ctx, q); err != nil {
 			return res, fmt.Errorf("%s: %w", q, err)
 		}
@@ -152,12 +163,14 @@ func runLoad(ctx context.Context, env Env) (Result, error) {
 	if _, err := run(ctx, env.Bin, append(append([]string{"bench"}, sock...), slapArgs(8)...)...); err != nil {
 		return res, fmt.Errorf("warm-up: %w", err)
 	}
-	if _, err := run(ctx, env.Bin, iwPointArgs(8, sc.warmupPoints)...); err != nil {
-		return res, fmt.Errorf("warm-up: %w", err)
+	if sysbench != "" {
+		if _, err := run(ctx, env.Bin, iwPointArgs(8, sc.warmupPoints)...); err != nil {
+			return res, fmt.Errorf("warm-up: %w", err)
+		}
 	}
 
 	res.Notes = append(res.Notes,
-		fmt.Sprintf("query file: innowarm bench and %s with the same arguments: %s (QPS = queries / mysqlslap's 'Average number of seconds to run all queries', connection set-up included for both)", filepath.Base(slap), strings.Join(slapArgs(8), " ")),
+		fmt.Sprintf("query file: innowarm bench and %s with the same arguments: %s (QPS = queries / mysqlslap's 'Average number of seconds to run all queries', connection set-up included for both)", slapName, strings.Join(slapArgs(8), " ")),
 		fmt.Sprintf("point selects: sysbench %s vs innowarm bench --workload point-select --dist uniform --time %s on the same sbtest1 (%d rows)", strings.Join(sbArgs(8)[:1], " ")+" --rand-type=uniform", sc.sbTime, sc.sbRows),
 		fmt.Sprintf("%d round(s) per level, each running both tools back to back (alternating which goes first); ratio = median of the rounds' ratios, QPS and CPU figures = the median run; client CPU = user+system seconds of the client process (rusage)", sc.rounds))
 
@@ -167,7 +180,7 @@ func runLoad(ctx context.Context, env Env) (Result, error) {
 			first := round%2 == 0
 			for i := 0; i < 2; i++ {
 				if (i == 0) == first {
-					r, err := slapRun(ctx, env.Bin, append(append([]string{"bench"}, sock...), slapArgs(c)...))
+					r, err := slapRun(ctx, []string{env.Bin}, append(append([]string{"bench"}, sock...), slapArgs(c)...))
 					if err != nil {
 						return res, fmt.Errorf("innowarm bench -c %d: %w", c, err)
 					}
@@ -175,12 +188,12 @@ func runLoad(ctx context.Context, env Env) (Result, error) {
 				} else {
 					r, err := slapRun(ctx, slap, append(append([]string{}, sock...), slapArgs(c)...))
 					if err != nil {
-						return res, fmt.Errorf("%s -c %d: %w", slap, c, err)
+						return res, fmt.Errorf("%s -c %d: %w", slapName, c, err)
 					}
 					ref = append(ref, r)
 				}
 			}
-			for i := 0; i < 2; i++ {
+			for i := 0; i < 2 && sysbench != ""; i++ {
 				if (i == 0) == first {
 					r, err := pointRun(ctx, env.Bin, iwPointArgs(c, sc.sbTime))
 					if err != nil {
@@ -195,23 +208,28 @@ func runLoad(ctx context.Context, env Env) (Result, error) {
 					sbr = append(sbr, r)
 				}
 			}
-			env.Log.Infof("load: concurrency %d round %d: innowarm %.0f vs mariadb-slap %.0f QPS; innowarm %.0f vs sysbench %.0f QPS",
-				c, round+1, iw[len(iw)-1].qps, ref[len(ref)-1].qps, iwp[len(iwp)-1].qps, sbr[len(sbr)-1].qps)
+			env.Log.Infof("load: concurrency %d round %d: innowarm %.0f vs %s %.0f QPS", c, round+1, iw[len(iw)-1].qps, slapName, ref[len(ref)-1].qps)
+			if sysbench != "" {
+				env.Log.Infof("load: concurrency %d round %d: innowarm %.0f vs sysbench %.0f QPS (point selects)", c, round+1, iwp[len(iwp)-1].qps, sbr[len(sbr)-1].qps)
+			}
 		}
-		a, b, p, s := median(iw), median(ref), median(iwp), median(sbr)
-		slapRatio, sbRatio := pairedRatio(iw, ref), pairedRatio(iwp, sbr)
+		a, b := medianRun(iw), medianRun(ref)
 		lvl := fmt.Sprintf("c=%d", c)
 		res.AddMetric("innowarm bench QPS, query file, "+lvl, a.qps, "QPS")
-		res.AddMetric("mariadb-slap QPS, query file, "+lvl, b.qps, "QPS")
+		res.AddMetric(slapName+" QPS, query file, "+lvl, b.qps, "QPS")
+		res.AddMetric("innowarm client CPU per 10k queries, query file, "+lvl, a.cpuPer10k(), "s")
+		res.AddMetric(slapName+" client CPU per 10k queries, "+lvl, b.cpuPer10k(), "s")
+		res.AddRatio("QPS innowarm/"+slapName+", query file, "+lvl, pairedRatio(iw, ref), ">= 1.0")
+		res.AddRatio("client CPU per query innowarm/"+slapName+", "+lvl, a.cpuPer10k()/b.cpuPer10k(), "")
+		if sysbench == "" {
+			continue
+		}
+		p, s := medianRun(iwp), medianRun(sbr)
 		res.AddMetric("innowarm bench QPS, point-select, "+lvl, p.qps, "QPS")
 		res.AddMetric("sysbench oltp_point_select QPS, "+lvl, s.qps, "QPS")
-		res.AddMetric("innowarm client CPU per 10k queries, query file, "+lvl, a.cpuPer10k(), "s")
-		res.AddMetric("mariadb-slap client CPU per 10k queries, "+lvl, b.cpuPer10k(), "s")
 		res.AddMetric("innowarm client CPU per 10k queries, point-select, "+lvl, p.cpuPer10k(), "s")
 		res.AddMetric("sysbench client CPU per 10k queries, "+lvl, s.cpuPer10k(), "s")
-		res.AddRatio("QPS innowarm/mariadb-slap, query file, "+lvl, slapRatio, ">= 1.0")
-		res.AddRatio("QPS innowarm/sysbench, point-select, "+lvl, sbRatio, ">= 0.95")
-		res.AddRatio("client CPU per query innowarm/mariadb-slap, "+lvl, a.cpuPer10k()/b.cpuPer10k(), "")
+		res.AddRatio("QPS innowarm/sysbench, point-select, "+lvl, pairedRatio(iwp, sbr), ">= 0.95")
 		res.AddRatio("client CPU per query innowarm/sysbench, "+lvl, p.cpuPer10k()/s.cpuPer10k(), "")
 	}
 	return res, nil
@@ -219,19 +237,15 @@ func runLoad(ctx context.Context, env Env) (Result, error) {
 
 // pairedRatio is the median over the rounds of a's QPS over b's in the same round.
 func pairedRatio(a, b []toolRun) float64 {
-	r := make([]float64, len(a))
-	for i := range a {
+	r := make([]float64, min(len(a), len(b)))
+	for i := range r {
 		r[i] = a[i].qps / b[i].qps
 	}
-	slices.Sort(r)
-	if n := len(r); n%2 == 0 {
-		return (r[n/2-1] + r[n/2]) / 2
-	}
-	return r[len(r)/2]
+	return median(r)
 }
 
 // median picks the run with the median QPS (the lower middle one for an even count).
-func median(runs []toolRun) toolRun {
+func medianRun(runs []toolRun) toolRun {
 	s := slices.Clone(runs)
 	slices.SortFunc(s, func(a, b toolRun) int {
 		switch {
@@ -243,6 +257,35 @@ func median(runs []toolRun) toolRun {
 		return 0
 	})
 	return s[(len(s)-1)/2]
+}
+
+// slapPeer is the mysqlslap innowarm bench is compared with: MySQL's own, from the flavor's
+// root, on a MySQL flavor; the machine's mariadb-slap otherwise.
+func slapPeer(flavorName string) (argv []string, name string, err error) {
+	if isMySQLFlavor(flavorName) {
+		d, err := sandbox.LookupDistribution(flavorName)
+		if err != nil {
+			return nil, "", err
+		}
+		r, ok := d.Installed()
+		if !ok {
+			return nil, "", fmt.Errorf("%s is not installed: innowarm sandbox flavors --install %s", flavorName, flavorName)
+		}
+		if argv = r.Tool("mysqlslap"); argv == nil {
+			return nil, "", fmt.Errorf("%s has no mysqlslap", flavorName)
+		}
+		return argv, "mysqlslap (" + flavorName + ")", nil
+	}
+	p, err := findTool("mariadb-slap", "mysqlslap")
+	if err != nil {
+		return nil, "", err
+	}
+	return []string{p}, filepath.Base(p), nil
+}
+
+func isMySQLFlavor(name string) bool {
+	d, err := sandbox.LookupDistribution(name)
+	return name != "" && err == nil && d.Kind == flavor.MySQL
 }
 
 func findTool(names ...string) (string, error) {
@@ -317,8 +360,8 @@ var (
 
 // slapRun runs a mysqlslap-style client and reads its block: QPS is the queries over
 // mysqlslap's average seconds, for innowarm and mariadb-slap alike.
-func slapRun(ctx context.Context, bin string, args []string) (toolRun, error) {
-	po, err := run(ctx, bin, args...)
+func slapRun(ctx context.Context, argv []string, args []string) (toolRun, error) {
+	po, err := run(ctx, argv[0], append(append([]string{}, argv[1:]...), args...)...)
 	if err != nil {
 		return toolRun{}, err
 	}
@@ -362,7 +405,7 @@ func pointRun(ctx context.Context, bin string, args []string) (toolRun, error) {
 		} `json:"runs"`
 	}
 	if err := json.Unmarshal([]byte(po.stdout), &rep); err != nil || len(rep.Runs) != 1 {
-		return toolRun{}, fmt.Errorf("bad JSON from innowarm bench (%v): %q", err, po.stdout)
+		return toolRun{}, fmt.Errorf("bad JSON from innowarm bench (%w): %q", err, po.stdout)
 	}
 	return toolRun{qps: rep.Runs[0].QPS, queries: float64(rep.Runs[0].Queries), cpu: po.cpu}, nil
 }

@@ -164,7 +164,7 @@ func runPacingBench(ctx context.Context, env Env) (Result, error) {
 				// The bound an operator would pick: a little above the foreground's usual
 				// concurrency, as seen while no warm runs (the median: the high percentiles
 				// of a shared machine are other jobs' spikes).
-				bound = max(3, int(math.Ceil(pacingPctl(w.threads, 0.5)))+2)
+				bound = max(3, int(math.Ceil(quantile(w.threads, 0.5)))+2)
 				if wired {
 					mlFlag := fmt.Sprintf("Threads_running=%d", bound)
 					phases = append(phases,
@@ -266,7 +266,7 @@ func (b *pacingBench) capacity(ctx context.Context) (float64, error) {
 	if len(qps) == 0 {
 		return 0, fmt.Errorf("no per-second lines in sysbench's output")
 	}
-	return pacingPctl(qps, 0.5), nil
+	return quantile(qps, 0.5), nil
 }
 
 // A window during which other processes took more than pacingForeignMax of the CPUs is run
@@ -443,7 +443,9 @@ func (b *pacingBench) phase(ctx context.Context, ph pacingPhase, rate int, tag s
 	w.threads = threads
 	// sysbench reports second N for (N-1, N]: count it if half of it is in the window (or,
 	// for a window shorter than that, the second that overlaps it most).
-	time.Sleep(1500 * time.Millisecond)
+	if err := sleepCtx(ctx, 1500*time.Millisecond); err != nil {
+		return w, err
+	}
 	mu.Lock()
 	var p95s, qps []float64
 	best, bestOverlap := 0, 0.0
@@ -473,7 +475,7 @@ func (b *pacingBench) phase(ctx context.Context, ph pacingPhase, rate int, tag s
 		return w, fmt.Errorf("no sysbench report inside the window (%.1f-%.1f s)", ws, we)
 	}
 	w.seconds = len(p95s)
-	w.p95Median, w.p95Mean, w.p95Max, w.qps = pacingPctl(p95s, 0.5), pacingMean(p95s), slices.Max(p95s), pacingMean(qps)
+	w.p95Median, w.p95Mean, w.p95Max, w.qps = quantile(p95s, 0.5), mean(p95s), slices.Max(p95s), mean(qps)
 	return w, nil
 }
 
@@ -491,7 +493,7 @@ func medianWindow(ws []pacingWindow) pacingWindow {
 		for i, w := range ws {
 			xs[i] = get(w)
 		}
-		return pacingPctl(xs, 0.5)
+		return quantile(xs, 0.5)
 	}
 	return pacingWindow{
 		p95Median:   f(func(w pacingWindow) float64 { return w.p95Median }),
@@ -503,30 +505,6 @@ func medianWindow(ws []pacingWindow) pacingWindow {
 	}
 }
 
-// pctl is the q-quantile of xs (linear interpolation); the median of two is their mean.
-func pacingPctl(xs []float64, q float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	pos := q * float64(len(s)-1)
-	lo := int(math.Floor(pos))
-	hi := min(lo+1, len(s)-1)
-	return s[lo] + (s[hi]-s[lo])*(pos-float64(lo))
-}
-
-func pacingMean(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	t := 0.0
-	for _, x := range xs {
-		t += x
-	}
-	return t / float64(len(xs))
-}
-
 func pacingLastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return lines[len(lines)-1]
@@ -536,7 +514,7 @@ func pacingMiB(b int64) string { return fmt.Sprintf("%d MiB", b>>20) }
 
 func pacingDataSize(b *pacingBench) string {
 	var n int64
-	filepath.Walk(filepath.Join(b.sb.Datadir, "sbtest"), func(_ string, fi os.FileInfo, err error) error {
+	_ = filepath.Walk(filepath.Join(b.sb.Datadir, "sbtest"), func(_ string, fi os.FileInfo, err error) error {
 		if err == nil && !fi.IsDir() {
 			n += fi.Size()
 		}

@@ -1,0 +1,282 @@
+package bufferpool
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/innowarm/innowarm/internal/catalog"
+	"github.com/innowarm/innowarm/internal/connection"
+	"github.com/innowarm/innowarm/internal/dumpfile"
+	"github.com/innowarm/innowarm/internal/ibd"
+	"github.com/innowarm/innowarm/internal/logx"
+)
+
+// Where a page list comes from.
+const (
+	// SourceDump: the server writes its LRU list to its dump file (space and page numbers,
+	// most recently used first) and innowarm names each page from the tablespace file's own
+	// allocation metadata. Costs the server a copy of its list, about 0.2 µs per page.
+	SourceDump = "dump"
+	// SourceLRUTable: INFORMATION_SCHEMA.INNODB_BUFFER_PAGE_LRU, which makes the server build
+	// a row for every page of its pool (2-3 µs per page, and a temporary table).
+	SourceLRUTable = "lru-table"
+)
+
+// Page types of pages a dump-sourced list names: the server's dump carries no page type.
+const (
+	// PageTypeSegment: a page of the index's file segments, a B-tree node or, for a
+	// clustered index, an off-page BLOB/TEXT page.
+	PageTypeSegment = "INDEX_SEGMENT"
+	// PageTypeFileMetadata: the tablespace header, extent descriptor and inode pages.
+	PageTypeFileMetadata = "FILE_METADATA"
+	// PageTypeUnnamed: a page of the table's file that its metadata on disk does not
+	// assign yet (allocated since the server last wrote its descriptors).
+	PageTypeUnnamed = "UNNAMED"
+)
+
+// StreamDump is StreamLRU from the server's own dump of its LRU list: the same pages in the
+// same order with the same LRU distances and old flags, named from the tablespace files
+// instead of by the server. It needs innowarm on the database host (dumpfile.Check).
+// Differences: page types are PageTypeSegment/FileMetadata/Unnamed rather than the
+// server's; pages of tables outside the catalog (system tables) are not named; the old flag
+// comes from each instance's old sublist length read just after the dump.
+func StreamDump(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, log *logx.Logger, each func(LRUPage) error) (LRUStats, error) {
+	t0 := time.Now()
+	st := LRUStats{Source: SourceDump}
+	b, err := dumpfile.Borrow(ctx, conn, log)
+	if err != nil {
+		return st, err
+	}
+	capture, err := b.Dump(ctx, conn, log)
+	b.Return()
+	if err != nil {
+		return st, err
+	}
+	st.ListSeconds = capture.Seconds
+	instances, err := readInstances(ctx, conn)
+	if err != nil {
+		return st, err
+	}
+	namer, err := newFileNamer(ctx, conn, presentSpaces(cat, capture.Pages))
+	if err != nil {
+		return st, err
+	}
+	for _, n := range namer.unreadable {
+		log.Infof("%s: its pages are listed by table, without their index", n)
+	}
+	spaces := spaceOwners(cat)
+	aux := auxOwners(cat)
+	pos := newInstanceWalker(instances, int64(len(capture.Pages)))
+	for _, id := range capture.Pages {
+		lru, old := pos.next()
+		st.Pages++
+		p := LRUPage{LRU: lru, Old: old, Space: id.Space(), Page: id.Page()}
+		if o, ok := spaces[p.Space]; ok {
+			p.Schema, p.Table, p.Partition = o.t.Schema, o.t.Name, o.p.Name
+			p.PageType, p.Index = namer.name(p.Space, p.Page)
+			if p.PageType == PageTypeUnnamed {
+				st.Unnamed++
+			}
+		} else if a, ok := aux[p.Space]; ok {
+			p.Schema, p.Table, p.Index, p.PageType = a.t.Schema, a.t.Name, a.role, PageTypeSegment
+		} else {
+			st.Unattributed++
+			continue
+		}
+		st.Attributed++
+		if err := each(p); err != nil {
+			return st, err
+		}
+	}
+	st.Seconds = time.Since(t0).Seconds()
+	return st, nil
+}
+
+type poolInstance struct{ pages, old int64 }
+
+func readInstances(ctx context.Context, conn *connection.Conn) ([]poolInstance, error) {
+	rows, err := conn.DB.QueryContext(ctx, conn.Server.PoolInstancesQuery())
+	if err != nil {
+		return nil, fmt.Errorf("read the buffer pool instances: %w", err)
+	}
+	defer rows.Close()
+	var out []poolInstance
+	for rows.Next() {
+		var id int
+		var in poolInstance
+		if err := rows.Scan(&id, &in.pages, &in.old); err != nil {
+			return nil, fmt.Errorf("read the buffer pool instances: %w", err)
+		}
+		out = append(out, in)
+	}
+	return out, rows.Err()
+}
+
+// instanceWalker gives each page of a dump its distance from its instance's LRU head and its
+// old flag. The dump lists the instances one after another, each from its head; their
+// lengths are read a moment later, so with several instances they are scaled to the dump's
+// total.
+type instanceWalker struct {
+	bounds []instanceBound
+	i      int
+	n      int64 // pages seen so far
+	start  int64 // first page of instance i
+}
+
+type instanceBound struct{ end, oldFrom int64 }
+
+func newInstanceWalker(instances []poolInstance, total int64) *instanceWalker {
+	var sum int64
+	for _, in := range instances {
+		sum += in.pages
+	}
+	w := &instanceWalker{}
+	var start int64
+	for k, in := range instances {
+		length := total
+		if sum > 0 && len(instances) > 1 {
+			length = in.pages * total / sum
+		}
+		if k == len(instances)-1 {
+			length = total - start
+		}
+		// The old sublist is the list's tail: its length counts from the end, as the
+		// server counts it (the dump may leave out a few pages, e.g. temporary ones).
+		old := min(length, in.old)
+		w.bounds = append(w.bounds, instanceBound{end: start + length, oldFrom: start + length - old})
+		start += length
+	}
+	if len(w.bounds) == 0 {
+		w.bounds = []instanceBound{{end: total, oldFrom: total}}
+	}
+	return w
+}
+
+func (w *instanceWalker) next() (lru uint32, old bool) {
+	lru, old = w.at(w.n)
+	w.n++
+	return lru, old
+}
+
+// at is next for the page at position n of the list; successive calls must not go back.
+func (w *instanceWalker) at(n int64) (lru uint32, old bool) {
+	for w.i < len(w.bounds)-1 && n >= w.bounds[w.i].end {
+		w.start = w.bounds[w.i].end
+		w.i++
+	}
+	b := w.bounds[w.i]
+	return uint32(n - w.start), n >= b.oldFrom
+}
+
+// fileNamer names pages of the catalog's tablespaces from their files.
+type fileNamer struct {
+	maps       map[uint32]*ibd.Map
+	paths      map[uint32]string
+	names      map[uint64]string // index id -> name
+	spaceOf    map[uint64]uint32 // index id -> tablespace
+	unreadable []string
+	// unlisted: tablespaces whose indexes the dictionary view does not list (their pages
+	// are named FileMetadata or Unnamed only).
+	unlisted []string
+}
+
+// presentSpaces are the catalog's tablespaces that have pages in the list.
+func presentSpaces(cat *catalog.Catalog, pages []dumpfile.PageID) map[uint32]bool {
+	owners := spaceOwners(cat)
+	present := map[uint32]bool{}
+	for _, id := range pages {
+		if _, ok := owners[id.Space()]; ok {
+			present[id.Space()] = true
+		}
+	}
+	return present
+}
+
+// newFileNamer reads the allocation metadata of the present tablespaces: a few pages per
+// file (one descriptor page per 256 MiB, the inode pages, the index roots), not the data.
+func newFileNamer(ctx context.Context, conn *connection.Conn, present map[uint32]bool) (*fileNamer, error) {
+	fn := &fileNamer{maps: map[uint32]*ibd.Map{}, names: map[uint64]string{}, spaceOf: map[uint64]uint32{}}
+	if len(present) == 0 {
+		return fn, nil
+	}
+	srv := conn.Server
+	paths, err := catalog.TablespaceFiles(ctx, conn, present)
+	if err != nil {
+		return nil, err
+	}
+	fn.paths = paths
+	roots := map[uint32][]ibd.Index{}
+	err = queryEach(ctx, conn, srv.IndexRootsQuery(), func(rows *sql.Rows) error {
+		var ix ibd.Index
+		var name string
+		var space uint32
+		var root sql.NullInt64 // NULL for an index with no tree (a FULLTEXT index's entry)
+		if err := rows.Scan(&ix.ID, &name, &space, &root); err != nil {
+			return err
+		}
+		ix.Root = uint32(root.Int64)
+		if present[space] && root.Valid {
+			roots[space] = append(roots[space], ix)
+			fn.names[ix.ID] = name
+			fn.spaceOf[ix.ID] = space
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read the index roots: %w", err)
+	}
+	for space := range present {
+		path, ok := paths[space]
+		if !ok {
+			fn.unreadable = append(fn.unreadable, fmt.Sprintf("tablespace %d has no data file listed", space))
+			continue
+		}
+		if len(roots[space]) == 0 {
+			// MySQL's INNODB_INDEXES leaves out the indexes of partitioned tables: the file's
+			// segments can be read, but not told apart.
+			fn.unlisted = append(fn.unlisted, fmt.Sprintf("tablespace %d: no index of it is listed in %s", space, srv.IndexesTable()))
+		}
+		m, err := ibd.Open(path, srv.PageSize, roots[space])
+		if err != nil {
+			// Encrypted or compressed files, a file dropped since: its pages stay unnamed.
+			fn.unreadable = append(fn.unreadable, fmt.Sprintf("%s: %v", path, err))
+			continue
+		}
+		fn.maps[space] = m
+	}
+	return fn, nil
+}
+
+// name returns the page's type and index name (empty for metadata and unnamed pages).
+func (fn *fileNamer) name(space, page uint32) (pageType, index string) {
+	m, ok := fn.maps[space]
+	if !ok {
+		return PageTypeUnnamed, ""
+	}
+	kind, id := m.Owner(page)
+	switch kind {
+	case ibd.IndexPage:
+		if name, ok := fn.names[id]; ok {
+			return PageTypeSegment, name
+		}
+	case ibd.FileMetadata:
+		return PageTypeFileMetadata, ""
+	}
+	return PageTypeUnnamed, ""
+}
+
+func queryEach(ctx context.Context, conn *connection.Conn, q string, each func(*sql.Rows) error) error {
+	rows, err := conn.DB.QueryContext(ctx, q)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := each(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}

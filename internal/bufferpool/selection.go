@@ -1,0 +1,237 @@
+package bufferpool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/innowarm/innowarm/internal/catalog"
+	"github.com/innowarm/innowarm/internal/connection"
+	"github.com/innowarm/innowarm/internal/dumpfile"
+	"github.com/innowarm/innowarm/internal/ibd"
+	"github.com/innowarm/innowarm/internal/logx"
+)
+
+// PageListAuto asks ReadSelection for the server's dump where it can be borrowed, and
+// INNODB_BUFFER_PAGE_LRU elsewhere.
+const PageListAuto = "auto"
+
+// ErrFilesUnreadable: ReadDump could not read the allocation metadata of a tablespace with
+// resident pages (encrypted, page-compressed, no file listed).
+var ErrFilesUnreadable = errors.New("tablespace files unreadable")
+
+// ReadSelection is Read for the catalog's tables only (ReadOptions.OnlyCatalog), from the
+// page list source asks for: SourceDump (ReadDump), SourceLRUTable (Read), or PageListAuto
+// (the dump where dumpfile.Check allows it and every file it needs is readable, with the
+// reason in PageListNote when not). Whole-pool reads (OnlyCatalog false) name the system
+// tables' pages, which only the server can: they always read the LRU table.
+func ReadSelection(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, o ReadOptions, source string, log *logx.Logger) (*Residency, error) {
+	if source == SourceLRUTable || !o.OnlyCatalog {
+		return Read(ctx, conn, cat, o)
+	}
+	a := dumpfile.Check(ctx, conn)
+	if !a.OK {
+		if source == SourceDump {
+			return nil, fmt.Errorf("the server's dump cannot be used: %s", a.Reason)
+		}
+		return readWithNote(ctx, conn, cat, o, a.Reason)
+	}
+	res, err := ReadDump(ctx, conn, cat, log, o)
+	if errors.Is(err, ErrFilesUnreadable) && source != SourceDump {
+		return readWithNote(ctx, conn, cat, o, err.Error())
+	}
+	return res, err
+}
+
+func readWithNote(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, o ReadOptions, note string) (*Residency, error) {
+	res, err := Read(ctx, conn, cat, o)
+	if res != nil {
+		res.PageListNote = note
+	}
+	return res, err
+}
+
+// ReadDump is Read for the catalog's tables (as with ReadOptions.OnlyCatalog) at the cost
+// of what they hold rather than of what the pool holds: the server writes its LRU list to
+// its dump file (innodb_buffer_pool_dump_now: a copy of the list, no table built), innowarm
+// keeps the pages of the selected tablespaces, and names each one's index from the
+// tablespace file's allocation metadata (ibd.Map: a few pages per file). The LRU order and
+// each instance's old sublist length give the old flags, as in StreamDump. It needs
+// innowarm on the database host (dumpfile.Check). The dump knows no dirty pages: Dirty is
+// 0.
+//
+// Off-page BLOB/TEXT pages are allocated from the clustered index's leaf segment, so the
+// segment map alone cannot tell them from its leaf pages. ReadDump reads the page type
+// (FIL_PAGE_TYPE) from the header of each resident page of that segment, in the file
+// (ibd.ReadHeaders: pages close together in one read), for tables whose records can hold
+// off-page columns only (mayHoldLOBs): for the others it needs no reading.
+// That is exact for every page written since its last change, costs reads of the
+// selection's resident clustered pages and nothing of the server, and leaves the cheaper
+// alternatives aside: statistics only estimate the LOB share, and walking the B-tree's
+// upper levels to list its leaves would need every index's record format. The page's
+// index id (PAGE_INDEX_ID) is read the same way for pages the metadata on disk does not
+// assign (allocated since the server last wrote the descriptors). A page never written
+// since its allocation reads as zeros: it is counted under UnknownIndex and in Unnamed.
+func ReadDump(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, log *logx.Logger, o ReadOptions) (*Residency, error) {
+	t0 := time.Now()
+	spaces := spaceOwners(cat)
+	b, err := dumpfile.Borrow(ctx, conn, log)
+	if err != nil {
+		return nil, err
+	}
+	// Only the selection's pages are kept, with their place in the list.
+	type listed struct {
+		pos int64
+		id  dumpfile.PageID
+	}
+	var kept []listed
+	var n int64
+	listSeconds, total, err := b.DumpEach(ctx, conn, log, func(id dumpfile.PageID) {
+		if _, ok := spaces[id.Space()]; ok {
+			kept = append(kept, listed{n, id})
+		}
+		n++
+	})
+	b.Return()
+	if err != nil {
+		return nil, err
+	}
+	instances, err := readInstances(ctx, conn)
+	if err != nil {
+		return nil, err
+	}
+	present := map[uint32]bool{}
+	for _, k := range kept {
+		present[k.id.Space()] = true
+	}
+	namer, err := newFileNamer(ctx, conn, present)
+	if err != nil {
+		return nil, err
+	}
+	if bad := append(append([]string(nil), namer.unreadable...), namer.unlisted...); len(bad) > 0 {
+		return nil, fmt.Errorf("%w: %s", ErrFilesUnreadable, strings.Join(bad, "; "))
+	}
+	totals, err := ReadTotals(ctx, conn)
+	if err != nil {
+		return nil, err
+	}
+	res := &Residency{Totals: totals, PageList: SourceDump, ListSeconds: listSeconds, Other: total - int64(len(kept))}
+	rb := newResidencyBuilder()
+	unknown := func(space uint32, old bool) {
+		r := rb.get(space, spaces[space], UnknownIndex)
+		r.Resident++
+		if old {
+			r.Old++
+		}
+		res.Unnamed++
+	}
+	type pendingPage struct {
+		page uint32
+		old  bool
+	}
+	pending := map[uint32][]pendingPage{}
+	walk := newInstanceWalker(instances, total)
+	lobs := map[indexKey]bool{}
+	mayHoldLOB := func(space uint32, t *catalog.Table, name string) bool {
+		k := indexKey{space, name}
+		v, ok := lobs[k]
+		if !ok {
+			v = mayHoldLOBs(t, name, conn.Server.PageSize)
+			lobs[k] = v
+		}
+		return v
+	}
+	for _, k := range kept {
+		_, old := walk.at(k.pos)
+		space, page := k.id.Space(), k.id.Page()
+		owner := spaces[space]
+		res.Selected++
+		kind, id, leaf := namer.maps[space].Segment(page)
+		name, named := namer.names[id]
+		switch {
+		case kind == ibd.FileMetadata:
+			res.Other++
+		case kind == ibd.IndexPage && named && !(leaf && mayHoldLOB(space, owner.t, name)):
+			r := rb.get(space, owner, name)
+			r.Resident++
+			if old {
+				r.Old++
+			}
+		default:
+			// A clustered leaf page or a LOB page; or a page the metadata does not assign.
+			pending[space] = append(pending[space], pendingPage{page, old})
+		}
+	}
+	for space, pages := range pending {
+		owner := spaces[space]
+		m := namer.maps[space]
+		olds := make(map[uint32]bool, len(pages))
+		nums := make([]uint32, len(pages))
+		for i, p := range pages {
+			nums[i] = p.page
+			olds[p.page] = p.old
+		}
+		err := ibd.ReadHeaders(namer.paths[space], m.PageSize, nums, func(page uint32, h ibd.Header) {
+			old := olds[page]
+			var r *IndexResidency
+			switch {
+			case !h.Written:
+				unknown(space, old)
+				return
+			case h.IsIndex():
+				name, ok := namer.names[h.IndexID]
+				if !ok || namer.spaceOf[h.IndexID] != space {
+					// An SDI page (MySQL: an index of no table), or a stale page.
+					res.Other++
+					return
+				}
+				r = rb.get(space, owner, name)
+				r.Resident++
+			case h.IsLOB() && owner.t.Clustered() != nil:
+				r = rb.get(space, owner, owner.t.Clustered().Name)
+				r.LOBResident++
+			default:
+				// SDI, undo or bookkeeping pages: no index's.
+				res.Other++
+				return
+			}
+			if old {
+				r.Old++
+			}
+		})
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrFilesUnreadable, err)
+		}
+	}
+	rb.finish(res, cat, o.IncludeZero)
+	res.ReadSeconds = time.Since(t0).Seconds()
+	return res, nil
+}
+
+// mayHoldLOBs says whether the leaf segment of index name of t can hold off-page column
+// pages: only a clustered index's, and only where a record can outgrow what InnoDB keeps in
+// the page (half a page): a table with a BLOB/TEXT/JSON/geometry column, or whose columns'
+// longest values add up to a quarter page or more (long CHAR and VARCHAR columns go off-page
+// too when the record is too long). A table of short columns has no LOB page, and its
+// clustered pages need no reading.
+func mayHoldLOBs(t *catalog.Table, name string, pageSize int) bool {
+	c := t.Clustered()
+	if c == nil || c.Name != name {
+		return false
+	}
+	total := int64(0)
+	for _, col := range t.Columns {
+		if col.Generated && strings.Contains(strings.ToLower(col.ColumnType), "virtual") {
+			continue
+		}
+		switch strings.ToLower(col.DataType) {
+		case "tinyblob", "blob", "mediumblob", "longblob", "tinytext", "text", "mediumtext", "longtext", "json",
+			"geometry", "point", "linestring", "polygon", "multipoint", "multilinestring", "multipolygon", "geometrycollection":
+			return true
+		}
+		total += max(col.OctetLength, 32) // 32 bounds every numeric and temporal type
+	}
+	return total >= int64(pageSize)/4
+}

@@ -1,0 +1,143 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/innowarm/innowarm/internal/connection"
+	"github.com/innowarm/innowarm/internal/follow"
+	"github.com/innowarm/innowarm/internal/logx"
+	"github.com/innowarm/innowarm/internal/metrics"
+	"github.com/innowarm/innowarm/internal/snapshot"
+	"github.com/innowarm/innowarm/internal/warm"
+)
+
+func init() { register(newFollowCmd) }
+
+func newFollowCmd() *cobra.Command {
+	var (
+		sel           selectionFlags
+		databases     string
+		interval      time.Duration
+		budget        string
+		method        string
+		pageList      string
+		asJSON        bool
+		metricsFile   string
+		metricsListen string
+		rounds        int
+	)
+	cmd := &cobra.Command{
+		Use:   "follow",
+		Short: "Keep a standby's buffer pool close to a primary's hot set, continuously",
+		Long: `follow keeps the target server's buffer pool close to the source server's hot set, as
+Amazon Aurora's cluster cache management does for its failover target, for any MariaDB/MySQL
+pair: every --interval it captures the source's hot set (as 'snapshot' does), resolves it on
+the target by schema, table, partition and index name (tablespace ids differ), loads what the
+target lacks (as 'warm --from' does: hottest first, within --budget, paced by --max-load,
+--max-rate and --nice), and reports the lag: the share of the source's hot set resident on the
+target, and that hot set's age.
+
+The default budget is the target's pool less the page cleaner's free-page target
+(innodb_lru_scan_depth per instance): filling past it makes the server evict at once.
+
+Connections: --source-* and --target-* flags, option-file groups [client] then
+[innowarm-source] / [innowarm-target]. A lost connection on either side is logged and retried
+with backoff (1 s, 2 s, 4 s ... up to --interval); SIGTERM or Ctrl-C stops after the current
+statement. A status line per round goes to stdout (--json: one JSON object per line), and the
+lag can be exported in the Prometheus text format (--metrics-listen, --metrics-file).`,
+		Example: `  innowarm follow --source-host primary.db --target-host standby.db -D shop --interval 10s
+  innowarm follow --source-socket /run/mysqld/a.sock --target-socket /run/mysqld/b.sock \
+      --max-load Threads_running=20 --metrics-listen :9104 --json`,
+		Args: noArgs,
+	}
+	cmd.Flags().BoolP("help", "?", false, "help for follow")
+	srcFlags := connection.BindPrefixedFlags(cmd.Flags(), "source")
+	tgtFlags := connection.BindPrefixedFlags(cmd.Flags(), "target")
+	sel.bind(cmd)
+	pf := addPacingFlags(cmd)
+	fl := cmd.Flags()
+	fl.StringVarP(&databases, "databases", "D", "", "schemas whose pages to follow, comma-separated (default: every schema)")
+	fl.DurationVar(&interval, "interval", 10*time.Second, "time between rounds")
+	fl.StringVar(&budget, "budget", "", "pages one round may add to the target's pool, e.g. 2G or 50% (default: the pool less the page cleaner's free target)")
+	fl.StringVar(&method, "method", warm.MethodAuto, "how the target loads: auto, native or scan (as warm)")
+	fl.StringVar(&pageList, "page-list", snapshot.PageListAuto, "how the source's page list is read: auto, dump or lru-table (as snapshot)")
+	fl.BoolVar(&asJSON, "json", false, "one JSON object per round on stdout")
+	fl.StringVar(&metricsFile, "metrics-file", "", "write Prometheus text-format metrics to this file after every round (node_exporter textfile collector)")
+	fl.StringVar(&metricsListen, "metrics-listen", "", "serve Prometheus metrics on this address, e.g. :9104 (path /metrics)")
+	fl.IntVar(&rounds, "rounds", 0, "stop after this many rounds (default: until stopped)")
+	cmd.RunE = run(func(cmd *cobra.Command, _ []string) error {
+		home, _ := os.UserHomeDir()
+		srcOpts, _, err := srcFlags.Resolve(os.Getenv, home)
+		if err != nil {
+			return err
+		}
+		tgtOpts, _, err := tgtFlags.Resolve(os.Getenv, home)
+		if err != nil {
+			return err
+		}
+		filterOpts := connection.Options{Database: databases}
+		filter, err := sel.filter(&filterOpts)
+		if err != nil {
+			return err
+		}
+		if filter.Empty() {
+			filter.All = true
+		}
+		if rounds < 0 {
+			return usagef("--rounds must be 0 or more")
+		}
+		o := follow.Options{Source: srcOpts, Target: tgtOpts, Interval: interval, Filter: filter, Method: method,
+			PageList: pageList, ToolVersion: version, Rounds: rounds, Log: logx.Default()}
+		if o.Budget, err = warm.ParseBudget(budget); err != nil {
+			return usagef("--budget: %v", err)
+		}
+		if o.Pacing, err = pf.config(0); err != nil {
+			return err
+		}
+		if err := o.Validate(); err != nil {
+			return usagef("%v", err)
+		}
+		exp, err := metrics.New(metricsListen, metricsFile)
+		if err != nil {
+			return usagef("%v", err)
+		}
+		defer exp.Close()
+		if exp.Addr != "" {
+			logx.Infof("metrics on http://%s/metrics", exp.Addr)
+		}
+		m := follow.NewMetrics(exp.Registry)
+		w := cmd.OutOrStdout()
+		return follow.Run(cmd.Context(), o, m, func(s follow.Status) {
+			if asJSON {
+				_ = printJSONLine(w, s)
+			} else {
+				printFollowStatus(w, s)
+			}
+			if err := exp.Flush(); err != nil {
+				logx.Warnf("%v", err)
+			}
+		})
+	})
+	return cmd
+}
+
+func printFollowStatus(w io.Writer, s follow.Status) {
+	ts := s.At.Format("15:04:05")
+	if !s.OK {
+		fmt.Fprintf(w, "%s round %d: %s unavailable: %s\n", ts, s.Round, s.Side, s.Error)
+		return
+	}
+	fmt.Fprintf(w, "%s round %d: hot set %d pages, %.1f%% resident on the target (lag %.1f%%, age %.1f s); loaded %d pages in %.2f s (%s), captured in %.2f s\n",
+		ts, s.Round, s.HotSetPages, 100*s.Coverage, 100*s.Lag, s.AgeSeconds, s.Loaded, s.LoadSeconds, s.Method, s.CaptureSeconds)
+}
+
+// printJSONLine writes v as one line of JSON (a stream of objects, one per round).
+func printJSONLine(w io.Writer, v any) error {
+	return json.NewEncoder(w).Encode(v)
+}

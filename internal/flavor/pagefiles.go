@@ -1,0 +1,31 @@
+package flavor
+
+// TablespaceFilesQuery lists every file-per-table tablespace's id and data file path (relative
+// paths are under the datadir): MariaDB's INNODB_SYS_TABLESPACES has the file name (10.5+),
+// MySQL keeps paths in INNODB_DATAFILES (INNODB_SYS_DATAFILES before 8.0).
+func (s Server) TablespaceFilesQuery() string {
+	if s.IsMariaDB() {
+		return "SELECT SPACE, FILENAME FROM information_schema.INNODB_SYS_TABLESPACES"
+	}
+	return "SELECT SPACE, PATH FROM " + s.dictTable("INNODB_SYS_DATAFILES", "INNODB_DATAFILES")
+}
+
+// IndexRootsQuery lists every index's id, name, tablespace and root page from the server's
+// dictionary (the same columns on both: INNODB_SYS_INDEXES and INNODB_INDEXES).
+func (s Server) IndexRootsQuery() string {
+	return "SELECT INDEX_ID, NAME, SPACE, PAGE_NO FROM " + s.IndexesTable()
+}
+
+// FreeTargetQuery reads the page cleaner's free-page target: innodb_lru_scan_depth per
+// buffer pool instance (MariaDB 10.5+ has one instance and no innodb_buffer_pool_instances
+// variable, so the instances are counted). Below it the server evicts from the LRU tail in
+// the background, so a warm that fills the pool past it has its own pages evicted.
+func (s Server) FreeTargetQuery() string {
+	return "SELECT @@innodb_lru_scan_depth * (SELECT COUNT(*) FROM information_schema.INNODB_BUFFER_POOL_STATS)"
+}
+
+// PoolInstancesQuery lists each buffer pool instance's LRU length and old sublist length
+// (MariaDB 10.5+ has one instance; MySQL has up to 64).
+func (s Server) PoolInstancesQuery() string {
+	return "SELECT POOL_ID, DATABASE_PAGES, OLD_DATABASE_PAGES FROM information_schema.INNODB_BUFFER_POOL_STATS ORDER BY POOL_ID"
+}

@@ -1,0 +1,294 @@
+// Package follow keeps a standby's buffer pool close to a primary's hot set, continuously:
+// every interval it captures the source's hot set (as snapshot does), resolves it on the
+// target by name, loads what the target lacks within a budget and the pacing limits (as
+// warm --from does), and reports the lag: the share of the source's hot set resident on
+// the target, and the age of that hot set. A lost connection on either side is logged and
+// retried with backoff; the loop ends only when its context does.
+package follow
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/innowarm/innowarm/internal/bufferpool"
+	"github.com/innowarm/innowarm/internal/catalog"
+	"github.com/innowarm/innowarm/internal/connection"
+	"github.com/innowarm/innowarm/internal/logx"
+	"github.com/innowarm/innowarm/internal/manifest"
+	"github.com/innowarm/innowarm/internal/pacing"
+	"github.com/innowarm/innowarm/internal/snapshot"
+	"github.com/innowarm/innowarm/internal/warm"
+)
+
+// Options shape a follow.
+type Options struct {
+	Source, Target connection.Options
+	Interval       time.Duration
+	Filter         catalog.Filter
+	// Budget caps the pages one round may add to the target's pool (warm.ParseBudget);
+	// empty: up to the pool less the page cleaner's free-page target.
+	Budget      warm.Budget
+	Method      string // warm method on the target: auto, native or scan
+	Pacing      pacing.Config
+	PageList    string // how the source's page list is read (snapshot.Options.PageList)
+	ToolVersion string
+	// Rounds stops after this many rounds (0: until the context ends); for tests.
+	Rounds int
+	Log    *logx.Logger
+}
+
+// Validate checks the options' values.
+func (o Options) Validate() error {
+	if o.Interval < time.Second {
+		return fmt.Errorf("interval %s: at least 1s", o.Interval)
+	}
+	switch o.Method {
+	case "", warm.MethodAuto, warm.MethodNative, warm.MethodScan:
+	default:
+		return fmt.Errorf("method %q: want auto, native or scan", o.Method)
+	}
+	return snapshot.Options{PageList: o.PageList}.Validate()
+}
+
+// Status is one round's report.
+type Status struct {
+	Round int       `json:"round"`
+	At    time.Time `json:"at"`
+	OK    bool      `json:"ok"`
+	Error string    `json:"error,omitempty"`
+	// Side is "source" or "target" when a round failed on one of them.
+	Side string `json:"side,omitempty"`
+	// HotSetPages is the source's hot set as resolved on the target; Dropped the entries
+	// the target lacks (tables not there, pages past the end of a file).
+	HotSetPages int64 `json:"hot_set_pages"`
+	Dropped     int64 `json:"dropped_pages"`
+	// CoverageBefore and Coverage are the share of the hot set resident on the target before
+	// and after the round's load; Lag is 1 - Coverage.
+	CoverageBefore float64 `json:"coverage_before"`
+	Coverage       float64 `json:"coverage"`
+	Lag            float64 `json:"lag"`
+	// AgeSeconds is how old the hot set was when the round ended.
+	AgeSeconds     float64 `json:"hot_set_age_seconds"`
+	Requested      int64   `json:"requested_pages"`
+	Loaded         int64   `json:"loaded_pages"`
+	LeftOut        int64   `json:"left_out_pages"` // over the budget
+	Method         string  `json:"method,omitempty"`
+	PageList       string  `json:"page_list,omitempty"`
+	CaptureSeconds float64 `json:"capture_seconds"`
+	LoadSeconds    float64 `json:"load_seconds"`
+}
+
+// Metrics are follow's Prometheus metrics; NewMetrics registers them.
+type Metrics struct {
+	coverage, coverageBefore, hotSet, lastRound prometheus.Gauge
+	loaded                                      prometheus.Counter
+	rounds                                      *prometheus.CounterVec
+	lastCapture                                 time.Time
+}
+
+// NewMetrics registers follow's metrics on reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		coverage: prometheus.NewGauge(prometheus.GaugeOpts{Name: "innowarm_follow_coverage_ratio",
+			Help: "Share of the source's hot set resident on the target after the last successful round (1 - lag)."}),
+		coverageBefore: prometheus.NewGauge(prometheus.GaugeOpts{Name: "innowarm_follow_coverage_before_ratio",
+			Help: "Share of the source's hot set resident on the target when the last successful round began."}),
+		hotSet: prometheus.NewGauge(prometheus.GaugeOpts{Name: "innowarm_follow_hot_set_pages",
+			Help: "Pages of the source's hot set that exist on the target."}),
+		lastRound: prometheus.NewGauge(prometheus.GaugeOpts{Name: "innowarm_follow_last_success_timestamp_seconds",
+			Help: "Unix time of the last successful round."}),
+		loaded: prometheus.NewCounter(prometheus.CounterOpts{Name: "innowarm_follow_loaded_pages_total",
+			Help: "Pages loaded into the target's pool."}),
+		rounds: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "innowarm_follow_rounds_total",
+			Help: "Rounds by result: ok, source_error, target_error."}, []string{"result"}),
+	}
+	age := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "innowarm_follow_hot_set_age_seconds",
+		Help: "Age of the source hot set the coverage refers to (time since its capture)."}, func() float64 {
+		if m.lastCapture.IsZero() {
+			return 0
+		}
+		return time.Since(m.lastCapture).Seconds()
+	})
+	reg.MustRegister(m.coverage, m.coverageBefore, m.hotSet, m.lastRound, m.loaded, m.rounds, age)
+	for _, r := range []string{"ok", "source_error", "target_error"} {
+		m.rounds.WithLabelValues(r)
+	}
+	return m
+}
+
+func (m *Metrics) observe(s Status, captured time.Time) {
+	if m == nil {
+		return
+	}
+	if !s.OK {
+		m.rounds.WithLabelValues(s.Side + "_error").Inc()
+		return
+	}
+	m.rounds.WithLabelValues("ok").Inc()
+	m.coverage.Set(s.Coverage)
+	m.coverageBefore.Set(s.CoverageBefore)
+	m.hotSet.Set(float64(s.HotSetPages))
+	m.loaded.Add(float64(max(s.Loaded, 0)))
+	m.lastRound.Set(float64(s.At.Unix()))
+	m.lastCapture = captured
+}
+
+// endpoint is one side's connection, reopened after a failure.
+type endpoint struct {
+	name string
+	opts connection.Options
+	conn *connection.Conn
+}
+
+func (e *endpoint) get(ctx context.Context) (*connection.Conn, error) {
+	if e.conn != nil {
+		return e.conn, nil
+	}
+	c, err := connection.Open(ctx, e.opts)
+	if err != nil {
+		return nil, err
+	}
+	e.conn = c
+	return c, nil
+}
+
+// drop forgets a connection that failed, so the next round connects again.
+func (e *endpoint) drop() {
+	if e.conn != nil {
+		e.conn.Close()
+		e.conn = nil
+	}
+}
+
+func (e *endpoint) close() { e.drop() }
+
+// Run follows until ctx ends (it returns nil then) or o.Rounds rounds are done, calling
+// report after every round.
+func Run(ctx context.Context, o Options, m *Metrics, report func(Status)) error {
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	log := o.Log
+	if log == nil {
+		log = logx.Default()
+	}
+	dir, err := os.MkdirTemp("", "innowarm-follow-")
+	if err != nil {
+		return fmt.Errorf("follow: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	src := &endpoint{name: "source", opts: o.Source}
+	tgt := &endpoint{name: "target", opts: o.Target}
+	defer src.close()
+	defer tgt.close()
+	failures := 0
+	for round := 1; ; round++ {
+		s, captured := runRound(ctx, o, src, tgt, filepath.Join(dir, "source.manifest"), log)
+		s.Round = round
+		if ctx.Err() != nil {
+			return nil
+		}
+		m.observe(s, captured)
+		report(s)
+		wait := o.Interval
+		if s.OK {
+			failures = 0
+		} else {
+			failures++
+			// 1 s, 2 s, 4 s ... up to the interval: a server that comes back is found soon,
+			// one that stays away is not hammered.
+			wait = min(time.Duration(1<<min(failures-1, 10))*time.Second, o.Interval)
+			log.Warnf("follow round %d: %s side: %s; retrying in %s", round, s.Side, s.Error, wait)
+		}
+		if o.Rounds > 0 && round >= o.Rounds {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(wait):
+		}
+	}
+}
+
+func runRound(ctx context.Context, o Options, src, tgt *endpoint, path string, log *logx.Logger) (Status, time.Time) {
+	t0 := time.Now()
+	s := Status{At: t0}
+	fail := func(side *endpoint, err error) (Status, time.Time) {
+		// Any failure reconnects: a lost server, a restarted one, a pool of dead
+		// connections; opening one is cheap against an interval.
+		side.drop()
+		s.Side, s.Error, s.At = side.name, err.Error(), time.Now()
+		return s, time.Time{}
+	}
+	sc, err := src.get(ctx)
+	if err != nil {
+		return fail(src, err)
+	}
+	tc, err := tgt.get(ctx)
+	if err != nil {
+		return fail(tgt, err)
+	}
+	capture, err := snapshot.Capture(ctx, sc, snapshot.Options{Path: path, AllowEmpty: true, Filter: o.Filter, ToolVersion: o.ToolVersion, PageList: o.PageList, Log: log})
+	if err != nil {
+		return fail(src, err)
+	}
+	captured := capture.CapturedAt
+	s.PageList, s.CaptureSeconds = capture.PageList, time.Since(t0).Seconds()
+	mf, err := manifest.Load(path)
+	if err != nil {
+		return fail(src, err)
+	}
+	resolved, err := warm.Resolve(ctx, tc, mf)
+	if err != nil {
+		return fail(tgt, err)
+	}
+	s.HotSetPages = int64(len(resolved.Pages))
+	for _, n := range resolved.Dropped {
+		s.Dropped += n
+	}
+	method, _, err := warm.ChooseMethod(ctx, tc, o.Method)
+	if err != nil {
+		return fail(tgt, err)
+	}
+	s.Method = method
+	budget := o.Budget
+	if budget.Bytes == 0 && budget.Percent == 0 {
+		if budget, err = roomToLoad(ctx, tc); err != nil {
+			return fail(tgt, err)
+		}
+	}
+	t1 := time.Now()
+	res, err := warm.FromManifest(ctx, tc, resolved, method, warm.Options{Budget: budget}, warm.RunOptions{Pacing: o.Pacing, Catalog: resolved.Catalog, ReplaceStale: true})
+	s.LoadSeconds = time.Since(t1).Seconds()
+	if err != nil {
+		return fail(tgt, err)
+	}
+	if mr := res.Manifest; mr != nil {
+		s.CoverageBefore, s.Coverage = mr.CoverageBefore, mr.CoverageAfter
+		s.Requested, s.LeftOut = mr.Requested, mr.LeftOut
+	}
+	s.Loaded = res.PagesLoaded
+	s.Lag = 1 - s.Coverage
+	s.OK, s.At = true, time.Now()
+	s.AgeSeconds = s.At.Sub(captured).Seconds()
+	return s, captured
+}
+
+// roomToLoad is the default budget of a round: the target's pool less the page cleaner's
+// free-page target, which the server keeps free by evicting from the LRU tail; filling
+// past it would evict what the round just loaded.
+func roomToLoad(ctx context.Context, conn *connection.Conn) (warm.Budget, error) {
+	tot, err := bufferpool.ReadTotals(ctx, conn)
+	if err != nil {
+		return warm.Budget{}, err
+	}
+	_, reserve := tot.Room()
+	pages := max(tot.PagesTotal-reserve, 0)
+	return warm.Budget{Bytes: pages * int64(tot.PageSize), Raw: fmt.Sprintf("%d pages (the pool less the page cleaner's free target)", pages)}, nil
+}

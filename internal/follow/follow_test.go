@@ -1,0 +1,171 @@
+package follow_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/innowarm/innowarm/internal/catalog"
+	"github.com/innowarm/innowarm/internal/connection"
+	"github.com/innowarm/innowarm/internal/follow"
+	"github.com/innowarm/innowarm/internal/logx"
+	"github.com/innowarm/innowarm/internal/metrics"
+	"github.com/innowarm/innowarm/internal/sandbox/sandboxtest"
+	"github.com/innowarm/innowarm/internal/sqltext"
+)
+
+func TestMain(m *testing.M) { sandboxtest.Main(m, sandboxtest.Options{PoolSize: 64 << 20}) }
+
+// createData builds the same two tables on a server; extra first makes the target's
+// tablespace ids differ from the source's.
+func createData(t *testing.T, conn *connection.Conn, extraFirst bool) {
+	t.Helper()
+	ctx := context.Background()
+	srv := conn.Server
+	stmts := []string{"CREATE DATABASE IF NOT EXISTS fw"}
+	if extraFirst {
+		stmts = append(stmts, "CREATE TABLE fw.extra (id INT PRIMARY KEY)")
+	}
+	stmts = append(stmts,
+		"CREATE TABLE fw.hot (id INT PRIMARY KEY, k INT, pad CHAR(200), KEY k (k))",
+		"INSERT INTO fw.hot SELECT seq, seq MOD 997, REPEAT('h', 200) FROM "+srv.Series("fw", 1, 30000),
+		"CREATE TABLE fw.cold (id INT PRIMARY KEY, pad CHAR(200))",
+		"INSERT INTO fw.cold SELECT seq, REPEAT('c', 200) FROM "+srv.Series("fw", 1, 30000),
+	)
+	for _, q := range stmts {
+		if _, err := conn.DB.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+}
+
+// follow brings the source's hot set into the target's pool and says so: in its status, and
+// in its Prometheus metrics.
+func TestFollowLoadsTheSourceHotSet(t *testing.T) {
+	ctx := context.Background()
+	source := sandboxtest.Server(t)
+	srcConn := sandboxtest.Conn(t)
+	createData(t, srcConn, false)
+	target := sandboxtest.SecondServer(t, 64<<20)
+	tgtConn, err := target.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tgtConn.Close()
+	createData(t, tgtConn, true)
+	// The source's hot set: the hot table, read after a cold restart; the target is cold.
+	if _, err := source.ColdRestart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	srcConn = sandboxtest.Reconnect(t)
+	if _, err := srcConn.DB.ExecContext(ctx, "SELECT SUM(LENGTH(pad)) FROM "+sqltext.Table("fw", "hot")+" FORCE INDEX (PRIMARY)"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := target.ColdRestart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	promFile := filepath.Join(sandboxtest.Dir(t), "follow.prom")
+	exp, err := metrics.New("127.0.0.1:0", promFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer exp.Close()
+	m := follow.NewMetrics(exp.Registry)
+	var statuses []follow.Status
+	o := follow.Options{Source: source.ConnOptions(), Target: target.ConnOptions(), Interval: time.Second, Rounds: 2,
+		Filter: catalog.Filter{Schemas: []string{"fw"}}, Log: logx.New(os.Stderr, false)}
+	if err := follow.Run(ctx, o, m, func(s follow.Status) {
+		statuses = append(statuses, s)
+		if err := exp.Flush(); err != nil {
+			t.Error(err)
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(statuses) != 2 {
+		t.Fatalf("%d rounds reported, want 2", len(statuses))
+	}
+	first, second := statuses[0], statuses[1]
+	t.Logf("round 1: %+v", first)
+	t.Logf("round 2: %+v", second)
+	if !first.OK || first.HotSetPages < 300 || first.CoverageBefore > 0.5 || first.Coverage < 0.95 || first.Loaded < 300 {
+		t.Errorf("round 1: want a hot set of 300+ pages brought from cold to 95%%+: %+v", first)
+	}
+	if !second.OK || second.Coverage < 0.95 || second.CoverageBefore < 0.95 || second.Loaded > first.Loaded/10 {
+		t.Errorf("round 2: want the hot set still resident and little to load: %+v", second)
+	}
+	families, err := exp.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, f := range families {
+		for _, mt := range f.GetMetric() {
+			switch {
+			case mt.GetGauge() != nil:
+				got[f.GetName()] = mt.GetGauge().GetValue()
+			case mt.GetCounter() != nil && len(mt.GetLabel()) == 0:
+				got[f.GetName()] = mt.GetCounter().GetValue()
+			case mt.GetCounter() != nil:
+				got[f.GetName()+"{"+mt.GetLabel()[0].GetValue()+"}"] = mt.GetCounter().GetValue()
+			}
+		}
+	}
+	if got["innowarm_follow_coverage_ratio"] < 0.95 || got["innowarm_follow_rounds_total{ok}"] != 2 || got["innowarm_follow_hot_set_pages"] < 300 {
+		t.Errorf("metrics: %v", got)
+	}
+	raw, err := os.ReadFile(promFile)
+	if err != nil || !strings.Contains(string(raw), "# TYPE innowarm_follow_coverage_ratio gauge") {
+		t.Errorf("metrics file: %v\n%s", err, raw)
+	}
+}
+
+// A target that is not there: every round reports it and follow goes on, backing off.
+func TestFollowSurvivesAMissingTarget(t *testing.T) {
+	ctx := context.Background()
+	source := sandboxtest.Server(t)
+	o := follow.Options{Source: source.ConnOptions(), Target: connection.ForSocket(filepath.Join(sandboxtest.Dir(t), "none.sock"), "root", ""),
+		Interval: 2 * time.Second, Rounds: 3, Log: logx.New(os.Stderr, false)}
+	reg := prometheus.NewRegistry()
+	var statuses []follow.Status
+	t0 := time.Now()
+	if err := follow.Run(ctx, o, follow.NewMetrics(reg), func(s follow.Status) { statuses = append(statuses, s) }); err != nil {
+		t.Fatal(err)
+	}
+	if len(statuses) != 3 {
+		t.Fatalf("%d rounds, want 3", len(statuses))
+	}
+	for _, s := range statuses {
+		if s.OK || s.Side != "target" || s.Error == "" {
+			t.Errorf("round %d: %+v; want a target failure", s.Round, s)
+		}
+	}
+	// Backoff of 1 s then 2 s between the three rounds.
+	if el := time.Since(t0); el < 2500*time.Millisecond || el > 20*time.Second {
+		t.Errorf("three failing rounds took %s; want the 1 s + 2 s backoff", el)
+	}
+}
+
+// SIGTERM (the context's end) stops follow with nil, between or during rounds.
+func TestFollowStopsWithItsContext(t *testing.T) {
+	source := sandboxtest.Server(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	o := follow.Options{Source: source.ConnOptions(), Target: source.ConnOptions(), Interval: time.Hour, Log: logx.New(os.Stderr, false)}
+	done := make(chan error, 1)
+	go func() { done <- follow.Run(ctx, o, nil, func(follow.Status) {}) }()
+	time.Sleep(500 * time.Millisecond)
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("follow ended with %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("follow did not stop within 10 s of its context's end")
+	}
+}

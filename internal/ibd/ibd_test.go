@@ -1,0 +1,258 @@
+package ibd
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// fakeSpace builds a tablespace file in memory the way InnoDB lays one out: space header
+// with the first extent descriptors on page 0, inodes on page 2, index roots, and a second
+// descriptor page at page PageSize when the file is that long.
+type fakeSpace struct {
+	ps    int
+	pages [][]byte
+}
+
+func newFakeSpace(ps, npages int, space uint32, flags uint32) *fakeSpace {
+	f := &fakeSpace{ps: ps}
+	for i := 0; i < npages; i++ {
+		p := make([]byte, ps)
+		binary.BigEndian.PutUint32(p[filPageOffset:], uint32(i))
+		binary.BigEndian.PutUint32(p[filPageSpaceID:], space)
+		f.pages = append(f.pages, p)
+	}
+	p0 := f.pages[0]
+	binary.BigEndian.PutUint16(p0[filPageType:], typeFSPHdr)
+	binary.BigEndian.PutUint32(p0[fspHeader+fspSpaceID:], space)
+	binary.BigEndian.PutUint32(p0[fspHeader+fspSize:], uint32(npages))
+	binary.BigEndian.PutUint32(p0[fspHeader+fspFlags:], flags)
+	binary.BigEndian.PutUint64(p0[fspHeader+fspSegID:], 100)
+	for x := ps; x < npages; x += ps {
+		binary.BigEndian.PutUint16(f.pages[x][filPageType:], typeXDES)
+	}
+	binary.BigEndian.PutUint16(f.pages[2][filPageType:], typeInode)
+	return f
+}
+
+func (f *fakeSpace) extent(ext int, state uint32, seg uint64) {
+	per := f.ps / 64
+	page := f.pages[(ext/per)*f.ps]
+	off := xdesArrOffset + (ext%per)*40
+	binary.BigEndian.PutUint64(page[off+xdesID:], seg)
+	binary.BigEndian.PutUint32(page[off+xdesState:], state)
+}
+
+// index makes root a B-tree root of index id whose leaf and top segments have inodes at
+// the given offsets of page 2.
+func (f *fakeSpace) index(id uint64, root uint32, space uint32, leafSeg, topSeg uint64, leafOff, topOff int, frags ...uint32) {
+	p := f.pages[root]
+	binary.BigEndian.PutUint16(p[filPageType:], typeIndex)
+	binary.BigEndian.PutUint64(p[pageHeader+pageIndexID:], id)
+	for _, h := range []struct {
+		at, off int
+		seg     uint64
+		frags   []uint32
+	}{{pageBtrSegLeaf, leafOff, leafSeg, frags}, {pageBtrSegTop, topOff, topSeg, []uint32{root}}} {
+		binary.BigEndian.PutUint32(p[pageHeader+h.at:], space)
+		binary.BigEndian.PutUint32(p[pageHeader+h.at+4:], 2)
+		binary.BigEndian.PutUint16(p[pageHeader+h.at+8:], uint16(h.off))
+		in := f.pages[2][h.off:]
+		binary.BigEndian.PutUint64(in[fsegID:], h.seg)
+		binary.BigEndian.PutUint32(in[fsegMagic:], fsegMagicN)
+		for k := 0; k < fsegFragSlots; k++ {
+			v := uint32(filNull)
+			if k < len(h.frags) {
+				v = h.frags[k]
+			}
+			binary.BigEndian.PutUint32(in[fsegFragArr+4*k:], v)
+		}
+	}
+}
+
+func (f *fakeSpace) reader() (*bytes.Reader, int64) {
+	b := bytes.Join(f.pages, nil)
+	return bytes.NewReader(b), int64(len(b))
+}
+
+// A 16 KiB-page file of 20,000 pages: pages 0-2 metadata, the primary key (index 10) owns
+// extents 1-200 and the fragment pages 3-5, a secondary index (11) owns extents 201-250
+// and page 6, extent 300 belongs to no listed index (MySQL's SDI, say), and a second
+// descriptor page at 16384 describes the extents past it.
+func TestOwnerOfEveryKindOfPage(t *testing.T) {
+	const ps, space = 16384, 7
+	f := newFakeSpace(ps, 20000, space, 0x15) // MariaDB full_crc32, 16 KiB
+	f.extent(0, 2, 0)                         // FREE_FRAG: holds the fragment pages
+	for e := 1; e <= 200; e++ {
+		f.extent(e, xdesFSeg, 2)
+	}
+	for e := 201; e <= 250; e++ {
+		f.extent(e, xdesFSegFrag, 4)
+	}
+	f.extent(300, xdesFSeg, 9)
+	f.extent(16384/64+1, xdesFSeg, 2) // described by the descriptor page at 16384
+	f.index(10, 3, space, 2, 1, 50, 242, 4, 5)
+	f.index(11, 6, space, 4, 3, 434, 626)
+	r, size := f.reader()
+	m, err := Read(r, size, ps, []Index{{ID: 10, Root: 3}, {ID: 11, Root: 6}, {ID: 12, Root: 7}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.SpaceID != space || m.PageSize != ps || m.Pages != 20000 {
+		t.Fatalf("map of space %d, %d-byte pages, %d pages", m.SpaceID, m.PageSize, m.Pages)
+	}
+	if len(m.Indexes) != 2 || len(m.Missing) != 1 || m.Missing[0] != 12 {
+		t.Errorf("indexes %v, missing %v: index 12's root page is not a root of index 12", m.Indexes, m.Missing)
+	}
+	for _, c := range []struct {
+		name  string
+		page  uint32
+		kind  Kind
+		index uint64
+	}{
+		{"space header", 0, FileMetadata, 0},
+		{"change buffer bitmap", 1, FileMetadata, 0},
+		{"inode page", 2, FileMetadata, 0},
+		{"primary root, a fragment page of its top segment", 3, IndexPage, 10},
+		{"primary leaf fragment page", 5, IndexPage, 10},
+		{"secondary root", 6, IndexPage, 11},
+		{"fragment page of no segment", 40, Unattributed, 0},
+		{"primary extent", 64, IndexPage, 10},
+		{"last page of the primary's last extent", 201*64 - 1, IndexPage, 10},
+		{"secondary fragment-only extent (MySQL 8 state 5)", 201 * 64, IndexPage, 11},
+		{"extent of a segment no listed index has", 300*64 + 5, Unattributed, 0},
+		{"free extent", 400 * 64, Unattributed, 0},
+		{"second descriptor page", 16384, FileMetadata, 0},
+		{"bitmap page after it", 16385, FileMetadata, 0},
+		{"extent the second descriptor page describes", 16384 + 64 + 3, IndexPage, 10},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			kind, ix := m.Owner(c.page)
+			if kind != c.kind || ix != c.index {
+				t.Errorf("page %d: kind %d index %d, want kind %d index %d", c.page, kind, ix, c.kind, c.index)
+			}
+		})
+	}
+}
+
+func TestUnreadableFiles(t *testing.T) {
+	const ps = 16384
+	for _, c := range []struct {
+		name  string
+		build func() *fakeSpace
+	}{
+		{"not a space header", func() *fakeSpace {
+			f := newFakeSpace(ps, 128, 3, 0x15)
+			binary.BigEndian.PutUint16(f.pages[0][filPageType:], typeIndex)
+			return f
+		}},
+		{"page_compressed (MariaDB full_crc32 with an algorithm)", func() *fakeSpace { return newFakeSpace(ps, 128, 3, 0x15|1<<5) }},
+		{"descriptor garbage, as encrypted pages read", func() *fakeSpace {
+			f := newFakeSpace(ps, 128, 3, 0x15)
+			f.extent(1, 0xdeadbeef, 7)
+			return f
+		}},
+		{"segment id past the space's next id", func() *fakeSpace {
+			f := newFakeSpace(ps, 128, 3, 0x15)
+			f.extent(1, xdesFSeg, 5000)
+			return f
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r, size := c.build().reader()
+			if _, err := Read(r, size, ps, nil); !errors.Is(err, ErrUnreadable) {
+				t.Errorf("got %v, want ErrUnreadable", err)
+			}
+		})
+	}
+}
+
+func TestPhysicalPageSize(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		flags uint32
+		want  int
+	}{
+		{"MySQL 8 dynamic with SDI", 16417, 16384},
+		{"MariaDB full_crc32 16k", 21, 16384},
+		{"MariaDB full_crc32 4k", 0x10 | 3, 4096},
+		{"ROW_FORMAT=COMPRESSED KEY_BLOCK_SIZE=8", 0x21 | 4<<1, 8192},
+		{"ROW_FORMAT=COMPRESSED KEY_BLOCK_SIZE=4", 0x21 | 3<<1, 4096},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := physicalPageSize(c.flags, 16384)
+			if err != nil || got != c.want {
+				t.Errorf("flags %#x: %d, %v; want %d", c.flags, got, err, c.want)
+			}
+		})
+	}
+}
+
+// Segment tells a leaf segment's pages (where a clustered index's LOB pages are too) from
+// the non-leaf segment's.
+func TestSegmentLeaf(t *testing.T) {
+	const ps, space = 16384, 7
+	f := newFakeSpace(ps, 1000, space, 0x15)
+	f.extent(0, 2, 0)
+	f.extent(1, xdesFSeg, 2) // leaf segment of index 10
+	f.extent(2, xdesFSeg, 1) // its non-leaf segment
+	f.index(10, 3, space, 2, 1, 50, 242, 4)
+	r, size := f.reader()
+	m, err := Read(r, size, ps, []Index{{ID: 10, Root: 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		page uint32
+		leaf bool
+	}{{3, false}, {4, true}, {64, true}, {130, false}} {
+		kind, ix, leaf := m.Segment(c.page)
+		if kind != IndexPage || ix != 10 || leaf != c.leaf {
+			t.Errorf("page %d: kind %d index %d leaf %v, want leaf %v", c.page, kind, ix, leaf, c.leaf)
+		}
+	}
+}
+
+// ReadHeaders reads each page's type and index id, pages far apart alone and pages close
+// together in one read, and says which pages were never written.
+func TestReadHeaders(t *testing.T) {
+	const ps = 16384
+	f := newFakeSpace(ps, 300, 7, 0x15)
+	set := func(page uint32, typ uint16, id uint64) {
+		binary.BigEndian.PutUint16(f.pages[page][filPageType:], typ)
+		binary.BigEndian.PutUint64(f.pages[page][pageHeader+pageIndexID:], id)
+	}
+	set(10, TypeIndex, 42)
+	set(12, 10, 0) // BLOB
+	set(13, 23, 0) // MySQL LOB_DATA
+	set(200, TypeIndex, 43)
+	f.pages[250] = make([]byte, ps) // allocated, never written
+	path := filepath.Join(t.TempDir(), "t.ibd")
+	if err := os.WriteFile(path, bytes.Join(f.pages, nil), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got := map[uint32]Header{}
+	err := ReadHeaders(path, ps, []uint32{200, 13, 10, 12, 250, 5000}, func(p uint32, h Header) { got[p] = h })
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[uint32]Header{
+		10:   {Type: TypeIndex, IndexID: 42, Written: true},
+		12:   {Type: 10, Written: true},
+		13:   {Type: 23, Written: true},
+		200:  {Type: TypeIndex, IndexID: 43, Written: true},
+		250:  {},
+		5000: {}, // past the end of the file
+	}
+	for p, w := range want {
+		if got[p] != w {
+			t.Errorf("page %d: %+v, want %+v", p, got[p], w)
+		}
+	}
+	if !got[12].IsLOB() || !got[13].IsLOB() || got[10].IsLOB() || !got[10].IsIndex() {
+		t.Errorf("kinds: %+v", got)
+	}
+}

@@ -1,0 +1,182 @@
+package ibd_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/innowarm/innowarm/internal/ibd"
+	"github.com/innowarm/innowarm/internal/sandbox/sandboxtest"
+	"github.com/innowarm/innowarm/internal/sqltext"
+)
+
+func TestMain(m *testing.M) { sandboxtest.Main(m, sandboxtest.Options{PoolSize: 64 << 20}) }
+
+// The map read from the file names the same index for every resident page as the server's
+// own INNODB_BUFFER_PAGE does, on a table with a clustered index, two secondary indexes
+// (one built after the load, one maintained through random-order inserts) and off-page
+// BLOBs, whose pages belong to the clustered index.
+//
+// Right after the load, before the server has written its descriptor pages, part of the
+// pages cannot be attributed yet; none may be attributed to the wrong index.
+func TestMapAgreesWithTheServer(t *testing.T) {
+	for _, flushed := range []bool{true, false} {
+		name := "flushed to disk"
+		if !flushed {
+			name = "right after the load"
+		}
+		t.Run(name, func(t *testing.T) { checkAgainstServer(t, flushed) })
+	}
+}
+
+func checkAgainstServer(t *testing.T, flushed bool) {
+	ctx := context.Background()
+	srv := sandboxtest.Flavor(t)
+	db := sandboxtest.Schema(t)
+	tbl := sqltext.Table(db, "t")
+	sandboxtest.Exec(t,
+		"CREATE TABLE "+tbl+" (id INT PRIMARY KEY, k INT, s VARCHAR(64), body LONGBLOB, KEY ks (s)) ROW_FORMAT=DYNAMIC",
+		// Random-order keys: pages split and the tree's extents interleave.
+		"INSERT INTO "+tbl+" SELECT (seq * 7919) MOD 60013, seq MOD 1000, LEFT(SHA2(seq, 256), 40), IF(seq MOD 500 = 0, REPEAT('b', 40000), NULL) FROM "+srv.Series(db, 1, 60000),
+		"ALTER TABLE "+tbl+" ADD KEY kk (k)",
+		"INSERT INTO "+tbl+" SELECT 100000 + seq, seq, LEFT(SHA2(seq, 256), 40), NULL FROM "+srv.Series(db, 1, 20000),
+	)
+	if flushed {
+		// Puts every page on disk, descriptors included, as a checkpoint eventually would.
+		sandboxtest.Exec(t, "FLUSH TABLES "+tbl+" FOR EXPORT", "UNLOCK TABLES")
+	}
+	sandboxtest.Exec(t,
+		"SELECT COUNT(*) FROM "+tbl+" FORCE INDEX (kk) WHERE k >= 0",
+		"SELECT COUNT(*) FROM "+tbl+" FORCE INDEX (ks) WHERE s >= ''",
+		"SELECT SUM(LENGTH(body)) FROM "+tbl,
+	)
+	conn := sandboxtest.Conn(t)
+	var space uint32
+	var file string
+	innodbName := db + "/t"
+	if srv.IsMariaDB() {
+		if err := conn.DB.QueryRowContext(ctx, "SELECT SPACE, FILENAME FROM information_schema.INNODB_SYS_TABLESPACES WHERE NAME = ?", innodbName).Scan(&space, &file); err != nil {
+			t.Fatal(err)
+		}
+	} else if err := conn.DB.QueryRowContext(ctx, "SELECT d.SPACE, d.PATH FROM information_schema.INNODB_DATAFILES d JOIN information_schema.INNODB_TABLESPACES s USING (SPACE) WHERE s.NAME = ?", innodbName).Scan(&space, &file); err != nil {
+		t.Fatal(err)
+	}
+	if !filepath.IsAbs(file) {
+		file = filepath.Join(sandboxtest.Server(t).Datadir, file)
+	}
+	var indexes []ibd.Index
+	names := map[uint64]string{}
+	rows, err := conn.DB.QueryContext(ctx, fmt.Sprintf("SELECT INDEX_ID, NAME, PAGE_NO FROM %s WHERE SPACE = ?", srv.IndexesTable()), space)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var ix ibd.Index
+		var name string
+		if err := rows.Scan(&ix.ID, &name, &ix.Root); err != nil {
+			t.Fatal(err)
+		}
+		indexes = append(indexes, ix)
+		names[ix.ID] = name
+	}
+	rows.Close()
+	if len(indexes) != 3 {
+		t.Fatalf("indexes of %s: %v", tbl, names)
+	}
+	m, err := ibd.Open(file, sandboxtest.Flavor(t).PageSize, indexes)
+	if !flushed && errors.Is(err, ibd.ErrUnreadable) {
+		// MariaDB 11 writes a new file's header page at its first flush: until then the
+		// file names nothing, which is never a wrong name.
+		t.Logf("%s: %v before the first flush", srv, err)
+		return
+	}
+	if err != nil {
+		t.Fatalf("read %s: %v", file, err)
+	}
+	if flushed && len(m.Missing) != 0 {
+		t.Errorf("indexes whose segments were not found: %v", m.Missing)
+	}
+
+	rows, err = conn.DB.QueryContext(ctx, "SELECT PAGE_NUMBER, COALESCE(INDEX_NAME, ''), PAGE_TYPE FROM information_schema.INNODB_BUFFER_PAGE WHERE SPACE = ? AND PAGE_STATE = 'FILE_PAGE'", space)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var total, agree, blobs, unattributed, notInUse int
+	disagree := map[string]int{}
+	for rows.Next() {
+		var page uint32
+		var index, ptype string
+		if err := rows.Scan(&page, &index, &ptype); err != nil {
+			t.Fatal(err)
+		}
+		kind, id := m.Owner(page)
+		total++
+		if !m.InUse(page) {
+			notInUse++
+		}
+		isBlob := ptype == "BLOB" || ptype == "LOB_FIRST" || ptype == "LOB_DATA" || ptype == "LOB_INDEX"
+		if kind == ibd.Unattributed && (index != "" || isBlob) {
+			unattributed++
+			continue
+		}
+		got := ""
+		switch kind {
+		case ibd.IndexPage:
+			got = names[id]
+		case ibd.FileMetadata:
+			got = "(metadata)"
+		}
+		switch {
+		case isBlob:
+			// The server names no index for LOB pages; they are the clustered index's.
+			blobs++
+			if got == "PRIMARY" {
+				agree++
+			} else {
+				disagree[ptype+" page as "+got]++
+			}
+		case index == "":
+			if kind != ibd.IndexPage {
+				agree++
+			} else {
+				disagree[ptype+" page (no index) as "+got]++
+			}
+		case strings.EqualFold(index, got):
+			agree++
+		default:
+			disagree[index+" as "+got]++
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if total < 500 {
+		t.Fatalf("only %d resident pages, %d of them BLOB: the test table did not get big enough", total, blobs)
+	}
+	if flushed && blobs == 0 {
+		t.Errorf("no BLOB page attributed: the test table has none resident?")
+	}
+	// Before a flush the descriptors on disk can be older than a page's reuse: a page one
+	// index freed and another took since the last write still reads as the first's (MySQL
+	// 9.7 in a clean-clone CI run: 1 of 1,447). Flushed, none may be.
+	wrong := 0
+	for _, n := range disagree {
+		wrong += n
+	}
+	if (flushed && wrong > 0) || float64(wrong) > 0.01*float64(total) {
+		t.Errorf("pages attributed to another index than the server's: %v (%d of %d agree)", disagree, agree, total)
+	} else if wrong > 0 {
+		t.Logf("before the flush, %d of %d pages read as a former owner's: %v", wrong, total, disagree)
+	}
+	if flushed && notInUse > 0 {
+		t.Errorf("%d resident pages of a flushed file are outside the pages in use (%d of %d)", notInUse, m.InUsePages(), m.Pages)
+	}
+	if flushed && float64(agree) < 0.99*float64(total) {
+		t.Errorf("%d of %d resident pages attributed as the server does, %d unattributed", agree, total, unattributed)
+	}
+	t.Logf("%s: %d of %d resident pages agree, %d not attributable yet (%d BLOB pages), file of %d pages, %d in use", srv, agree, total, unattributed, blobs, m.Pages, m.InUsePages())
+}

@@ -1,0 +1,178 @@
+package snapshot
+
+import (
+	"math"
+	"time"
+
+	"github.com/innowarm/innowarm/internal/bufferpool"
+	"github.com/innowarm/innowarm/internal/manifest"
+)
+
+// History is what the captures of snapshot --every saw of each page, so that a manifest
+// ranks pages by more than one look at an LRU list. One look carries whatever a bulk load,
+// a backup or a report left behind and misses hot pages that happened to be evicted just
+// before it. Neither young/old nor the position tells them apart: pages a bulk load
+// created sit young near the head while the workload's reads enter the old sublist.
+// Between two captures, though, a page the workload touches shows it: it was read from
+// disk (absent from the previous capture) or moved towards the head (made young), whereas
+// a page nobody touches only ever drifts towards the tail, whatever is read above it.
+//
+// So a page's score is the share of the captures in which it was seen touched, weighted
+// by age with a half-life (HalfLife), a capture that did not hold it counting 0:
+//
+//	score = Σ_k w_k · touched_k / Σ_k w_k,   w_k = 2^-(age of capture k / HalfLife)
+//
+// The weights go by time, not by capture, so captures taken close together while a pool
+// turns over (Every takes them) do not make the history forget faster. Pages a workload
+// keeps touching approach 1; a hot page evicted before the newest capture keeps what it
+// earned, fading with the half-life; what a load left and nobody reads scores 0, and so
+// does every page of a settled pool where nothing moves: equal scores leave the order to
+// the newest capture's LRU list (manifest.SortByHotness), as a single snapshot has it.
+// Pages the newest capture does not hold are forgotten once their score falls under
+// ScoreFloor, so the history holds what the pool holds plus the recently evicted pages
+// that were touched.
+type History struct {
+	HalfLife time.Duration
+
+	captures int
+	start    time.Time // capture times are kept as seconds since start
+	last     float64   // time of the newest capture
+	norm     float64   // Σ w_k as of the newest capture
+	objects  []manifest.Object
+	objectID map[manifest.Object]uint32
+	pages    map[pageKey]*pageRecord
+}
+
+// ScoreFloor is the score under which a page the newest capture does not hold is dropped.
+const ScoreFloor = 0.01
+
+type pageKey struct{ object, page uint32 }
+
+type pageRecord struct {
+	sum  float64 // Σ w_k · touched_k, as of capture time at
+	at   float64 // the time of the last capture that held the page
+	k    int     // and its number
+	seen int
+	lru  uint32 // position and sublist in that capture
+	old  bool
+}
+
+// observed is one page of a capture, its object interned in the history.
+type observed struct {
+	object, page, lru uint32
+	old               bool
+}
+
+// NewHistory starts an empty history whose captures lose half their weight in halfLife.
+func NewHistory(halfLife time.Duration) *History {
+	return &History{HalfLife: max(halfLife, time.Second), objectID: map[manifest.Object]uint32{}, pages: map[pageKey]*pageRecord{}}
+}
+
+// HalfLifeFor is the half-life Every gives its history: four intervals, at least a
+// minute, so that a page touched a few captures ago still outranks the untouched.
+func HalfLifeFor(interval time.Duration) time.Duration { return max(4*interval, time.Minute) }
+
+// Captures is how many captures the history has taken in.
+func (h *History) Captures() int { return h.captures }
+
+// Pages is how many pages the history holds.
+func (h *History) Pages() int { return len(h.pages) }
+
+func (h *History) object(p bufferpool.LRUPage) uint32 {
+	o := manifest.Object{SpaceID: p.Space, PageType: p.PageType, Schema: p.Schema, Table: p.Table, Partition: p.Partition, Index: p.Index}
+	id, ok := h.objectID[o]
+	if !ok {
+		id = uint32(len(h.objects))
+		h.objects = append(h.objects, o)
+		h.objectID[o] = id
+	}
+	return id
+}
+
+// decay is the factor a weight loses over dt seconds.
+func (h *History) decay(dt float64) float64 {
+	return math.Exp2(-dt / h.HalfLife.Seconds())
+}
+
+// observe takes in one capture taken at the given time.
+func (h *History) observe(at time.Time, pages []observed) {
+	if h.captures == 0 {
+		h.start = at
+	}
+	now := max(at.Sub(h.start).Seconds(), h.last)
+	first := h.captures == 0
+	h.norm = h.norm*h.decay(now-h.last) + 1
+	h.last = now
+	h.captures++
+	for _, p := range pages {
+		key := pageKey{p.object, p.page}
+		r := h.pages[key]
+		if r == nil {
+			r = &pageRecord{}
+			h.pages[key] = r
+		}
+		if r.seen > 0 && r.k == h.captures-1 {
+			continue // the same page twice in one capture: a list read while it moved
+		}
+		touched := 0.0
+		switch {
+		case first:
+		case r.seen == 0 || r.k != h.captures-2:
+			touched = 1 // read from disk since the previous capture
+		case p.lru < r.lru:
+			// Moved towards the head: made young by an access. (A page crossing from old to
+			// young proves nothing: the boundary moves as the sublists are kept at 3:5.)
+			touched = 1
+		}
+		r.sum = r.sum*h.decay(now-r.at) + touched
+		r.at, r.k, r.lru, r.old = now, h.captures-1, p.lru, p.old
+		r.seen++
+	}
+	for key, r := range h.pages {
+		if r.k != h.captures-1 && h.score(r) < ScoreFloor {
+			delete(h.pages, key)
+		}
+	}
+}
+
+// score is a page's score as of the newest capture, 0 to 1.
+func (h *History) score(r *pageRecord) float64 {
+	if h.norm == 0 {
+		return 0
+	}
+	return r.sum * h.decay(h.last-r.at) / h.norm
+}
+
+// write writes every page the history holds, hottest first, with its history fields.
+func (h *History) write(w *manifest.Writer) error {
+	captures := min(h.captures, math.MaxUint16)
+	entries := make([]manifest.Entry, 0, len(h.pages))
+	for key, r := range h.pages {
+		entries = append(entries, manifest.Entry{
+			Object: key.object, Page: key.page, LRU: r.lru, Old: r.old,
+			Seen:  uint16(min(r.seen, captures)),
+			Last:  uint16(min(h.captures-1-r.k, captures-1)),
+			Score: uint32(math.Round(h.score(r) * manifest.ScoreMax)),
+		})
+	}
+	manifest.SortByHotness(entries)
+	// The writer numbers objects in the order they first appear.
+	ids := make([]int64, len(h.objects))
+	for i := range ids {
+		ids[i] = -1
+	}
+	for _, e := range entries {
+		if ids[e.Object] < 0 {
+			id, err := w.Object(h.objects[e.Object])
+			if err != nil {
+				return err
+			}
+			ids[e.Object] = int64(id)
+		}
+		e.Object = uint32(ids[e.Object])
+		if err := w.WriteEntry(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,146 @@
+package snapshot
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/innowarm/innowarm/internal/bufferpool"
+	"github.com/innowarm/innowarm/internal/manifest"
+)
+
+// capture builds one capture of a list, a second after the previous one: young pages at
+// the head in the order given, then old ones.
+func capture(h *History, young, old []uint32) {
+	var pages []observed
+	var lru uint32
+	obj := h.object(bufferpool.LRUPage{Space: 5, PageType: "INDEX", Schema: "s", Table: "t", Index: "PRIMARY"})
+	for _, p := range young {
+		pages = append(pages, observed{object: obj, page: p, lru: lru})
+		lru++
+	}
+	for _, p := range old {
+		pages = append(pages, observed{object: obj, page: p, lru: lru, old: true})
+		lru++
+	}
+	h.observe(time.Date(2026, 11, 25, 6, 0, h.Captures(), 0, time.UTC), pages)
+}
+
+func historyManifest(t *testing.T, h *History) *manifest.Manifest {
+	t.Helper()
+	var buf bytes.Buffer
+	hdr := manifest.Header{PageSize: 16 << 10, CapturedAt: time.Now(), Captures: h.Captures()}
+	w, err := manifest.NewWriter(&buf, hdr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.write(w); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	m, err := manifest.Read(&buf, "history")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// The polluted-source case: a bulk load's leftovers (100-103) sit young at the head of the
+// list and nobody touches them; the workload's pages (1-4) are read into the old sublist
+// and made young when touched again; one hot page (4) is evicted before the last capture;
+// a page a report read once (50) sits in the old sublist. Evictions come from the tail.
+func TestHistoryRanksWhatTheWorkloadKeepsTouching(t *testing.T) {
+	h := NewHistory(time.Minute)
+	capture(h, []uint32{100, 101, 102, 103}, []uint32{1, 2, 50})
+	capture(h, []uint32{1, 100, 101, 102, 103}, []uint32{3, 50, 4, 2})
+	capture(h, []uint32{2, 3, 1, 100, 101, 102, 103}, []uint32{50})
+	m := historyManifest(t, h)
+	if m.Header.Captures != 3 || len(m.Entries) != 9 {
+		t.Fatalf("captures %d, %d entries: %+v", m.Header.Captures, len(m.Entries), m.Entries)
+	}
+	rank := map[uint32]int{}
+	byPage := map[uint32]manifest.Entry{}
+	for i, e := range m.Entries {
+		rank[e.Page], byPage[e.Page] = i, e
+	}
+	for _, hot := range []uint32{1, 2, 3, 4} {
+		if rank[hot] > 3 {
+			t.Errorf("hot page %d ranks %d: %+v", hot, rank[hot], m.Entries)
+		}
+	}
+	if e := byPage[4]; e.Seen != 1 || e.Last != 1 {
+		t.Errorf("evicted hot page: seen %d, last %d, want 1 and 1", e.Seen, e.Last)
+	}
+	if e := byPage[100]; e.Seen != 3 || e.Last != 0 || e.Old || e.Score*2 > byPage[4].Score*3 {
+		t.Errorf("leftover %+v against the evicted hot page %+v", e, byPage[4])
+	}
+	// A manifest cut to a budget of four pages keeps the four hot pages.
+	for _, e := range manifest.CutToBudget(m.Entries, 4) {
+		if e.Page > 4 {
+			t.Errorf("budget of 4 keeps page %d", e.Page)
+		}
+	}
+}
+
+// In a settled pool nothing moves: the places decide, and no resident page is forgotten.
+func TestHistorySettledPoolKeepsItsOrder(t *testing.T) {
+	h := NewHistory(time.Minute)
+	young, old := []uint32{1, 2, 3, 4, 5}, []uint32{6, 7, 8}
+	for range 20 {
+		capture(h, young, old)
+	}
+	m := historyManifest(t, h)
+	if len(m.Entries) != 8 {
+		t.Fatalf("%d entries, want the 8 resident pages", len(m.Entries))
+	}
+	for i, e := range m.Entries {
+		if e.Page != uint32(i+1) {
+			t.Errorf("rank %d is page %d: %+v", i, e.Page, m.Entries)
+		}
+	}
+}
+
+// A page no capture holds any more fades out and is forgotten.
+func TestHistoryForgets(t *testing.T) {
+	h := NewHistory(time.Minute)
+	capture(h, []uint32{1, 2}, nil)
+	for range 10 {
+		capture(h, []uint32{1}, nil)
+	}
+	m := historyManifest(t, h)
+	if len(m.Entries) != 1 || m.Entries[0].Page != 1 || m.Entries[0].Seen != 11 {
+		t.Errorf("entries %+v, want page 1 alone", m.Entries)
+	}
+	if h.Pages() != 1 {
+		t.Errorf("history holds %d pages", h.Pages())
+	}
+}
+
+func TestCaptureDue(t *testing.T) {
+	t0 := time.Date(2026, 11, 25, 6, 0, 0, 0, time.UTC)
+	const pool = 8192
+	for _, tc := range []struct {
+		name                string
+		since               time.Duration
+		read, readAtCapture int64
+		want                captureKind
+	}{
+		{"first capture", -1, -1, -1, captureFile},
+		{"interval up", 10 * time.Second, 100, 100, captureFile},
+		{"quiet pool", 3 * time.Second, 1100, 100, captureNone},
+		{"a quarter of the pool read", 3 * time.Second, 100 + pool/4, 100, captureHistory},
+		{"counter unreadable", 3 * time.Second, -1, 100, captureNone},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			last := time.Time{}
+			if tc.since >= 0 {
+				last = t0.Add(-tc.since)
+			}
+			if got := captureDue(t0, last, 10*time.Second, tc.read, tc.readAtCapture, pool); got != tc.want {
+				t.Errorf("got %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
