@@ -4,7 +4,13 @@ BIN     := bin/innowarm
 VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/innowarm/innowarm/internal/cli.version=$(VERSION)
 
-.PHONY: all build deps test vet demo bench clean
+.PHONY: all build deps test vet lint demo bench clean
+
+# FLAVOR=mariadb-11.8 or mysql-9.7 runs the demo, the bench and the tests' first pass on that
+# server (installed once with debootstrap into ~/.cache/innowarm/servers); see docs/flavors.md.
+ifdef FLAVOR
+export INNOWARM_FLAVOR := $(FLAVOR)
+endif
 
 all: build
 
@@ -19,6 +25,12 @@ deps:
 
 vet:
 	$(GO) vet ./...
+
+# lint: golangci-lint with .golangci.yml (errorlint, rowserrcheck, sqlclosecheck,
+# contextcheck and the standard linters); make test runs it too.
+lint:
+	@scripts/ensure-deps.sh go
+	scripts/lint.sh
 
 # test: go vet, the race detector on packages that need no server, then every package
 # (each test binary starts its own throwaway server).
