@@ -92,7 +92,7 @@ func TestSeedQueryFile(t *testing.T) {
 	srv := sandboxtest.Flavor(t)
 	sandboxtest.Exec(t,
 		"CREATE TABLE `"+schema+"`.test_data (id INT AUTO_INCREMENT PRIMARY KEY, random_str VARCHAR(255), random_str2 VARCHAR(255))",
-		"INSERT INTO `"+schema+"`.test_data (random_str, random_str2) SELECT "+srv.Hex32("CONCAT(seq, RAND())")+", "+srv.Hex32("RAND()")+" FROM "+srv.Series(schema, 1, 20000),
+		"INSERT INTO `"+schema+"`.test_data (random_str, random_str2) SELECT "+srv.Hex32("CONCAT(seq, RAND())")+", "+srv.Hex32("RAND()")+" FROM "+srv.Series(schema, 1, 20000)+" ORDER BY seq",
 		"ALTER TABLE `"+schema+"`.test_data ADD INDEX (random_str)")
 	rows, err := sandboxtest.Conn(t).DB.Query("SELECT random_str FROM `" + schema + "`.test_data")
 	if err != nil {
@@ -542,7 +542,7 @@ func TestIOModesAgree(t *testing.T) {
 	s := sandboxtest.Schema(t)
 	sandboxtest.Exec(t,
 		"CREATE TABLE `"+s+"`.wide (id INT PRIMARY KEY, v VARCHAR(200))",
-		"INSERT INTO `"+s+"`.wide SELECT seq, REPEAT('x', 200) FROM "+sandboxtest.Flavor(t).Series(s, 1, 5000),
+		"INSERT INTO `"+s+"`.wide SELECT seq, REPEAT('x', 200) FROM "+sandboxtest.Flavor(t).Series(s, 1, 5000)+" ORDER BY seq",
 		"CREATE TABLE `"+s+"`.c (a INT) ENGINE=InnoDB")
 	ctx := context.Background()
 	c := sandboxtest.Conn(t)

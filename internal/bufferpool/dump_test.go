@@ -22,7 +22,7 @@ func TestStreamDumpAgreesWithLRUTable(t *testing.T) {
 	tbl := sqltext.Table(db, "t")
 	sandboxtest.Exec(t,
 		"CREATE TABLE "+tbl+" (id INT PRIMARY KEY, k INT, s VARCHAR(64), body LONGBLOB, KEY ks (s), KEY kk (k))",
-		"INSERT INTO "+tbl+" SELECT (seq * 7919) MOD 40009, seq MOD 1000, LEFT(SHA2(seq, 256), 40), IF(seq MOD 400 = 0, REPEAT('b', 40000), NULL) FROM "+srv.Series(db, 1, 40000),
+		"INSERT INTO "+tbl+" SELECT (seq * 7919) MOD 40009, seq MOD 1000, LEFT(SHA2(seq, 256), 40), IF(seq MOD 400 = 0, REPEAT('b', 40000), NULL) FROM "+srv.Series(db, 1, 40000)+" ORDER BY seq",
 		"FLUSH TABLES "+tbl+" FOR EXPORT", "UNLOCK TABLES",
 		"SELECT COUNT(*) FROM "+tbl+" FORCE INDEX (kk) WHERE k >= 0",
 		"SELECT SUM(LENGTH(body)) FROM "+tbl,

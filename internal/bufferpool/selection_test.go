@@ -173,9 +173,9 @@ func TestReadDumpFreshPages(t *testing.T) {
 	tbl := sqltext.Table(db, "fresh")
 	sandboxtest.Exec(t,
 		"CREATE TABLE "+tbl+" (id INT PRIMARY KEY, k INT, body LONGBLOB, KEY kk (k))",
-		"INSERT INTO "+tbl+" SELECT seq, seq MOD 100, IF(seq MOD 50 = 0, REPEAT('x', 30000), NULL) FROM "+srv.Series(db, 1, 5000),
+		"INSERT INTO "+tbl+" SELECT seq, seq MOD 100, IF(seq MOD 50 = 0, REPEAT('x', 30000), NULL) FROM "+srv.Series(db, 1, 5000)+" ORDER BY seq",
 		"FLUSH TABLES "+tbl+" FOR EXPORT", "UNLOCK TABLES",
-		"INSERT INTO "+tbl+" SELECT seq, seq MOD 100, IF(seq MOD 50 = 0, REPEAT('y', 30000), NULL) FROM "+srv.Series(db, 5001, 9000),
+		"INSERT INTO "+tbl+" SELECT seq, seq MOD 100, IF(seq MOD 50 = 0, REPEAT('y', 30000), NULL) FROM "+srv.Series(db, 5001, 9000)+" ORDER BY seq",
 	)
 	conn := sandboxtest.Conn(t)
 	cat, err := catalog.Load(ctx, conn, catalog.Filter{Schemas: []string{db}})
@@ -224,7 +224,7 @@ func TestInspectPageList(t *testing.T) {
 	tbl := sqltext.Table(db, "t")
 	sandboxtest.Exec(t,
 		"CREATE TABLE "+tbl+" (id INT PRIMARY KEY, k INT, body TEXT, KEY kk (k))",
-		"INSERT INTO "+tbl+" SELECT seq, seq MOD 100, IF(seq MOD 20 = 0, REPEAT('z', 20000), 'short') FROM "+srv.Series(db, 1, 20000),
+		"INSERT INTO "+tbl+" SELECT seq, seq MOD 100, IF(seq MOD 20 = 0, REPEAT('z', 20000), 'short') FROM "+srv.Series(db, 1, 20000)+" ORDER BY seq",
 		"FLUSH TABLES "+tbl+" FOR EXPORT", "UNLOCK TABLES",
 		"SELECT COUNT(*) FROM "+tbl+" FORCE INDEX (kk) WHERE k < 50", "SELECT SUM(LENGTH(body)) FROM "+tbl)
 	type out struct {
@@ -273,7 +273,7 @@ func TestReadDumpLongCharColumns(t *testing.T) {
 	}
 	sandboxtest.Exec(t,
 		"CREATE TABLE "+tbl+" (id INT PRIMARY KEY, "+strings.Join(cols, ", ")+") ROW_FORMAT=DYNAMIC",
-		"INSERT INTO "+tbl+" SELECT seq, "+strings.Join(vals, ", ")+" FROM "+srv.Series(db, 1, 300),
+		"INSERT INTO "+tbl+" SELECT seq, "+strings.Join(vals, ", ")+" FROM "+srv.Series(db, 1, 300)+" ORDER BY seq",
 		"FLUSH TABLES "+tbl+" FOR EXPORT", "UNLOCK TABLES",
 		"SELECT COUNT(*), SUM(LENGTH(c19)) FROM "+tbl)
 	conn := sandboxtest.Conn(t)

@@ -21,7 +21,7 @@ func TestStaleStatisticsAreNotBelieved(t *testing.T) {
 		"CREATE TABLE "+tbl+" (id INT PRIMARY KEY, pad CHAR(200)) STATS_PERSISTENT=1 STATS_AUTO_RECALC=0",
 		"INSERT INTO "+tbl+" VALUES (1, 'x')",
 		"ANALYZE TABLE "+tbl,
-		"INSERT INTO "+tbl+" SELECT seq + 1, REPEAT('p', 200) FROM "+srv.Series(db, 1, 30000),
+		"INSERT INTO "+tbl+" SELECT seq + 1, REPEAT('p', 200) FROM "+srv.Series(db, 1, 30000)+" ORDER BY seq",
 		"SELECT SUM(LENGTH(pad)) FROM "+tbl,
 	)
 	conn := sandboxtest.Conn(t)

@@ -71,7 +71,7 @@ func TestServerLostMidCommand(t *testing.T) {
 			for _, q := range []string{
 				"CREATE DATABASE lost",
 				"CREATE TABLE lost.t (id INT PRIMARY KEY, k INT, pad CHAR(200), KEY k (k))",
-				"INSERT INTO lost.t SELECT seq, seq MOD 500, REPEAT('l', 200) FROM " + srv.Series("lost", 1, 120000),
+				"INSERT INTO lost.t SELECT seq, seq MOD 500, REPEAT('l', 200) FROM " + srv.Series("lost", 1, 120000) + " ORDER BY seq",
 				"ANALYZE TABLE lost.t",
 			} {
 				if _, err := conn.DB.ExecContext(ctx, q); err != nil {

@@ -48,9 +48,9 @@ func TestDumpIsTheLRUListAndPutsEverythingBack(t *testing.T) {
 	older, newer := sqltext.Table(db, "older"), sqltext.Table(db, "newer")
 	sandboxtest.Exec(t,
 		"CREATE TABLE "+older+" (id INT PRIMARY KEY, pad CHAR(200))",
-		"INSERT INTO "+older+" SELECT seq, 'o' FROM "+srv.Series(db, 1, 20000),
+		"INSERT INTO "+older+" SELECT seq, 'o' FROM "+srv.Series(db, 1, 20000)+" ORDER BY seq",
 		"CREATE TABLE "+newer+" LIKE "+older,
-		"INSERT INTO "+newer+" SELECT seq, 'n' FROM "+srv.Series(db, 1, 20000),
+		"INSERT INTO "+newer+" SELECT seq, 'n' FROM "+srv.Series(db, 1, 20000)+" ORDER BY seq",
 		"SELECT COUNT(*) FROM "+older,
 		"SELECT COUNT(*) FROM "+newer,
 	)

@@ -152,7 +152,7 @@ func buildTestData(ctx context.Context, conn *connection.Conn, schema string, ro
 		to := min(from+loadChunk-1, rows)
 		srv := conn.Server
 		q := fmt.Sprintf("INSERT INTO %s (id, random_str, random_str2) SELECT seq, %s, %s FROM %s",
-			name, srv.Hex32("CONCAT(seq, '-', RAND())"), srv.Hex32("CONCAT(RAND(), '-', seq)"), srv.Series("", from, to))
+			name, srv.Hex32("CONCAT(seq, '-', RAND())"), srv.Hex32("CONCAT(RAND(), '-', seq)"), srv.Series("", from, to)+" ORDER BY seq")
 		if _, err := sess.Exec(ctx, q); err != nil {
 			rep.Finish(false)
 			if ctx.Err() != nil {

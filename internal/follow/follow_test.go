@@ -33,9 +33,9 @@ func createData(t *testing.T, conn *connection.Conn, extraFirst bool) {
 	}
 	stmts = append(stmts,
 		"CREATE TABLE fw.hot (id INT PRIMARY KEY, k INT, pad CHAR(200), KEY k (k))",
-		"INSERT INTO fw.hot SELECT seq, seq MOD 997, REPEAT('h', 200) FROM "+srv.Series("fw", 1, 30000),
+		"INSERT INTO fw.hot SELECT seq, seq MOD 997, REPEAT('h', 200) FROM "+srv.Series("fw", 1, 30000)+" ORDER BY seq",
 		"CREATE TABLE fw.cold (id INT PRIMARY KEY, pad CHAR(200))",
-		"INSERT INTO fw.cold SELECT seq, REPEAT('c', 200) FROM "+srv.Series("fw", 1, 30000),
+		"INSERT INTO fw.cold SELECT seq, REPEAT('c', 200) FROM "+srv.Series("fw", 1, 30000)+" ORDER BY seq",
 	)
 	for _, q := range stmts {
 		if _, err := conn.DB.ExecContext(ctx, q); err != nil {

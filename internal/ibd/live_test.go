@@ -40,9 +40,9 @@ func checkAgainstServer(t *testing.T, flushed bool) {
 	sandboxtest.Exec(t,
 		"CREATE TABLE "+tbl+" (id INT PRIMARY KEY, k INT, s VARCHAR(64), body LONGBLOB, KEY ks (s)) ROW_FORMAT=DYNAMIC",
 		// Random-order keys: pages split and the tree's extents interleave.
-		"INSERT INTO "+tbl+" SELECT (seq * 7919) MOD 60013, seq MOD 1000, LEFT(SHA2(seq, 256), 40), IF(seq MOD 500 = 0, REPEAT('b', 40000), NULL) FROM "+srv.Series(db, 1, 60000),
+		"INSERT INTO "+tbl+" SELECT (seq * 7919) MOD 60013, seq MOD 1000, LEFT(SHA2(seq, 256), 40), IF(seq MOD 500 = 0, REPEAT('b', 40000), NULL) FROM "+srv.Series(db, 1, 60000)+" ORDER BY seq",
 		"ALTER TABLE "+tbl+" ADD KEY kk (k)",
-		"INSERT INTO "+tbl+" SELECT 100000 + seq, seq, LEFT(SHA2(seq, 256), 40), NULL FROM "+srv.Series(db, 1, 20000),
+		"INSERT INTO "+tbl+" SELECT 100000 + seq, seq, LEFT(SHA2(seq, 256), 40), NULL FROM "+srv.Series(db, 1, 20000)+" ORDER BY seq",
 	)
 	if flushed {
 		// Puts every page on disk, descriptors included, as a checkpoint eventually would.

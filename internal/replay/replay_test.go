@@ -38,14 +38,14 @@ func runWorkload(t *testing.T) (*workload, string, string) {
 	t.Cleanup(func() { sandboxtest.Exec(t, "DROP DATABASE IF EXISTS "+B) })
 	sandboxtest.Exec(t,
 		"CREATE TABLE "+A+".orders (id INT PRIMARY KEY, customer_id INT NOT NULL, note CHAR(200), KEY k_customer (customer_id))",
-		"INSERT INTO "+A+".orders SELECT seq, seq MOD 1000, REPEAT('n', 200) FROM "+sandboxtest.Flavor(t).Series(w.schemaA, 1, 30000),
+		"INSERT INTO "+A+".orders SELECT seq, seq MOD 1000, REPEAT('n', 200) FROM "+sandboxtest.Flavor(t).Series(w.schemaA, 1, 30000)+" ORDER BY seq",
 		"CREATE TABLE "+A+".a_only (id INT PRIMARY KEY)",
 		"INSERT INTO "+A+".a_only VALUES (1), (2)",
 		"CREATE TABLE "+A+".counter (n INT)",
 		"INSERT INTO "+A+".counter VALUES (0)",
 		"CREATE FUNCTION "+A+".bump() RETURNS INT MODIFIES SQL DATA BEGIN UPDATE counter SET n = n + 1; RETURN 1; END",
 		"CREATE TABLE "+B+".items (id INT PRIMARY KEY, pad CHAR(200))",
-		"INSERT INTO "+B+".items SELECT seq, REPEAT('p', 200) FROM "+sandboxtest.Flavor(t).Series(w.schemaB, 1, 20000),
+		"INSERT INTO "+B+".items SELECT seq, REPEAT('p', 200) FROM "+sandboxtest.Flavor(t).Series(w.schemaB, 1, 20000)+" ORDER BY seq",
 		"CREATE TABLE "+B+".b_only (id INT PRIMARY KEY)",
 		"INSERT INTO "+B+".b_only VALUES (1)",
 	)

@@ -113,7 +113,7 @@ func TestColdRestartEmptiesThePool(t *testing.T) {
 	}
 	for _, q := range []string{
 		"CREATE DATABASE cold",
-		"CREATE TABLE cold.t (id INT PRIMARY KEY, pad CHAR(200)) SELECT seq AS id, REPEAT('x', 200) AS pad FROM " + conn.Server.Series("cold", 1, 20000),
+		"CREATE TABLE cold.t (id INT PRIMARY KEY, pad CHAR(200)) SELECT seq AS id, REPEAT('x', 200) AS pad FROM " + conn.Server.Series("cold", 1, 20000) + " ORDER BY seq",
 		"SELECT COUNT(*) FROM cold.t",
 	} {
 		if _, err := conn.DB.Exec(q); err != nil {

@@ -30,15 +30,15 @@ func shopTables(srv flavor.Server) map[string][]string {
 	return map[string][]string{
 		"orders": {
 			"CREATE TABLE shop.orders (id INT PRIMARY KEY, customer INT, placed DATE, note VARCHAR(100), KEY by_customer (customer, placed))",
-			"INSERT INTO shop.orders SELECT seq, seq MOD 5000, DATE_ADD('2024-01-01', INTERVAL seq MOD 365 DAY), " + srv.Hex32("seq") + " FROM " + srv.Series("shop", 1, 60000),
+			"INSERT INTO shop.orders SELECT seq, seq MOD 5000, DATE_ADD('2024-01-01', INTERVAL seq MOD 365 DAY), " + srv.Hex32("seq") + " FROM " + srv.Series("shop", 1, 60000) + " ORDER BY seq",
 		},
 		"items": {
 			"CREATE TABLE shop.items (order_id INT, line INT, sku VARCHAR(20), qty INT, PRIMARY KEY (order_id, line), KEY by_sku (sku))",
-			"INSERT INTO shop.items SELECT seq DIV 3, seq MOD 3, CONCAT('sku-', seq MOD 997), seq MOD 7 FROM " + srv.Series("shop", 1, 90000),
+			"INSERT INTO shop.items SELECT seq DIV 3, seq MOD 3, CONCAT('sku-', seq MOD 997), seq MOD 7 FROM " + srv.Series("shop", 1, 90000) + " ORDER BY seq",
 		},
 		"docs": {
 			"CREATE TABLE shop.docs (id INT PRIMARY KEY, body TEXT, FULLTEXT KEY ft_body (body))",
-			"INSERT INTO shop.docs SELECT seq, CONCAT('word', seq, ' common ', seq MOD 50) FROM " + srv.Series("shop", 1, 3000),
+			"INSERT INTO shop.docs SELECT seq, CONCAT('word', seq, ' common ', seq MOD 50) FROM " + srv.Series("shop", 1, 3000) + " ORDER BY seq",
 		},
 	}
 }
@@ -127,7 +127,7 @@ func TestSnapshotWarmFromRoundTripAndOtherServer(t *testing.T) {
 	// into the old part.
 	run(t, conn, "CREATE DATABASE IF NOT EXISTS filler",
 		"CREATE TABLE IF NOT EXISTS filler.pad (id INT PRIMARY KEY, pad CHAR(200) NOT NULL)",
-		"INSERT IGNORE INTO filler.pad SELECT seq, REPEAT('x', 200) FROM "+sandboxtest.Flavor(t).Series("filler", 1, 60000))
+		"INSERT IGNORE INTO filler.pad SELECT seq, REPEAT('x', 200) FROM "+sandboxtest.Flavor(t).Series("filler", 1, 60000)+" ORDER BY seq")
 	cold(t, sb)
 	conn = sandboxtest.Reconnect(t)
 	touchOrders(t, conn)
@@ -397,7 +397,7 @@ func createBig(t *testing.T, conn *connection.Conn) {
 	for _, q := range []string{
 		"DROP DATABASE IF EXISTS bigdb", "CREATE DATABASE bigdb",
 		"CREATE TABLE bigdb.wide (id INT PRIMARY KEY, pad CHAR(250) NOT NULL)",
-		"INSERT INTO bigdb.wide SELECT seq, REPEAT(CHAR(65 + seq MOD 26), 250) FROM " + conn.Server.Series("bigdb", 1, 150000),
+		"INSERT INTO bigdb.wide SELECT seq, REPEAT(CHAR(65 + seq MOD 26), 250) FROM " + conn.Server.Series("bigdb", 1, 150000) + " ORDER BY seq",
 	} {
 		if _, err := conn.DB.Exec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)

@@ -482,7 +482,7 @@ func TestWarmThatSkipsEverythingFails(t *testing.T) {
 	locked := sqltext.Table(db, "locked")
 	sandboxtest.Exec(t,
 		"CREATE TABLE "+locked+" (id INT PRIMARY KEY, k INT, KEY k (k))",
-		"INSERT INTO "+locked+" SELECT seq, seq MOD 100 FROM "+sandboxtest.Flavor(t).Series(db, 1, 20000),
+		"INSERT INTO "+locked+" SELECT seq, seq MOD 100 FROM "+sandboxtest.Flavor(t).Series(db, 1, 20000)+" ORDER BY seq",
 		"ANALYZE TABLE "+locked,
 		"CREATE TABLE "+sqltext.Table(db, "other_engine")+" (id INT PRIMARY KEY) ENGINE=MyISAM",
 	)

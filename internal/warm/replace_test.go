@@ -29,9 +29,9 @@ func TestWarmFromReplacesAStalePool(t *testing.T) {
 		// hot: about 2,200 pages, more than the old sublist holds; stale: more than the pool.
 		// latin1: the same rows per page on every flavor (utf8mb4 CHAR rows vary in size).
 		"CREATE TABLE rs.hot (id INT PRIMARY KEY, pad CHAR(200) CHARACTER SET latin1)",
-		"INSERT INTO rs.hot SELECT seq, REPEAT('h', 200) FROM " + srv.Series("rs", 1, 140000),
+		"INSERT INTO rs.hot SELECT seq, REPEAT('h', 200) FROM " + srv.Series("rs", 1, 140000) + " ORDER BY seq",
 		"CREATE TABLE rs.stale (id INT PRIMARY KEY, pad CHAR(200) CHARACTER SET latin1)",
-		"INSERT INTO rs.stale SELECT seq, REPEAT('s', 200) FROM " + srv.Series("rs", 1, 300000),
+		"INSERT INTO rs.stale SELECT seq, REPEAT('s', 200) FROM " + srv.Series("rs", 1, 300000) + " ORDER BY seq",
 	} {
 		if _, err := conn.DB.ExecContext(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)

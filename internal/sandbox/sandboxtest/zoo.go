@@ -62,7 +62,7 @@ func createZoo(t testing.TB) {
 	srv := Flavor(t)
 	seq := func(n string) string {
 		to, _ := strconv.ParseInt(n, 10, 64)
-		return srv.Series(ZooSchema, 1, to)
+		return srv.Series(ZooSchema, 1, to) + " ORDER BY seq"
 	}
 	// MySQL 9.7 has no MD5(): 32 hex digits, as the tables were sized for.
 	md5 := srv.Hex32
