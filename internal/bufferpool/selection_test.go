@@ -6,9 +6,11 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/innowarm/innowarm/internal/bufferpool"
 	"github.com/innowarm/innowarm/internal/catalog"
+	"github.com/innowarm/innowarm/internal/connection"
 	"github.com/innowarm/innowarm/internal/logx"
 	"github.com/innowarm/innowarm/internal/sandbox/sandboxtest"
 	"github.com/innowarm/innowarm/internal/sqltext"
@@ -35,6 +37,31 @@ func warmZoo(t *testing.T, cat *catalog.Catalog) {
 	}
 	stmts = append(stmts, "SELECT SUM(LENGTH(body)) + SUM(LENGTH(bin)) FROM "+sqltext.Table(sandboxtest.ZooSchema, sandboxtest.ZooLOBs)+" WHERE id <= 60")
 	sandboxtest.Exec(t, stmts...)
+}
+
+// waitClean waits until the pool holds no dirty page (background work after a restart,
+// such as purge and statistics, writes a few), so that the descriptors on disk are current.
+func waitClean(t *testing.T, conn *connection.Conn) {
+	t.Helper()
+	ctx := context.Background()
+	var pct string
+	if err := conn.DB.QueryRowContext(ctx, "SELECT @@GLOBAL.innodb_max_dirty_pages_pct").Scan(&pct); err != nil {
+		t.Fatal(err)
+	}
+	sandboxtest.Exec(t, "SET GLOBAL innodb_max_dirty_pages_pct = 0")
+	defer sandboxtest.Exec(t, "SET GLOBAL innodb_max_dirty_pages_pct = "+pct)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		tot, err := bufferpool.ReadTotals(ctx, conn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tot.PagesDirty == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d dirty pages still after 30 s", tot.PagesDirty)
+		}
+	}
 }
 
 func withoutPartitioned(cat *catalog.Catalog) *catalog.Catalog {
@@ -73,6 +100,7 @@ func TestReadDumpAgreesWithLRUTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	warmZoo(t, cat)
+	waitClean(t, conn)
 	o := bufferpool.ReadOptions{IncludeZero: true, OnlyCatalog: true}
 	fromTable, err := bufferpool.ReadSelection(ctx, conn, cat, o, bufferpool.SourceLRUTable, nil)
 	if err != nil {
@@ -125,16 +153,28 @@ func TestReadDumpAgreesWithLRUTable(t *testing.T) {
 			lobIndexes++
 		}
 	}
+	// Pages the dump cannot name: free on disk, never written, and the pool not clean (MySQL's
+	// temporary tables keep some pages dirty), so maybe freshly allocated. They must be among
+	// the selection's pages the server names no index for (MySQL's read-ahead reads a
+	// segment's unused pages: ALLOCATED).
+	var unknown, namedByServer int64
 	for k, y := range b {
 		if _, ok := a[k]; !ok {
+			if k.index == bufferpool.UnknownIndex {
+				unknown += y.Resident
+				continue
+			}
 			t.Errorf("%v: %d resident from the dump, not listed from the LRU table", k, y.Resident)
 		}
 	}
-	if fromDump.Selected != fromTable.Selected || fromDump.Unnamed != 0 {
-		t.Errorf("selected pages %d from the dump (%d unnamed), %d from the LRU table", fromDump.Selected, fromDump.Unnamed, fromTable.Selected)
+	for _, x := range a {
+		namedByServer += x.Resident + x.LOBResident
 	}
-	t.Logf("%s: %d indexes, %d resident B-tree pages, %d LOB pages, %d partition indexes resident; old %d / %d (dump omits %d pages); read %.3f s from the table, %.3f s from the dump (server %.3f s)",
-		sandboxtest.Flavor(t), len(a), resident, lob, parts, oldA, oldB, fromTable.Other+fromTable.Selected-fromDump.Other-fromDump.Selected, fromTable.ReadSeconds, fromDump.ReadSeconds, fromDump.ListSeconds)
+	if fromDump.Selected != fromTable.Selected || fromDump.Unnamed != unknown || unknown > fromTable.Selected-namedByServer {
+		t.Errorf("selected pages %d from the dump (%d unnamed, %d under %s), %d from the LRU table (%d of no index)", fromDump.Selected, fromDump.Unnamed, unknown, bufferpool.UnknownIndex, fromTable.Selected, fromTable.Selected-namedByServer)
+	}
+	t.Logf("%s: %d indexes, %d resident B-tree pages, %d LOB pages, %d partition indexes resident, %d pages the dump cannot name; old %d / %d (dump omits %d pages); read %.3f s from the table, %.3f s from the dump (server %.3f s)",
+		sandboxtest.Flavor(t), len(a), resident, lob, parts, unknown, oldA, oldB, fromTable.Other+fromTable.Selected-fromDump.Other-fromDump.Selected, fromTable.ReadSeconds, fromDump.ReadSeconds, fromDump.ListSeconds)
 	if resident < 1000 || lob < 100 || (parts < 4 && sandboxtest.Flavor(t).IsMariaDB()) || lobIndexes != 1 {
 		t.Errorf("the warm left too little to compare: %d B-tree, %d LOB pages, %d partition indexes, %d indexes with LOB pages", resident, lob, parts, lobIndexes)
 	}

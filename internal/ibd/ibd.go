@@ -46,6 +46,7 @@ const (
 
 	xdesID       = 0  // XDES_ID: the owning segment
 	xdesState    = 20 // XDES_STATE
+	xdesBitmap   = 24 // XDES_BITMAP: two bits per page, the first set when the page is free
 	xdesFreeFrag = 2  // XDES_FREE_FRAG: single pages handed out to segments, some free
 	xdesFullFrag = 3  // XDES_FULL_FRAG: every page handed out
 	xdesFSeg     = 4  // XDES_FSEG: the extent belongs to a segment
@@ -106,6 +107,7 @@ type Map struct {
 	extentPages uint32
 	extentSeg   []uint64          // per extent: the owning segment, 0 for none
 	extentUsed  []bool            // per extent: its descriptor says some page may be in use
+	pageFree    []uint64          // per page, one bit: its extent's bitmap says free (XDES_FREE_BIT)
 	fragOwner   map[uint32]uint64 // fragment page -> segment
 	segIndex    map[uint64]uint64 // segment -> index
 	segLeaf     map[uint64]bool   // segment -> it is its index's leaf segment
@@ -171,6 +173,7 @@ func Read(r io.ReaderAt, size int64, logicalPageSize int, indexes []Index) (*Map
 	// those pages (page 0 is the space header, which also holds the first descriptors).
 	m.extentSeg = make([]uint64, (m.Pages+m.extentPages-1)/m.extentPages)
 	m.extentUsed = make([]bool, len(m.extentSeg))
+	m.pageFree = make([]uint64, (m.Pages+63)/64)
 	m.FreeLimit = min(be32(head, fspHeader+fspFreeLimit), m.Pages)
 	perPage := uint32(phys) / m.extentPages
 	xdesSize := 24 + int(m.extentPages*2+7)/8
@@ -197,6 +200,16 @@ func Read(r io.ReaderAt, size int64, logicalPageSize int, indexes []Index) (*Map
 			}
 			// XDES_FREE (1) extents, and 0 for descriptors never initialized, hold nothing.
 			m.extentUsed[ext] = state == xdesFreeFrag || state == xdesFullFrag || state == xdesFSeg || state == xdesFSegFrag
+			if m.extentUsed[ext] {
+				for i := uint32(0); i < m.extentPages; i++ {
+					bit := 2 * i
+					if p[off+xdesBitmap+int(bit/8)]&(1<<(bit%8)) != 0 {
+						if n := ext*m.extentPages + i; n < m.Pages {
+							m.pageFree[n/64] |= 1 << (n % 64)
+						}
+					}
+				}
+			}
 			if state == xdesFSeg || state == xdesFSegFrag {
 				seg := be64(p, off+xdesID)
 				if seg == 0 || (nextSeg != 0 && seg >= nextSeg) {
@@ -274,7 +287,9 @@ func (m *Map) Owner(n uint32) (Kind, uint64) {
 // Segment is Owner, and for an IndexPage whether it is in its index's leaf segment: the
 // leaf pages, and for a clustered index its off-page BLOB/TEXT pages, which InnoDB
 // allocates from the leaf segment too (level 0). Pages of the other segment are the
-// B-tree's non-leaf pages.
+// B-tree's non-leaf pages. A page of a segment's extent that the bitmap calls free
+// (FreeOnDisk) is Unattributed: it is nobody's, or allocated since the descriptors were
+// written, and only the page itself can say which.
 func (m *Map) Segment(n uint32) (kind Kind, index uint64, leaf bool) {
 	if seg, ok := m.fragOwner[n]; ok {
 		if ix, ok := m.segIndex[seg]; ok {
@@ -285,13 +300,32 @@ func (m *Map) Segment(n uint32) (kind Kind, index uint64, leaf bool) {
 	if m.isMetadata(n) {
 		return FileMetadata, 0, false
 	}
-	if ext := n / m.extentPages; int(ext) < len(m.extentSeg) {
+	if ext := n / m.extentPages; int(ext) < len(m.extentSeg) && !m.FreeOnDisk(n) {
 		seg := m.extentSeg[ext]
 		if ix, ok := m.segIndex[seg]; ok {
 			return IndexPage, ix, m.segLeaf[seg]
 		}
 	}
 	return Unattributed, 0, false
+}
+
+// FreeOnDisk says whether the descriptors on disk call page n free: past the free limit, in
+// an extent nobody uses, or marked free in its extent's bitmap. A segment's extent keeps
+// its unused pages there, and MySQL's linear read-ahead reads whole extents, so such pages
+// can be resident (the server lists them as ALLOCATED, of no index). Once the descriptors
+// are written, a free page is nobody's; before, it may be freshly allocated (and dirty).
+func (m *Map) FreeOnDisk(n uint32) bool {
+	if n >= m.FreeLimit {
+		return true
+	}
+	if m.isMetadata(n) {
+		return false
+	}
+	ext := n / m.extentPages
+	if int(ext) >= len(m.extentUsed) || !m.extentUsed[ext] {
+		return true
+	}
+	return m.pageFree[n/64]&(1<<(n%64)) != 0
 }
 
 // InUse says whether page n may hold data as the file's metadata on disk says: below the

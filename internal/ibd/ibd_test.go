@@ -30,6 +30,7 @@ func newFakeSpace(ps, npages int, space uint32, flags uint32) *fakeSpace {
 	binary.BigEndian.PutUint32(p0[fspHeader+fspSpaceID:], space)
 	binary.BigEndian.PutUint32(p0[fspHeader+fspSize:], uint32(npages))
 	binary.BigEndian.PutUint32(p0[fspHeader+fspFlags:], flags)
+	binary.BigEndian.PutUint32(p0[fspHeader+fspFreeLimit:], uint32(npages))
 	binary.BigEndian.PutUint64(p0[fspHeader+fspSegID:], 100)
 	for x := ps; x < npages; x += ps {
 		binary.BigEndian.PutUint16(f.pages[x][filPageType:], typeXDES)
@@ -44,6 +45,15 @@ func (f *fakeSpace) extent(ext int, state uint32, seg uint64) {
 	off := xdesArrOffset + (ext%per)*40
 	binary.BigEndian.PutUint64(page[off+xdesID:], seg)
 	binary.BigEndian.PutUint32(page[off+xdesState:], state)
+}
+
+// free marks page n free in its extent's bitmap (XDES_FREE_BIT).
+func (f *fakeSpace) free(n int) {
+	per := f.ps / 64
+	ext := n / 64
+	page := f.pages[(ext/per)*f.ps]
+	bit := 2 * (n % 64)
+	page[xdesArrOffset+(ext%per)*40+xdesBitmap+bit/8] |= 1 << (bit % 8)
 }
 
 // index makes root a B-tree root of index id whose leaf and top segments have inodes at
@@ -96,6 +106,7 @@ func TestOwnerOfEveryKindOfPage(t *testing.T) {
 	f.extent(16384/64+1, xdesFSeg, 2) // described by the descriptor page at 16384
 	f.index(10, 3, space, 2, 1, 50, 242, 4, 5)
 	f.index(11, 6, space, 4, 3, 434, 626)
+	f.free(200*64 + 10) // an unused page of the primary's last extent
 	r, size := f.reader()
 	m, err := Read(r, size, ps, []Index{{ID: 10, Root: 3}, {ID: 11, Root: 6}, {ID: 12, Root: 7}})
 	if err != nil {
@@ -122,6 +133,8 @@ func TestOwnerOfEveryKindOfPage(t *testing.T) {
 		{"fragment page of no segment", 40, Unattributed, 0},
 		{"primary extent", 64, IndexPage, 10},
 		{"last page of the primary's last extent", 201*64 - 1, IndexPage, 10},
+		{"free page of the primary's last extent (read-ahead reads it)", 200*64 + 10, Unattributed, 0},
+		{"the page before it", 200*64 + 9, IndexPage, 10},
 		{"secondary fragment-only extent (MySQL 8 state 5)", 201 * 64, IndexPage, 11},
 		{"extent of a segment no listed index has", 300*64 + 5, Unattributed, 0},
 		{"free extent", 400 * 64, Unattributed, 0},
@@ -135,6 +148,14 @@ func TestOwnerOfEveryKindOfPage(t *testing.T) {
 				t.Errorf("page %d: kind %d index %d, want kind %d index %d", c.page, kind, ix, c.kind, c.index)
 			}
 		})
+	}
+	for _, c := range []struct {
+		page uint32
+		free bool
+	}{{200*64 + 10, true}, {200*64 + 9, false}, {400 * 64, true}, {0, false}, {3, false}, {19999, true}} {
+		if got := m.FreeOnDisk(c.page); got != c.free {
+			t.Errorf("FreeOnDisk(%d) = %v, want %v", c.page, got, c.free)
+		}
 	}
 }
 
