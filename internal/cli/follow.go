@@ -31,6 +31,8 @@ func newFollowCmd() *cobra.Command {
 		metricsFile   string
 		metricsListen string
 		rounds        int
+		churnPages    int64
+		noChurn       bool
 	)
 	cmd := &cobra.Command{
 		Use:   "follow",
@@ -42,6 +44,12 @@ the target by schema, table, partition and index name (tablespace ids differ), l
 target lacks (as 'warm --from' does: hottest first, within --budget, paced by --max-load,
 --max-rate and --nice), and reports the lag: the share of the source's hot set resident on the
 target, and that hot set's age.
+
+A workload that shifts makes the source read its new hot set from disk: once the source has
+read --churn-pages pages since the last capture (default: a sixteenth of its pool), the next
+round starts at once rather than at the end of the interval, at most once every
+max(--interval/5, 1 s) after the previous round. Between rounds follow reads the source's
+status counters once a second for this (--no-churn-rounds: rounds only every --interval).
 
 The default budget is the target's pool less the page cleaner's free-page target
 (innodb_lru_scan_depth per instance): filling past it makes the server evict at once.
@@ -71,6 +79,8 @@ lag can be exported in the Prometheus text format (--metrics-listen, --metrics-f
 	fl.StringVar(&metricsFile, "metrics-file", "", "write Prometheus text-format metrics to this file after every round (node_exporter textfile collector)")
 	fl.StringVar(&metricsListen, "metrics-listen", "", "serve Prometheus metrics on this address, e.g. :9104 (path /metrics)")
 	fl.IntVar(&rounds, "rounds", 0, "stop after this many rounds (default: until stopped)")
+	fl.Int64Var(&churnPages, "churn-pages", 0, "start a round early once the source has read this many pages from disk since the last capture (default: a sixteenth of its pool)")
+	fl.BoolVar(&noChurn, "no-churn-rounds", false, "rounds only every --interval, however much the source reads")
 	cmd.RunE = run(func(cmd *cobra.Command, _ []string) error {
 		home, _ := os.UserHomeDir()
 		srcOpts, _, err := srcFlags.Resolve(os.Getenv, home)
@@ -92,8 +102,12 @@ lag can be exported in the Prometheus text format (--metrics-listen, --metrics-f
 		if rounds < 0 {
 			return usagef("--rounds must be 0 or more")
 		}
+		if churnPages < 0 {
+			return usagef("--churn-pages must be 0 or more")
+		}
 		o := follow.Options{Source: srcOpts, Target: tgtOpts, Interval: interval, Filter: filter, Method: method,
-			PageList: pageList, ToolVersion: version, Rounds: rounds, Log: logx.Default()}
+			PageList: pageList, ToolVersion: version, Rounds: rounds, Log: logx.Default(),
+			ChurnPages: churnPages, NoChurnRounds: noChurn}
 		if o.Budget, err = warm.ParseBudget(budget); err != nil {
 			return usagef("--budget: %v", err)
 		}
@@ -133,8 +147,12 @@ func printFollowStatus(w io.Writer, s follow.Status) {
 		fmt.Fprintf(w, "%s round %d: %s unavailable: %s\n", ts, s.Round, s.Side, s.Error)
 		return
 	}
-	fmt.Fprintf(w, "%s round %d: hot set %d pages, %.1f%% resident on the target (lag %.1f%%, age %.1f s); loaded %d pages in %.2f s (%s), captured in %.2f s\n",
-		ts, s.Round, s.HotSetPages, 100*s.Coverage, 100*s.Lag, s.AgeSeconds, s.Loaded, s.LoadSeconds, s.Method, s.CaptureSeconds)
+	early := ""
+	if s.Early {
+		early = fmt.Sprintf(" (early: the source read %d pages from disk)", s.EarlyReads)
+	}
+	fmt.Fprintf(w, "%s round %d%s: hot set %d pages, %.1f%% resident on the target (lag %.1f%%, age %.1f s); loaded %d pages in %.2f s (%s), captured in %.2f s\n",
+		ts, s.Round, early, s.HotSetPages, 100*s.Coverage, 100*s.Lag, s.AgeSeconds, s.Loaded, s.LoadSeconds, s.Method, s.CaptureSeconds)
 }
 
 // printJSONLine writes v as one line of JSON (a stream of objects, one per round).

@@ -3,7 +3,9 @@
 // target by name, loads what the target lacks within a budget and the pacing limits (as
 // warm --from does), and reports the lag: the share of the source's hot set resident on
 // the target, and the age of that hot set. A lost connection on either side is logged and
-// retried with backoff; the loop ends only when its context does.
+// retried with backoff; the loop ends only when its context does. Between rounds it watches
+// the source's disk reads: a workload that shifts makes the source read its new hot set,
+// and a round then starts before the interval is up.
 package follow
 
 import (
@@ -37,6 +39,11 @@ type Options struct {
 	Pacing      pacing.Config
 	PageList    string // how the source's page list is read (snapshot.Options.PageList)
 	ToolVersion string
+	// NoChurnRounds: rounds only every Interval. By default a round also starts early once
+	// the source has read ChurnPages pages from disk since the last capture (a sixteenth of
+	// its pool when 0), at most once every max(Interval/5, 1 s) after the previous round.
+	NoChurnRounds bool
+	ChurnPages    int64
 	// Rounds stops after this many rounds (0: until the context ends); for tests.
 	Rounds int
 	Log    *logx.Logger
@@ -46,6 +53,9 @@ type Options struct {
 func (o Options) Validate() error {
 	if o.Interval < time.Second {
 		return fmt.Errorf("interval %s: at least 1s", o.Interval)
+	}
+	if o.ChurnPages < 0 {
+		return fmt.Errorf("churn pages %d: 0 or more", o.ChurnPages)
 	}
 	switch o.Method {
 	case "", warm.MethodAuto, warm.MethodNative, warm.MethodScan:
@@ -81,6 +91,13 @@ type Status struct {
 	PageList       string  `json:"page_list,omitempty"`
 	CaptureSeconds float64 `json:"capture_seconds"`
 	LoadSeconds    float64 `json:"load_seconds"`
+	// Early: the round started before the interval was up, because the source had read
+	// EarlyReads pages from disk since the previous capture.
+	Early      bool  `json:"early,omitempty"`
+	EarlyReads int64 `json:"early_after_reads,omitempty"`
+
+	// the source's counters just before the capture, for the churn check
+	sourceReads, sourcePoolPages int64
 }
 
 // Metrics are follow's Prometheus metrics; NewMetrics registers them.
@@ -173,10 +190,10 @@ func Run(ctx context.Context, o Options, m *Metrics, report func(Status)) error 
 	if err := o.Validate(); err != nil {
 		return err
 	}
-	log := o.Log
-	if log == nil {
-		log = logx.Default()
+	if o.Log == nil {
+		o.Log = logx.Default()
 	}
+	log := o.Log
 	dir, err := os.MkdirTemp("", "innowarm-follow-")
 	if err != nil {
 		return fmt.Errorf("follow: %w", err)
@@ -187,9 +204,11 @@ func Run(ctx context.Context, o Options, m *Metrics, report func(Status)) error 
 	defer src.close()
 	defer tgt.close()
 	failures := 0
+	var early int64
 	for round := 1; ; round++ {
 		s, captured := runRound(ctx, o, src, tgt, filepath.Join(dir, "source.manifest"), log)
 		s.Round = round
+		s.Early, s.EarlyReads = early > 0, early
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -208,10 +227,55 @@ func Run(ctx context.Context, o Options, m *Metrics, report func(Status)) error 
 		if o.Rounds > 0 && round >= o.Rounds {
 			return nil
 		}
+		if early, err = waitNext(ctx, o, src, s, wait); err != nil {
+			return nil
+		}
+	}
+}
+
+// pagesRead counts the pages a server read from disk: on demand, and by read-ahead, which
+// brings in most of a scan's pages (MySQL's linear read-ahead) and is counted apart.
+func pagesRead(t bufferpool.Totals) int64 { return t.DiskReads + t.ReadAhead }
+
+// waitNext waits for the next round: wait, or less when the source's disk reads since the
+// last capture reach the churn threshold (0 when the round is not early). It returns an
+// error only when ctx ends. A failed status read only means waiting the whole interval.
+func waitNext(ctx context.Context, o Options, src *endpoint, last Status, wait time.Duration) (int64, error) {
+	deadline := time.Now().Add(wait)
+	threshold := o.ChurnPages
+	if threshold <= 0 {
+		threshold = last.sourcePoolPages / 16
+	}
+	watch := !o.NoChurnRounds && last.OK && last.sourceReads > 0 && threshold > 0
+	notBefore := last.At.Add(max(o.Interval/5, time.Second))
+	for {
+		step := time.Until(deadline)
+		if watch {
+			step = min(step, time.Second)
+		}
+		if step <= 0 {
+			return 0, nil
+		}
 		select {
 		case <-ctx.Done():
-			return nil
-		case <-time.After(wait):
+			return 0, ctx.Err()
+		case <-time.After(step):
+		}
+		if !watch || time.Now().Before(notBefore) || !time.Now().Before(deadline) {
+			continue
+		}
+		c, err := src.get(ctx)
+		if err != nil {
+			continue
+		}
+		tot, err := bufferpool.ReadTotals(ctx, c)
+		if err != nil {
+			src.drop()
+			continue
+		}
+		if read := pagesRead(tot) - last.sourceReads; read >= threshold {
+			o.Log.Infof("follow: the source read %d pages from disk since the last capture (threshold %d): next round now", read, threshold)
+			return read, nil
 		}
 	}
 }
@@ -233,6 +297,9 @@ func runRound(ctx context.Context, o Options, src, tgt *endpoint, path string, l
 	tc, err := tgt.get(ctx)
 	if err != nil {
 		return fail(tgt, err)
+	}
+	if tot, err := bufferpool.ReadTotals(ctx, sc); err == nil {
+		s.sourceReads, s.sourcePoolPages = pagesRead(tot), tot.PagesTotal
 	}
 	capture, err := snapshot.Capture(ctx, sc, snapshot.Options{Path: path, AllowEmpty: true, Filter: o.Filter, ToolVersion: o.ToolVersion, PageList: o.PageList, Log: log})
 	if err != nil {

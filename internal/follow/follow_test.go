@@ -27,7 +27,7 @@ func createData(t *testing.T, conn *connection.Conn, extraFirst bool) {
 	t.Helper()
 	ctx := context.Background()
 	srv := conn.Server
-	stmts := []string{"CREATE DATABASE IF NOT EXISTS fw"}
+	stmts := []string{"DROP DATABASE IF EXISTS fw", "CREATE DATABASE fw"}
 	if extraFirst {
 		stmts = append(stmts, "CREATE TABLE fw.extra (id INT PRIMARY KEY)")
 	}
@@ -167,5 +167,63 @@ func TestFollowStopsWithItsContext(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("follow did not stop within 10 s of its context's end")
+	}
+}
+
+// A source whose workload shifts reads its new hot set from disk: the next round starts
+// then, not at the end of the interval, and brings the new pages over.
+func TestFollowStartsEarlyWhenTheSourceShifts(t *testing.T) {
+	ctx := context.Background()
+	source := sandboxtest.Server(t)
+	srcConn := sandboxtest.Conn(t)
+	createData(t, srcConn, false)
+	target := sandboxtest.SecondServer(t, 64<<20)
+	tgtConn, err := target.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tgtConn.Close()
+	createData(t, tgtConn, true)
+	if _, err := source.ColdRestart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	srcConn = sandboxtest.Reconnect(t)
+	read := func(table string) {
+		t.Helper()
+		if _, err := srcConn.DB.ExecContext(ctx, "SELECT SUM(LENGTH(pad)) FROM "+sqltext.Table("fw", table)+" FORCE INDEX (PRIMARY)"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read("hot")
+	if _, err := target.ColdRestart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// 4,096-page pools: a sixteenth is 256 pages; the cold table has about 480.
+	const interval = 30 * time.Second
+	o := follow.Options{Source: source.ConnOptions(), Target: target.ConnOptions(), Interval: interval, Rounds: 2,
+		Filter: catalog.Filter{Schemas: []string{"fw"}}, Log: logx.New(os.Stderr, false)}
+	var statuses []follow.Status
+	t0 := time.Now()
+	err = follow.Run(ctx, o, nil, func(s follow.Status) {
+		statuses = append(statuses, s)
+		if len(statuses) == 1 {
+			read("cold") // the shift, right after the first round
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(t0)
+	if len(statuses) != 2 {
+		t.Fatalf("%d rounds, want 2", len(statuses))
+	}
+	first, second := statuses[0], statuses[1]
+	t.Logf("round 1: %+v", first)
+	t.Logf("round 2 after %s: %+v", took.Round(time.Millisecond), second)
+	if first.Early || !second.Early || second.EarlyReads < 256 || took > interval-5*time.Second {
+		t.Errorf("want the second round early, well before the %s interval, after 256+ pages read: took %s, %+v", interval, took, second)
+	}
+	if !second.OK || second.HotSetPages < first.HotSetPages+400 || second.Loaded < 400 || second.Coverage < 0.95 {
+		t.Errorf("want the cold table's pages in the second round's hot set and loaded: %+v", second)
 	}
 }
