@@ -315,10 +315,20 @@ func runRound(ctx context.Context, o Options, src, tgt *endpoint, path string, l
 	if err != nil {
 		return fail(tgt, err)
 	}
-	s.HotSetPages = int64(len(resolved.Pages))
 	for _, n := range resolved.Dropped {
 		s.Dropped += n
 	}
+	// The hot set is what the target can hold: the source's list, hottest first, cut to the
+	// target's pool less its own pages and the page cleaner's free target. A longer list
+	// cannot all be resident: each round would load what the last one lacked by evicting,
+	// from the tail of an idle target's LRU list, pages an earlier round loaded, hot or not.
+	tot, err := bufferpool.ReadTotals(ctx, tc)
+	if err != nil {
+		return fail(tgt, err)
+	}
+	_, reserve := tot.Room()
+	resolved = resolved.Hottest(int(max(tot.PagesTotal-tot.PagesMisc-reserve, 0)))
+	s.HotSetPages = int64(len(resolved.Pages))
 	method, _, err := warm.ChooseMethod(ctx, tc, o.Method)
 	if err != nil {
 		return fail(tgt, err)

@@ -189,6 +189,22 @@ func schemasOnServer(ctx context.Context, conn *connection.Conn) (map[string]boo
 	return out, err
 }
 
+// Hottest is r cut to its n hottest pages (r itself when it has no more): the hot set a
+// pool of n pages can hold. Dropped entries stay counted; the cut pages are not.
+func (r *Resolved) Hottest(n int) *Resolved {
+	if n < 0 || len(r.Pages) <= n {
+		return r
+	}
+	c := *r
+	c.Pages = r.Pages[:n:n]
+	c.targetOf = r.targetOf[:n:n]
+	c.ByTarget = make(map[TargetKey]int64, len(r.ByTarget))
+	for _, id := range c.targetOf {
+		c.ByTarget[r.targets[id]]++
+	}
+	return &c
+}
+
 // Spaces are the tablespaces the resolved pages live in.
 func (r *Resolved) Spaces() map[uint32]bool {
 	out := map[uint32]bool{}
