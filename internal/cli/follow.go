@@ -51,6 +51,10 @@ round starts at once rather than at the end of the interval, at most once every
 max(--interval/5, 1 s) after the previous round. Between rounds follow reads the source's
 status counters once a second for this (--no-churn-rounds: rounds only every --interval).
 
+The hot set is the source's list cut, hottest first, to what the target's pool holds beside
+its own pages and the page cleaner's free target: a longer list would have each round evict
+what the previous one loaded.
+
 The default budget is the target's pool less the page cleaner's free-page target
 (innodb_lru_scan_depth per instance): filling past it makes the server evict at once.
 
