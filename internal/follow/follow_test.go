@@ -15,6 +15,7 @@ import (
 	"github.com/innowarm/innowarm/internal/follow"
 	"github.com/innowarm/innowarm/internal/logx"
 	"github.com/innowarm/innowarm/internal/metrics"
+	"github.com/innowarm/innowarm/internal/sandbox"
 	"github.com/innowarm/innowarm/internal/sandbox/sandboxtest"
 	"github.com/innowarm/innowarm/internal/sqltext"
 )
@@ -44,31 +45,43 @@ func createData(t *testing.T, conn *connection.Conn, extraFirst bool) {
 	}
 }
 
-// follow brings the source's hot set into the target's pool and says so: in its status, and
-// in its Prometheus metrics.
-func TestFollowLoadsTheSourceHotSet(t *testing.T) {
+// followedPair gives a source whose hot set is the hot table, read after a cold restart, and
+// a cold target with the same tables under other tablespace ids; read scans a table of
+// the source.
+func followedPair(t *testing.T) (source, target *sandbox.Sandbox, read func(table string)) {
+	t.Helper()
 	ctx := context.Background()
-	source := sandboxtest.Server(t)
-	srcConn := sandboxtest.Conn(t)
-	createData(t, srcConn, false)
-	target := sandboxtest.SecondServer(t, 64<<20)
+	source = sandboxtest.Server(t)
+	createData(t, sandboxtest.Conn(t), false)
+	target = sandboxtest.SecondServer(t, 64<<20)
 	tgtConn, err := target.Connect(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tgtConn.Close()
 	createData(t, tgtConn, true)
-	// The source's hot set: the hot table, read after a cold restart; the target is cold.
 	if _, err := source.ColdRestart(ctx); err != nil {
 		t.Fatal(err)
 	}
-	srcConn = sandboxtest.Reconnect(t)
-	if _, err := srcConn.DB.ExecContext(ctx, "SELECT SUM(LENGTH(pad)) FROM "+sqltext.Table("fw", "hot")+" FORCE INDEX (PRIMARY)"); err != nil {
-		t.Fatal(err)
+	srcConn := sandboxtest.Reconnect(t)
+	read = func(table string) {
+		t.Helper()
+		if _, err := srcConn.DB.ExecContext(ctx, "SELECT SUM(LENGTH(pad)) FROM "+sqltext.Table("fw", table)+" FORCE INDEX (PRIMARY)"); err != nil {
+			t.Fatal(err)
+		}
 	}
+	read("hot")
 	if _, err := target.ColdRestart(ctx); err != nil {
 		t.Fatal(err)
 	}
+	return source, target, read
+}
+
+// follow brings the source's hot set into the target's pool and says so: in its status, and
+// in its Prometheus metrics.
+func TestFollowLoadsTheSourceHotSet(t *testing.T) {
+	ctx := context.Background()
+	source, target, _ := followedPair(t)
 	promFile := filepath.Join(sandboxtest.Dir(t), "follow.prom")
 	exp, err := metrics.New("127.0.0.1:0", promFile)
 	if err != nil {
@@ -174,37 +187,14 @@ func TestFollowStopsWithItsContext(t *testing.T) {
 // then, not at the end of the interval, and brings the new pages over.
 func TestFollowStartsEarlyWhenTheSourceShifts(t *testing.T) {
 	ctx := context.Background()
-	source := sandboxtest.Server(t)
-	srcConn := sandboxtest.Conn(t)
-	createData(t, srcConn, false)
-	target := sandboxtest.SecondServer(t, 64<<20)
-	tgtConn, err := target.Connect(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tgtConn.Close()
-	createData(t, tgtConn, true)
-	if _, err := source.ColdRestart(ctx); err != nil {
-		t.Fatal(err)
-	}
-	srcConn = sandboxtest.Reconnect(t)
-	read := func(table string) {
-		t.Helper()
-		if _, err := srcConn.DB.ExecContext(ctx, "SELECT SUM(LENGTH(pad)) FROM "+sqltext.Table("fw", table)+" FORCE INDEX (PRIMARY)"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	read("hot")
-	if _, err := target.ColdRestart(ctx); err != nil {
-		t.Fatal(err)
-	}
+	source, target, read := followedPair(t)
 	// 4,096-page pools: a sixteenth is 256 pages; the cold table has about 480.
 	const interval = 30 * time.Second
 	o := follow.Options{Source: source.ConnOptions(), Target: target.ConnOptions(), Interval: interval, Rounds: 2,
 		Filter: catalog.Filter{Schemas: []string{"fw"}}, Log: logx.New(os.Stderr, false)}
 	var statuses []follow.Status
 	t0 := time.Now()
-	err = follow.Run(ctx, o, nil, func(s follow.Status) {
+	err := follow.Run(ctx, o, nil, func(s follow.Status) {
 		statuses = append(statuses, s)
 		if len(statuses) == 1 {
 			read("cold") // the shift, right after the first round
