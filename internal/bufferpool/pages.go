@@ -9,6 +9,8 @@ import (
 
 	"github.com/innowarm/innowarm/internal/catalog"
 	"github.com/innowarm/innowarm/internal/connection"
+	"github.com/innowarm/innowarm/internal/dumpfile"
+	"github.com/innowarm/innowarm/internal/logx"
 )
 
 // LRUPage is one page of the buffer pool's LRU list, attributed by name.
@@ -215,8 +217,39 @@ func (b *Bitmap) Has(n uint32) bool {
 	return w < len(b.words) && b.words[w]&(1<<(n%64)) != 0
 }
 
-// Resident reads which pages of the given tablespaces are in the pool now.
+// Resident reads which pages of the given tablespaces are in the pool now: from the
+// server's dump of its LRU list where innowarm runs on the database host (dumpfile.Check),
+// which costs the server a copy of the list instead of a row and a temporary table per page
+// of the pool (INNODB_BUFFER_PAGE_LRU, read elsewhere). The dump names pages by space and
+// number, all this needs; it leaves out the temporary tablespace's pages, which no
+// manifest names.
 func Resident(ctx context.Context, conn *connection.Conn, spaces map[uint32]bool) (PageSet, error) {
+	if dumpfile.Check(ctx, conn).OK {
+		return residentFromDump(ctx, conn, spaces)
+	}
+	return residentFromLRUTable(ctx, conn, spaces)
+}
+
+func residentFromDump(ctx context.Context, conn *connection.Conn, spaces map[uint32]bool) (PageSet, error) {
+	log := logx.Default()
+	b, err := dumpfile.Borrow(ctx, conn, log)
+	if err != nil {
+		return nil, err
+	}
+	set := PageSet{}
+	_, _, err = b.DumpEach(ctx, conn, log, func(id dumpfile.PageID) {
+		if spaces == nil || spaces[id.Space()] {
+			set.Add(id.Space(), id.Page())
+		}
+	})
+	b.Return()
+	if err != nil {
+		return nil, err
+	}
+	return set, nil
+}
+
+func residentFromLRUTable(ctx context.Context, conn *connection.Conn, spaces map[uint32]bool) (PageSet, error) {
 	sess, err := conn.NewSession(ctx)
 	if err != nil {
 		return nil, err
