@@ -61,9 +61,15 @@ func Group(rows []IndexResidency, by string) []IndexResidency {
 // to the statistics), an index counts whole once its resident pages reach the lower bound.
 func SelectionCount(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog) (covered, total int64, err error) {
 	// The server's dump where it can be borrowed (ReadSelection): a probe then costs what
-	// the selection holds, not what the pool holds. Its info lines are left out: a probe
-	// runs again and again.
-	res, err := ReadSelection(ctx, conn, cat, ReadOptions{IncludeZero: true, OnlyCatalog: true}, PageListAuto, logx.New(logx.Default().Writer(), true))
+	// the selection holds, not what the pool holds.
+	return SelectionCountFrom(ctx, conn, cat, PageListAuto)
+}
+
+// SelectionCountFrom is SelectionCount from the given page list source (SourceLRUTable
+// for measures taken while a native load holds the dump file).
+func SelectionCountFrom(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, source string) (covered, total int64, err error) {
+	// Its info lines are left out: a probe runs again and again.
+	res, err := ReadSelection(ctx, conn, cat, ReadOptions{IncludeZero: true, OnlyCatalog: true}, source, logx.New(logx.Default().Writer(), true))
 	if err != nil {
 		return 0, 0, err
 	}

@@ -227,11 +227,13 @@ func Resident(ctx context.Context, conn *connection.Conn, spaces map[uint32]bool
 	if dumpfile.Check(ctx, conn).OK {
 		return residentFromDump(ctx, conn, spaces)
 	}
-	return residentFromLRUTable(ctx, conn, spaces)
+	return ResidentFromLRUTable(ctx, conn, spaces)
 }
 
 func residentFromDump(ctx context.Context, conn *connection.Conn, spaces map[uint32]bool) (PageSet, error) {
-	log := logx.Default()
+	// Its info lines are left out, as SelectionCount's: probes and follow read it again and
+	// again; warnings (a variable not put back) still show.
+	log := logx.New(logx.Default().Writer(), true)
 	b, err := dumpfile.Borrow(ctx, conn, log)
 	if err != nil {
 		return nil, err
@@ -249,7 +251,10 @@ func residentFromDump(ctx context.Context, conn *connection.Conn, spaces map[uin
 	return set, nil
 }
 
-func residentFromLRUTable(ctx context.Context, conn *connection.Conn, spaces map[uint32]bool) (PageSet, error) {
+// ResidentFromLRUTable is Resident from INNODB_BUFFER_PAGE_LRU always: for measures taken
+// while a native load holds the dump file (warm --until-coverage), which Resident would
+// wait for.
+func ResidentFromLRUTable(ctx context.Context, conn *connection.Conn, spaces map[uint32]bool) (PageSet, error) {
 	sess, err := conn.NewSession(ctx)
 	if err != nil {
 		return nil, err

@@ -155,7 +155,8 @@ func (r Request) executeNative(ctx context.Context, conn *connection.Conn, out *
 		}
 		if r.UntilCoverage > 0 {
 			r.Run.Until = Until{Want: r.UntilCoverage, Measure: func(ctx context.Context) (float64, string, error) {
-				set, err := bufferpool.Resident(ctx, conn, resolved.Spaces())
+				// The LRU table: a native load holds the dump file while this measures.
+				set, err := bufferpool.ResidentFromLRUTable(ctx, conn, resolved.Spaces())
 				if err != nil {
 					return 0, "", err
 				}
@@ -172,7 +173,7 @@ func (r Request) executeNative(ctx context.Context, conn *connection.Conn, out *
 		}
 		if r.UntilCoverage > 0 {
 			r.Run.Until = Until{Want: r.UntilCoverage, Measure: func(ctx context.Context) (float64, string, error) {
-				covered, total, err := bufferpool.SelectionCount(ctx, conn, cat)
+				covered, total, err := bufferpool.SelectionCountFrom(ctx, conn, cat, bufferpool.SourceLRUTable)
 				if err != nil || total == 0 {
 					return 0, "", err
 				}
