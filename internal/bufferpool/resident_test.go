@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/innowarm/innowarm/internal/bufferpool"
-	"github.com/innowarm/innowarm/internal/catalog"
 	"github.com/innowarm/innowarm/internal/dumpfile"
 	"github.com/innowarm/innowarm/internal/sandbox/sandboxtest"
 )
@@ -16,19 +15,10 @@ import (
 // tablespaces as INNODB_BUFFER_PAGE_LRU lists, and none of the others.
 func TestResidentFromTheDumpAgreesWithLRUTable(t *testing.T) {
 	ctx := context.Background()
-	if _, err := sandboxtest.Server(t).ColdRestart(ctx); err != nil {
-		t.Fatal(err)
-	}
-	conn := sandboxtest.Reconnect(t)
+	conn, cat := warmZooOnACleanPool(t)
 	if a := dumpfile.Check(ctx, conn); !a.OK {
 		t.Fatalf("the test server's dump cannot be borrowed: %s", a.Reason)
 	}
-	cat, err := catalog.Load(ctx, conn, catalog.Filter{Schemas: []string{sandboxtest.Zoo(t)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	warmZoo(t, cat)
-	waitClean(t, conn)
 	spaces := map[uint32]bool{}
 	var ids []string
 	for _, tb := range cat.Tables {

@@ -64,6 +64,43 @@ func waitClean(t *testing.T, conn *connection.Conn) {
 	}
 }
 
+// warmZooOnACleanPool restarts the server cold, warms the zoo (warmZoo) and waits until no
+// page is dirty: a pool written to disk, then reads only.
+func warmZooOnACleanPool(t *testing.T) (*connection.Conn, *catalog.Catalog) {
+	t.Helper()
+	if _, err := sandboxtest.Server(t).ColdRestart(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	conn := sandboxtest.Reconnect(t)
+	cat, err := catalog.Load(context.Background(), conn, catalog.Filter{Schemas: []string{sandboxtest.Zoo(t)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	warmZoo(t, cat)
+	waitClean(t, conn)
+	return conn, cat
+}
+
+// readBoth reads the residency of schema db's tables from the server's dump and from the
+// LRU table.
+func readBoth(t *testing.T, db string) (fromDump, fromTable *bufferpool.Residency) {
+	t.Helper()
+	ctx := context.Background()
+	conn := sandboxtest.Conn(t)
+	cat, err := catalog.Load(ctx, conn, catalog.Filter{Schemas: []string{db}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := bufferpool.ReadOptions{IncludeZero: true, OnlyCatalog: true}
+	if fromDump, err = bufferpool.ReadDump(ctx, conn, cat, logx.New(os.Stderr, true), o); err != nil {
+		t.Fatal(err)
+	}
+	if fromTable, err = bufferpool.Read(ctx, conn, cat, o); err != nil {
+		t.Fatal(err)
+	}
+	return fromDump, fromTable
+}
+
 func withoutPartitioned(cat *catalog.Catalog) *catalog.Catalog {
 	c := *cat
 	c.Tables = nil
@@ -90,17 +127,7 @@ func byIndex(res *bufferpool.Residency) map[residentKey]bufferpool.IndexResidenc
 // written to disk (a clean restart, then reads only).
 func TestReadDumpAgreesWithLRUTable(t *testing.T) {
 	ctx := context.Background()
-	zoo := sandboxtest.Zoo(t)
-	if _, err := sandboxtest.Server(t).ColdRestart(ctx); err != nil {
-		t.Fatal(err)
-	}
-	conn := sandboxtest.Reconnect(t)
-	cat, err := catalog.Load(ctx, conn, catalog.Filter{Schemas: []string{zoo}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	warmZoo(t, cat)
-	waitClean(t, conn)
+	conn, cat := warmZooOnACleanPool(t)
 	o := bufferpool.ReadOptions{IncludeZero: true, OnlyCatalog: true}
 	fromTable, err := bufferpool.ReadSelection(ctx, conn, cat, o, bufferpool.SourceLRUTable, nil)
 	if err != nil {
@@ -207,7 +234,6 @@ func TestReadDumpAgreesWithLRUTable(t *testing.T) {
 // Pages allocated since the server last wrote them are the dump's blind spot: they are
 // counted under UnknownIndex, never under another index, and nothing is lost.
 func TestReadDumpFreshPages(t *testing.T) {
-	ctx := context.Background()
 	db := sandboxtest.Schema(t)
 	srv := sandboxtest.Flavor(t)
 	tbl := sqltext.Table(db, "fresh")
@@ -217,20 +243,7 @@ func TestReadDumpFreshPages(t *testing.T) {
 		"FLUSH TABLES "+tbl+" FOR EXPORT", "UNLOCK TABLES",
 		"INSERT INTO "+tbl+" SELECT seq, seq MOD 100, IF(seq MOD 50 = 0, REPEAT('y', 30000), NULL) FROM "+srv.Series(db, 5001, 9000)+" ORDER BY seq",
 	)
-	conn := sandboxtest.Conn(t)
-	cat, err := catalog.Load(ctx, conn, catalog.Filter{Schemas: []string{db}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := bufferpool.ReadOptions{IncludeZero: true, OnlyCatalog: true}
-	fromDump, err := bufferpool.ReadDump(ctx, conn, cat, logx.New(os.Stderr, true), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fromTable, err := bufferpool.Read(ctx, conn, cat, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	fromDump, fromTable := readBoth(t, db)
 	sum := func(res *bufferpool.Residency) (all int64, rows string) {
 		var b strings.Builder
 		for _, r := range res.Indexes {
@@ -301,7 +314,6 @@ func TestInspectPageList(t *testing.T) {
 // A clustered index's leaf pages are read for their type only where off-page columns can
 // exist: long CHAR columns count when a record can outgrow half a page.
 func TestReadDumpLongCharColumns(t *testing.T) {
-	ctx := context.Background()
 	db := sandboxtest.Schema(t)
 	srv := sandboxtest.Flavor(t)
 	tbl := sqltext.Table(db, "wide")
@@ -316,20 +328,7 @@ func TestReadDumpLongCharColumns(t *testing.T) {
 		"INSERT INTO "+tbl+" SELECT seq, "+strings.Join(vals, ", ")+" FROM "+srv.Series(db, 1, 300)+" ORDER BY seq",
 		"FLUSH TABLES "+tbl+" FOR EXPORT", "UNLOCK TABLES",
 		"SELECT COUNT(*), SUM(LENGTH(c19)) FROM "+tbl)
-	conn := sandboxtest.Conn(t)
-	cat, err := catalog.Load(ctx, conn, catalog.Filter{Schemas: []string{db}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := bufferpool.ReadOptions{IncludeZero: true, OnlyCatalog: true}
-	fromDump, err := bufferpool.ReadDump(ctx, conn, cat, logx.New(os.Stderr, true), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fromTable, err := bufferpool.Read(ctx, conn, cat, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	fromDump, fromTable := readBoth(t, db)
 	a, b := byIndex(fromTable)[residentKey{"wide", "", "PRIMARY"}], byIndex(fromDump)[residentKey{"wide", "", "PRIMARY"}]
 	// MariaDB keeps the read off-page pages resident every time; MySQL 9.7 in one clean-clone
 	// run of three listed none (both lists agreed): there only the agreement is checked.
