@@ -336,9 +336,7 @@ func runRound(ctx context.Context, o Options, src, tgt *endpoint, path string, l
 	s.Method = method
 	budget := o.Budget
 	if budget.Bytes == 0 && budget.Percent == 0 {
-		if budget, err = roomToLoad(ctx, tc); err != nil {
-			return fail(tgt, err)
-		}
+		budget = roomToLoad(tot)
 	}
 	t1 := time.Now()
 	res, err := warm.FromManifest(ctx, tc, resolved, method, warm.Options{Budget: budget}, warm.RunOptions{Pacing: o.Pacing, Catalog: resolved.Catalog, ReplaceStale: true})
@@ -360,12 +358,8 @@ func runRound(ctx context.Context, o Options, src, tgt *endpoint, path string, l
 // roomToLoad is the default budget of a round: the target's pool less the page cleaner's
 // free-page target, which the server keeps free by evicting from the LRU tail; filling
 // past it would evict what the round just loaded.
-func roomToLoad(ctx context.Context, conn *connection.Conn) (warm.Budget, error) {
-	tot, err := bufferpool.ReadTotals(ctx, conn)
-	if err != nil {
-		return warm.Budget{}, err
-	}
+func roomToLoad(tot bufferpool.Totals) warm.Budget {
 	_, reserve := tot.Room()
 	pages := max(tot.PagesTotal-reserve, 0)
-	return warm.Budget{Bytes: pages * int64(tot.PageSize), Raw: fmt.Sprintf("%d pages (the pool less the page cleaner's free target)", pages)}, nil
+	return warm.Budget{Bytes: pages * int64(tot.PageSize), Raw: fmt.Sprintf("%d pages (the pool less the page cleaner's free target)", pages)}
 }
