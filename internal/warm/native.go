@@ -146,7 +146,7 @@ func LoadNativePaced(ctx context.Context, conn *connection.Conn, tiers [][]PageI
 			return res, err
 		}
 		stopPaused := followPause(goal, gov, rep)
-		status, err := loadOnce(goal, conn, rep, readStart, res.Requested, before)
+		status, err := loadOnce(goal, conn, loadFollow{rep: rep, quiet: prog.Quiet, readStart: readStart, total: res.Requested}, before)
 		stopPaused()
 		gov.Release(0)
 		res.Status = status
@@ -208,9 +208,21 @@ func loadStatus(ctx context.Context, conn *connection.Conn) (string, error) {
 	return status, nil
 }
 
+// loadFollow is what loadOnce needs to show a load's progress.
+type loadFollow struct {
+	rep              *progress.Reporter
+	quiet            bool // no progress shown: pages read are not polled
+	readStart, total int64
+}
+
+// progressEvery is how often a load's pages read are polled for the progress line: the
+// status that says the load is over is polled more often, and every poll costs the server
+// a status export while its loader keeps the CPU busy.
+const progressEvery = 250 * time.Millisecond
+
 // loadOnce triggers the server's load of the dump file in place and follows it until it
 // completes; it returns the final status. before is the status it must see change.
-func loadOnce(ctx context.Context, conn *connection.Conn, rep *progress.Reporter, readStart, total int64, before string) (string, error) {
+func loadOnce(ctx context.Context, conn *connection.Conn, follow loadFollow, before string) (string, error) {
 	if _, err := conn.DB.ExecContext(ctx, "SET GLOBAL innodb_buffer_pool_load_now = ON"); err != nil {
 		if ctx.Err() != nil {
 			return before, ctx.Err()
@@ -218,6 +230,7 @@ func loadOnce(ctx context.Context, conn *connection.Conn, rep *progress.Reporter
 		return before, fmt.Errorf("start the server's buffer pool load (innodb_buffer_pool_load_now needs SUPER or SYSTEM_VARIABLES_ADMIN): %w", err)
 	}
 	t0 := time.Now()
+	var progressAt time.Time
 	started := false
 	status := before
 	for {
@@ -234,8 +247,11 @@ func loadOnce(ctx context.Context, conn *connection.Conn, rep *progress.Reporter
 			return status, fmt.Errorf("follow the load: %w", err)
 		}
 		status = s
-		if n, err := pagesRead(ctx, conn); err == nil {
-			rep.SetDone(min(n-readStart, total))
+		if !follow.quiet && time.Since(progressAt) >= progressEvery {
+			progressAt = time.Now()
+			if n, err := pagesRead(ctx, conn); err == nil {
+				follow.rep.SetDone(min(n-follow.readStart, follow.total))
+			}
 		}
 		if flavor.LoadInProgress(status) {
 			started = true
@@ -258,16 +274,11 @@ func loadOnce(ctx context.Context, conn *connection.Conn, rep *progress.Reporter
 	}
 }
 
-// pollInterval follows the load closely at first (a small load is over in tens of ms), then
-// less often.
+// pollInterval follows a load closely at first (a small load is over in tens of ms), then
+// at about 1% of its elapsed time: the end is seen at most that late, and a long load is not
+// interrupted a hundred times a second.
 func pollInterval(elapsed time.Duration) time.Duration {
-	switch {
-	case elapsed < time.Second:
-		return 10 * time.Millisecond
-	case elapsed < 10*time.Second:
-		return 50 * time.Millisecond
-	}
-	return 200 * time.Millisecond
+	return min(max(10*time.Millisecond, elapsed/100), 200*time.Millisecond)
 }
 
 func abortLoad(runCtx context.Context, conn *connection.Conn, log *logx.Logger) {
