@@ -22,16 +22,27 @@ const PageListAuto = "auto"
 // resident pages (encrypted, page-compressed, no file listed).
 var ErrFilesUnreadable = errors.New("tablespace files unreadable")
 
-// ReadSelection is Read for the catalog's tables only (ReadOptions.OnlyCatalog), from the
-// page list source asks for: SourceDump (ReadDump), SourceLRUTable (Read), or PageListAuto
-// (the dump where dumpfile.Check allows it and every file it needs is readable, with the
-// reason in PageListNote when not). Whole-pool reads (OnlyCatalog false) name the system
-// tables' pages, which only the server can: they always read the LRU table.
+// ReadSelection is Read from the page list source asks for: SourceDump (ReadDump),
+// SourceLRUTable (Read), or PageListAuto (the dump where dumpfile.Check allows it and every
+// file it needs is readable, with the reason in PageListNote when not).
+//
+// A whole-pool read (OnlyCatalog false; cat holds every user table) from the dump names
+// the user tables' pages and counts every other page in Other: the system tablespace, undo
+// logs and the system schemas' tables (mysql.*), whose indexes only the server's view
+// names. That is what lets a whole-pool inspect cost a copy of the LRU list instead of a
+// temporary table of the pool.
 func ReadSelection(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, o ReadOptions, source string, log *logx.Logger) (*Residency, error) {
-	if source == SourceLRUTable || !o.OnlyCatalog {
+	if source == SourceLRUTable {
 		return Read(ctx, conn, cat, o)
 	}
 	a := dumpfile.Check(ctx, conn)
+	if a.OK {
+		if shared := sharedSpaces(cat); len(shared) > 0 {
+			a.OK, a.Reason = false, "tables share a tablespace ("+strings.Join(shared, "; ")+"): their files do not say which table a page is of"
+		} else if source != SourceDump && dumpfile.Busy(ctx, conn) {
+			a.OK, a.Reason = false, "another innowarm holds the server's dump file (a native load)"
+		}
+	}
 	if !a.OK {
 		if source == SourceDump {
 			return nil, fmt.Errorf("the server's dump cannot be used: %s", a.Reason)
@@ -43,6 +54,38 @@ func ReadSelection(ctx context.Context, conn *connection.Conn, cat *catalog.Cata
 		return readWithNote(ctx, conn, cat, o, err.Error())
 	}
 	return res, err
+}
+
+// sharedSpaces lists the tablespaces the catalog's tables share (MySQL's general
+// tablespaces): a page there names its index by id only, and ReadDump keeps one table per
+// tablespace.
+func sharedSpaces(cat *catalog.Catalog) []string {
+	if cat == nil {
+		return nil
+	}
+	owner := map[uint32]string{}
+	seen := map[uint32]bool{}
+	var out []string
+	for _, t := range cat.Tables {
+		for _, p := range t.Parts {
+			if !p.SpaceKnown || p.Space == 0 {
+				continue
+			}
+			name := t.Schema + "." + t.Name
+			if p.Name != "" {
+				name += " partition " + p.Name
+			}
+			prev, ok := owner[p.Space]
+			switch {
+			case !ok:
+				owner[p.Space] = name
+			case prev != name && !seen[p.Space]:
+				seen[p.Space] = true
+				out = append(out, fmt.Sprintf("space %d: %s and %s", p.Space, prev, name))
+			}
+		}
+	}
+	return out
 }
 
 func readWithNote(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, o ReadOptions, note string) (*Residency, error) {

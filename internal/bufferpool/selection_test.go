@@ -336,3 +336,85 @@ func TestReadDumpLongCharColumns(t *testing.T) {
 		t.Errorf("PRIMARY of a table of long VARCHARs: %d+%d LOB from the LRU table, %d+%d from the dump", a.Resident, a.LOBResident, b.Resident, b.LOBResident)
 	}
 }
+
+// A whole-pool inspect reads the dump too: every user table's index gets the pages the LRU
+// table gives it, and the system tables' pages are counted as other pages, not lost.
+func TestWholePoolInspectFromTheDump(t *testing.T) {
+	db := sandboxtest.Schema(t)
+	srv := sandboxtest.Flavor(t)
+	tbl := sqltext.Table(db, "t")
+	sandboxtest.Exec(t,
+		"CREATE TABLE "+tbl+" (id INT PRIMARY KEY, k INT, body VARCHAR(200), KEY kk (k))",
+		"INSERT INTO "+tbl+" SELECT seq, seq MOD 100, REPEAT('w', 150) FROM "+srv.Series(db, 1, 30000)+" ORDER BY seq",
+		"SELECT COUNT(*) FROM "+tbl+" FORCE INDEX (kk) WHERE k < 50", "SELECT COUNT(*) FROM "+tbl+" FORCE INDEX (PRIMARY)")
+	waitClean(t, sandboxtest.Conn(t))
+	type out struct {
+		PageList string                      `json:"page_list"`
+		Note     string                      `json:"page_list_note"`
+		Other    int64                       `json:"other_pages"`
+		Rows     []bufferpool.IndexResidency `json:"rows"`
+		Totals   bufferpool.Totals           `json:"totals"`
+	}
+	run := func(args ...string) (out, map[string]int64) {
+		r := sandboxtest.CLI(t, sandboxtest.Run{}, append(append([]string{"inspect", "--json"}, args...), sandboxtest.Sock(t)...)...)
+		if r.Code != 0 {
+			t.Fatalf("inspect %v: exit %d: %s", args, r.Code, r.Stderr)
+		}
+		var o out
+		sandboxtest.JSON(t, []byte(r.Stdout), &o)
+		ours := map[string]int64{}
+		for _, row := range o.Rows {
+			if row.Schema == db {
+				ours[row.Index] = row.Resident
+			}
+		}
+		return o, ours
+	}
+	d, fromDump := run()
+	l, fromTable := run("--page-list", "lru-table")
+	if d.PageList != bufferpool.SourceDump || l.PageList != bufferpool.SourceLRUTable {
+		t.Fatalf("page lists %q (%s) and %q", d.PageList, d.Note, l.PageList)
+	}
+	if fromTable["PRIMARY"] == 0 || fromTable["kk"] == 0 || fmt.Sprint(fromDump) != fmt.Sprint(fromTable) {
+		t.Errorf("resident pages per index of %s: %v from the dump, %v from the LRU table", db, fromDump, fromTable)
+	}
+	// Every data page is somewhere: in a row or among the other pages (the system
+	// tablespace's pages at least).
+	var listed int64
+	for _, row := range d.Rows {
+		listed += row.Resident + row.LOBResident
+	}
+	if d.Other == 0 || listed+d.Other < d.Totals.PagesData*9/10 {
+		t.Errorf("whole pool from the dump: %d pages in rows + %d other, of %d data pages", listed, d.Other, d.Totals.PagesData)
+	}
+}
+
+// While another innowarm holds the server's dump file (a native load), a read that may take
+// the LRU table does not wait for it.
+func TestReadSelectionDoesNotWaitForTheDumpFile(t *testing.T) {
+	db := sandboxtest.Schema(t)
+	sandboxtest.Exec(t, "CREATE TABLE "+sqltext.Table(db, "t")+" (id INT PRIMARY KEY)", "INSERT INTO "+sqltext.Table(db, "t")+" VALUES (1), (2)")
+	ctx := context.Background()
+	conn := sandboxtest.Conn(t)
+	holder, err := conn.DB.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	if _, err := holder.ExecContext(ctx, "DO GET_LOCK('innowarm.dumpfile', 5)"); err != nil {
+		t.Fatal(err)
+	}
+	defer holder.ExecContext(ctx, "DO RELEASE_LOCK('innowarm.dumpfile')") //nolint:errcheck
+	cat, err := catalog.Load(ctx, conn, catalog.Filter{Schemas: []string{db}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	res, err := bufferpool.ReadSelection(ctx, conn, cat, bufferpool.ReadOptions{IncludeZero: true, OnlyCatalog: true}, bufferpool.PageListAuto, logx.New(os.Stderr, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.PageList != bufferpool.SourceLRUTable || !strings.Contains(res.PageListNote, "another innowarm") || time.Since(t0) > 5*time.Second {
+		t.Errorf("with the dump file held: page list %q (%q) after %s", res.PageList, res.PageListNote, time.Since(t0))
+	}
+}

@@ -47,15 +47,18 @@ Without a selection it lists every index with resident pages; with -D/--tables i
 every index of the selected tables, resident or not. It needs the PROCESS privilege.
 
 The page list (--page-list): reading INNODB_BUFFER_PAGE_LRU ("lru-table") costs what the
-pool holds: the server builds a row per resident page (about 0.3 s for 1 GiB of data
-pages). With -D/--tables, on the database host with the datadir readable and SUPER or
-SYSTEM_VARIABLES_ADMIN, innowarm instead borrows the server's own dump of its LRU list
-(innodb_buffer_pool_dump_now, a copy of the list, no table built), keeps the selected
+pool holds: the server builds a row per resident page (about 0.3 s and a temporary table
+of some 20 MB for 1 GiB of data pages). On the database host with the datadir readable and
+SUPER or SYSTEM_VARIABLES_ADMIN, innowarm instead borrows the server's own dump of its LRU
+list (innodb_buffer_pool_dump_now, a copy of the list, no table built), keeps the selected
 tables' pages and names each one's index from the tablespace files ("dump": the server's
 cost is the dump, about 0.2 µs per resident page; innowarm's grows with the selection's
 resident pages). "auto" (the default) takes the dump when it can. The dump knows no dirty
 pages; a page allocated since the server last wrote it to disk cannot be named from the
-file and is listed as "(unknown index)". A whole-pool inspect always reads the LRU table.`,
+file and is listed as "(unknown index)". Without a selection, the dump names the user
+tables' pages and counts the rest (system tablespace, undo logs, the mysql schema's
+tables) as other pages; --page-list lru-table lists the system tables' indexes by name.
+Tables sharing a tablespace (MySQL's general tablespaces) are read from the LRU table.`,
 		Example: `  innowarm inspect -u admin -p --top 20
   innowarm inspect -D shop --tables 'shop.order*' --by table
   innowarm inspect -S /run/mysqld/mysqld.sock -D shop --json`,
@@ -70,7 +73,7 @@ file and is listed as "(unknown index)". A whole-pool inspect always reads the L
 	cmd.Flags().DurationVar(&o.timeout, "timeout", 10*time.Minute, "with --wait-coverage: give up after this long (exit 3)")
 	cmd.Flags().DurationVar(&o.interval, "interval", 2*time.Second, "with --wait-coverage: time between checks")
 	cmd.Flags().BoolVar(&o.asJSON, "json", false, "print as JSON")
-	cmd.Flags().StringVar(&o.pageList, "page-list", bufferpool.PageListAuto, "with -D/--tables, how to read the page list: auto, dump (the server's own dump, on the database host) or lru-table (INNODB_BUFFER_PAGE_LRU)")
+	cmd.Flags().StringVar(&o.pageList, "page-list", bufferpool.PageListAuto, "how to read the page list: auto, dump (the server's own dump, on the database host) or lru-table (INNODB_BUFFER_PAGE_LRU)")
 	cmd.RunE = run(func(cmd *cobra.Command, _ []string) error {
 		opts, err := cf.resolve(cmd)
 		if err != nil {
@@ -132,12 +135,7 @@ file and is listed as "(unknown index)". A whole-pool inspect always reads the L
 			return err
 		}
 		ro := bufferpool.ReadOptions{IncludeZero: selected || o.zero, OnlyCatalog: selected}
-		var res *bufferpool.Residency
-		if selected {
-			res, err = bufferpool.ReadSelection(cmd.Context(), conn, cat, ro, o.pageList, logx.Default())
-		} else {
-			res, err = bufferpool.Read(cmd.Context(), conn, cat, ro)
-		}
+		res, err := bufferpool.ReadSelection(cmd.Context(), conn, cat, ro, o.pageList, logx.Default())
 		if err != nil {
 			return err
 		}
@@ -298,6 +296,9 @@ func printResidency(w io.Writer, rows []bufferpool.IndexResidency, res *bufferpo
 		fmt.Fprintf(w, " (opened %d tables to name their pages; no rows read)", res.OpenedTables)
 	}
 	fmt.Fprintln(w)
+	if res.PageList == bufferpool.SourceDump && res.Other > 0 {
+		fmt.Fprintf(w, "%d pages of no listed table (system tablespace, undo logs, system and other tables, file metadata) counted as other\n", res.Other)
+	}
 	if res.PageListNote != "" {
 		fmt.Fprintf(w, "page list from INNODB_BUFFER_PAGE_LRU, not the server's dump: %s\n", res.PageListNote)
 	}

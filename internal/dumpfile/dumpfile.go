@@ -205,6 +205,14 @@ func hasGlobalPrivilege(ctx context.Context, conn *connection.Conn) (bool, error
 // lockName serializes innowarm processes borrowing one server's dump file.
 const lockName = "innowarm.dumpfile"
 
+// Busy reports whether another innowarm holds the dump file now (a native load can hold
+// it for minutes): a read that can take its page list elsewhere should not wait for it.
+func Busy(ctx context.Context, conn *connection.Conn) bool {
+	var holder sql.NullInt64
+	err := conn.DB.QueryRowContext(ctx, "SELECT IS_USED_LOCK(?)", lockName).Scan(&holder)
+	return err == nil && holder.Valid
+}
+
 // Borrowed is the server's dump file while innowarm uses it.
 type Borrowed struct {
 	// Path is where the server reads and writes its dump now.

@@ -1,0 +1,33 @@
+package bufferpool
+
+import (
+	"testing"
+
+	"github.com/innowarm/innowarm/internal/catalog"
+)
+
+// Tables in one tablespace (MySQL's general tablespaces) cannot be told apart by file: the
+// dump is not used for them. Partitions of one table in their own files are not shared.
+func TestSharedSpaces(t *testing.T) {
+	part := func(name string, space uint32) *catalog.Part {
+		return &catalog.Part{Name: name, Space: space, SpaceKnown: true}
+	}
+	own := &catalog.Catalog{Tables: []*catalog.Table{
+		{Schema: "s", Name: "a", Parts: []*catalog.Part{part("", 5)}},
+		{Schema: "s", Name: "p", Parts: []*catalog.Part{part("p0", 6), part("p1", 7)}},
+		{Schema: "s", Name: "sys", Parts: []*catalog.Part{part("", 0)}},
+		{Schema: "s", Name: "sys2", Parts: []*catalog.Part{part("", 0)}},
+	}}
+	if got := sharedSpaces(own); len(got) != 0 {
+		t.Errorf("file-per-table catalog: %v", got)
+	}
+	shared := &catalog.Catalog{Tables: []*catalog.Table{
+		{Schema: "s", Name: "a", Parts: []*catalog.Part{part("", 9)}},
+		{Schema: "s", Name: "b", Parts: []*catalog.Part{part("", 9)}},
+		{Schema: "s", Name: "c", Parts: []*catalog.Part{part("", 9)}},
+		{Schema: "s", Name: "p", Parts: []*catalog.Part{part("p0", 10), part("p1", 10)}},
+	}}
+	if got := sharedSpaces(shared); len(got) != 2 {
+		t.Errorf("two shared tablespaces: %v", got)
+	}
+}
