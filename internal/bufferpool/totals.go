@@ -92,14 +92,15 @@ func ReadTotals(ctx context.Context, c *connection.Conn) (Totals, error) {
 
 // HitRate is the share of page requests the pool answered without a disk read, from the
 // server's counters since start-up. It is unavailable (nil, and why) when there were no
-// requests, or when the counters disagree: MariaDB 11.8 counts some reads without counting
-// their requests (MDEV-37152), so reads can exceed requests and the rate would be negative.
+// requests, or when the counters disagree: the server's own load (load_now) reads pages no
+// query requested, and MariaDB 11.8 counts some reads without counting their requests
+// (MDEV-37152), so reads can exceed requests and the rate would be negative.
 func HitRate(requests, diskReads int64) (*float64, string) {
 	switch {
 	case requests <= 0:
 		return nil, "no page requests yet"
 	case diskReads > requests:
-		return nil, fmt.Sprintf("unavailable: the server counts %d disk reads but only %d read requests (MariaDB 11.8 does not count every request, MDEV-37152)", diskReads, requests)
+		return nil, fmt.Sprintf("unavailable: the server counts %d disk reads but only %d read requests (the server's own buffer pool load and read-ahead read without a request; MariaDB 11.8 leaves out more, MDEV-37152)", diskReads, requests)
 	}
 	r := 1 - float64(diskReads)/float64(requests)
 	return &r, ""

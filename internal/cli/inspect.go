@@ -38,12 +38,13 @@ func newInspectCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "inspect",
 		Short: "Show what the buffer pool holds now, per schema/table/partition/index, as % resident",
-		Long: `inspect reads information_schema.INNODB_BUFFER_PAGE_LRU and reports, per index of each table
+		Long: `inspect reads the buffer pool's page list (--page-list below) and reports, per index of each table
 (and partition), the pages resident, the index's leaf pages from persistent statistics, the
 share resident, the share in the old LRU sublist, and off-page LOB pages; then the pool
 totals (size, free, data, dirty pages, hit rate since start-up).
 
-Without a selection it lists every index with resident pages; with -D/--tables it lists
+Without a selection it lists every index of a user table with resident pages (and, with
+--page-list lru-table, of the system tables); with -D/--tables it lists
 every index of the selected tables, resident or not. It needs the PROCESS privilege.
 
 The page list (--page-list): reading INNODB_BUFFER_PAGE_LRU ("lru-table") costs what the
