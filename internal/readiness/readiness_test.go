@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/innowarm/innowarm/internal/readiness"
 	"github.com/innowarm/innowarm/internal/sandbox/sandboxtest"
@@ -77,6 +79,38 @@ func TestWaitCoverageExitCodes(t *testing.T) {
 		if r.Code != 0 || json.Unmarshal([]byte(r.Stdout), &res) != nil || !res.Reached || res.Coverage < 0.95 {
 			t.Errorf("%v when warm: exit %d, %s %s", target, r.Code, r.Stdout, r.Stderr)
 		}
+	}
+	// Between counts a manifest probe answers from the page counters without reading the
+	// manifest: a file damaged in place (same size and time) still gets the bounded answer;
+	// a rewritten one (a new time) is counted again, and its damage found.
+	fi, err := os.Stat(mf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(mf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	damaged := append([]byte(nil), raw...)
+	for i := len(damaged) / 3; i < len(damaged)/3+64 && i < len(damaged); i++ {
+		damaged[i] ^= 0x5a
+	}
+	if err := os.WriteFile(mf, damaged, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(mf, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	probe := append([]string{"inspect", "--wait-coverage", "95%", "--timeout", "5s", "--manifest", mf}, sock...)
+	if r := sandboxtest.CLI(t, sandboxtest.Run{}, probe...); r.Code != 0 || !strings.Contains(r.Stdout, "bounded since by the server's page counters") {
+		t.Errorf("probe between counts: exit %d, %q %q; want the counters' answer without reading the manifest", r.Code, r.Stdout, r.Stderr)
+	}
+	later := fi.ModTime().Add(time.Second)
+	if err := os.Chtimes(mf, later, later); err != nil {
+		t.Fatal(err)
+	}
+	if r := sandboxtest.CLI(t, sandboxtest.Run{}, probe...); r.Code == 0 {
+		t.Errorf("probe of a rewritten, damaged manifest: exit 0, %q; want it read and refused", r.Stdout)
 	}
 	r := sandboxtest.CLI(t, sandboxtest.Run{}, append([]string{"inspect", "--wait-coverage", "95%"}, sock...)...)
 	if r.Code != 2 || !strings.Contains(r.Stderr, "needs a target") {
