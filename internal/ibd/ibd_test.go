@@ -156,6 +156,10 @@ func TestOwnerOfEveryKindOfPage(t *testing.T) {
 		if got := m.FreeOnDisk(c.page); got != c.free {
 			t.Errorf("FreeOnDisk(%d) = %v, want %v", c.page, got, c.free)
 		}
+		// A load reads only pages in use: not the free pages of a segment's extent.
+		if got := m.InUse(c.page); got != !c.free {
+			t.Errorf("InUse(%d) = %v, want %v", c.page, got, !c.free)
+		}
 	}
 }
 

@@ -385,7 +385,7 @@ func runWarmTable(ctx context.Context, env Env, s *server, sc warmScale, wt warm
 	res.AddMetric(l+"innowarm native throughput (whole command)", mbps(native), "MB/s")
 	res.AddMetric(l+"innowarm scan peak RSS", lowerMedian(t.scanRSS), "MB")
 	res.AddMetric(l+"innowarm native peak RSS", lowerMedian(t.nativeRSS), "MB")
-	res.AddRatio(l+"throughput innowarm warm (default, native) / InnoDB dump-load", innodb/native, ">= 0.8")
+	res.AddRatio(l+"throughput innowarm warm (default, native) / InnoDB dump-load", innodb/native, ">= 0.9")
 	res.AddRatio(l+"throughput innowarm warm (default, native) / one-connection scans", old/native, ">= 2.5")
 	res.AddRatio(l+"throughput innowarm scan / InnoDB dump-load", innodb/scan, ">= 0.8")
 	res.AddRatio(l+"throughput innowarm scan / one-connection scans", old/scan, ">= 2.5")
