@@ -115,7 +115,9 @@ func checkAgainstServer(t *testing.T, flushed bool) {
 		}
 		kind, id := m.Owner(page)
 		total++
-		if !m.InUse(page) {
+		// A free page of a segment's extent is resident when read-ahead read the whole
+		// extent (MySQL): the server says ALLOCATED, no data. A page with data must be in use.
+		if !m.InUse(page) && ptype != "ALLOCATED" {
 			notInUse++
 		}
 		isBlob := ptype == "BLOB" || ptype == "LOB_FIRST" || ptype == "LOB_DATA" || ptype == "LOB_INDEX"
@@ -173,7 +175,7 @@ func checkAgainstServer(t *testing.T, flushed bool) {
 		t.Logf("before the flush, %d of %d pages read as a former owner's: %v", wrong, total, disagree)
 	}
 	if flushed && notInUse > 0 {
-		t.Errorf("%d resident pages of a flushed file are outside the pages in use (%d of %d)", notInUse, m.InUsePages(), m.Pages)
+		t.Errorf("%d resident pages with data of a flushed file are outside the pages in use (%d of %d)", notInUse, m.InUsePages(), m.Pages)
 	}
 	if flushed && float64(agree) < 0.99*float64(total) {
 		t.Errorf("%d of %d resident pages attributed as the server does, %d unattributed", agree, total, unattributed)
