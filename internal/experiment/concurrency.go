@@ -51,7 +51,8 @@ type Cell struct {
 	MinSeconds       float64 `json:"min_seconds"`
 	MaxSeconds       float64 `json:"max_seconds"`
 	// MsPerQuery is the original's second table: the average seconds over the queries per
-	// client, in milliseconds.
+	// client, in milliseconds; from the measured query time, since mysqlslap's average is
+	// in whole milliseconds and a cell of a few sub-millisecond queries would read 0.
 	MsPerQuery float64 `json:"ms_per_query"`
 	QPS        float64 `json:"qps"`
 	P50        float64 `json:"p50_ms"`
@@ -191,6 +192,6 @@ func concurrencyCell(ctx context.Context, conn *connection.Conn, o ConcurrencyOp
 	l := rep.Runs[0]
 	c := &Cell{Clients: clients, QueriesPerClient: perClient, Queries: l.Queries, AvgSeconds: l.AvgSeconds, MinSeconds: l.MinSeconds,
 		MaxSeconds: l.MaxSeconds, QPS: l.QPS, P50: l.Latency.P50, P95: l.Latency.P95, P99: l.Latency.P99, Errors: l.Errors}
-	c.MsPerQuery = l.AvgSeconds * 1000 / float64(perClient)
+	c.MsPerQuery = l.QuerySeconds / float64(max(o.Iterations, 1)) * 1000 / float64(perClient)
 	return c, nil
 }
