@@ -85,6 +85,10 @@ type Residency struct {
 	Unnamed int64 `json:"unnamed_pages,omitempty"`
 	// ListSeconds is, of ReadSeconds, the server writing its dump (ReadDump).
 	ListSeconds float64 `json:"list_seconds,omitempty"`
+	// Proof says how a residency computed by AfterLoad was established; empty for a read.
+	Proof string `json:"proof,omitempty"`
+
+	proof *loadProof // what ReadDump saw, for AfterLoad
 }
 
 type pageGroup struct {

@@ -134,6 +134,10 @@ func ReadDump(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, 
 	}
 	var kept []listed
 	var n int64
+	// Read before the dump: a page that leaves the pool between the two is missing from the
+	// list and counted as left, so a proof from these counters (AfterLoad) errs on the side
+	// of reading the pool again.
+	counters, countersErr := ReadPageCounters(ctx, conn)
 	listSeconds, total, err := b.DumpEach(ctx, conn, log, func(id dumpfile.PageID) {
 		if _, ok := spaces[id.Space()]; ok {
 			kept = append(kept, listed{n, id})
@@ -164,6 +168,13 @@ func ReadDump(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, 
 		return nil, err
 	}
 	res := &Residency{Totals: totals, PageList: SourceDump, ListSeconds: listSeconds, Other: total - int64(len(kept))}
+	if countersErr == nil {
+		proof := &loadProof{counters: counters, resident: PageSet{}, namer: namer, spaces: spaces, cat: cat, includeZero: o.IncludeZero}
+		for _, k := range kept {
+			proof.resident.Add(k.id.Space(), k.id.Page())
+		}
+		res.proof = proof
+	}
 	rb := newResidencyBuilder()
 	unknown := func(space uint32, old bool) {
 		r := rb.get(space, spaces[space], UnknownIndex)

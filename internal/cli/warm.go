@@ -35,6 +35,7 @@ type warmFlags struct {
 	parallel         int
 	lob              bool
 	makeYoung        bool
+	verify           bool
 	statementTimeout time.Duration
 	lockWaitTimeout  time.Duration
 	splitPages       int64
@@ -76,6 +77,7 @@ Needs SELECT on the tables and the PROCESS privilege (to read the pool's page li
 	fl.StringVar(&f.order, "order", "small-first", "priority: "+strings.Join(warm.Orders, ", "))
 	fl.IntVar(&f.parallel, "parallel", 0, "parallel sessions; 0: the default, twice innodb_read_io_threads (4 to 16)")
 	fl.BoolVar(&f.lob, "lob", false, "also read off-page BLOB/TEXT/JSON pages")
+	fl.BoolVar(&f.verify, "verify", false, "after a native load, read the pool to report each index's residency (by default a load during which no page left the pool is proved by the server's page counters: one status read instead of a copy of the pool's page list)")
 	fl.BoolVar(&f.makeYoung, "make-young", false, "set innodb_old_blocks_time=0 during the run (restored after, also on error or Ctrl-C)")
 	fl.DurationVar(&f.statementTimeout, "statement-timeout", time.Hour, "server-side time limit of each statement")
 	fl.DurationVar(&f.lockWaitTimeout, "lock-wait-timeout", 10*time.Second, "how long a statement may wait for a table's metadata lock (e.g. behind DDL)")
@@ -289,6 +291,9 @@ func printWarmResult(w io.Writer, res *warm.Result) {
 		fmt.Fprintf(w, "method %s: %s\n", res.Method, res.MethodReason)
 	}
 	fmt.Fprintf(w, "pool: %d free → %d free pages of %d\n", res.PoolBefore.PagesFree, res.PoolAfter.PagesFree, res.PoolAfter.PagesTotal)
+	if res.Proof != "" {
+		fmt.Fprintf(w, "residency after: %s\n", res.Proof)
+	}
 	for _, l := range res.LeftOut {
 		fmt.Fprintf(w, "left out: %s %s %s: %s\n", sqltext.Table(l.Schema, l.Table), l.Partition, l.Index, l.Reason)
 	}
@@ -316,7 +321,7 @@ func (f *warmFlags) request(cmd *cobra.Command, opts *connection.Options, pace p
 		Plan:            warm.Options{Budget: budget, Order: f.order, Parallel: f.parallel, LOB: f.lob, SplitPages: f.splitPages, LockWaitTimeout: f.lockWaitTimeout},
 		SplitPagesGiven: cmd.Flags().Changed("split-pages"),
 		Run: warm.RunOptions{
-			StatementTimeout: f.statementTimeout, LockWaitTimeout: f.lockWaitTimeout, MakeYoung: f.makeYoung, Pacing: pace,
+			StatementTimeout: f.statementTimeout, LockWaitTimeout: f.lockWaitTimeout, MakeYoung: f.makeYoung, Pacing: pace, Verify: f.verify,
 			Progress: progress.Config{Out: os.Stderr, Bars: !f.quiet && progress.IsTerminal(os.Stderr), Quiet: f.quiet, Interval: f.progressEvery},
 		},
 	}

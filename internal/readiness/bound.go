@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/innowarm/innowarm/internal/bufferpool"
 	"github.com/innowarm/innowarm/internal/connection"
 )
 
@@ -67,27 +68,20 @@ type anchor struct {
 	Counters    pageCounters `json:"counters"`
 }
 
-type pageCounters struct {
-	Read    int64 `json:"read"`
-	Created int64 `json:"created"`
-	Data    int64 `json:"data"`
-	Uptime  int64 `json:"uptime"`
-}
+type pageCounters = bufferpool.PageCounters
 
 // Bounds is what the counters say of the count now, given an anchor.
 type Bounds struct{ Low, High int64 }
 
 // BoundsSince returns the bounds on the covered count now.
 func BoundsSince(a anchor, now pageCounters) Bounds {
-	read := max(now.Read-a.Counters.Read, 0)
-	created := max(now.Created-a.Counters.Created, 0)
-	left := max(read+created-(now.Data-a.Counters.Data), 0)
-	return Bounds{Low: max(a.Covered-left, 0), High: min(a.Covered+read+created, a.Total)}
+	entered := max(now.Read-a.Counters.Read, 0) + max(now.Created-a.Counters.Created, 0)
+	return Bounds{Low: max(a.Covered-now.LeftSince(a.Counters), 0), High: min(a.Covered+entered, a.Total)}
 }
 
 // Coverage implements Target.
 func (b *Bounded) Coverage(ctx context.Context) (float64, string, error) {
-	now, err := readPageCounters(ctx, b.Conn)
+	now, err := bufferpool.ReadPageCounters(ctx, b.Conn)
 	if err != nil {
 		return 0, "", err
 	}
@@ -166,39 +160,4 @@ func saveAnchor(path string, a anchor) {
 	if os.Rename(tmp, path) != nil {
 		os.Remove(tmp)
 	}
-}
-
-func readPageCounters(ctx context.Context, conn *connection.Conn) (pageCounters, error) {
-	rows, err := conn.DB.QueryContext(ctx, "SHOW GLOBAL STATUS WHERE Variable_name IN ('Innodb_pages_read', 'Innodb_pages_created', 'Innodb_buffer_pool_pages_data', 'Uptime')")
-	if err != nil {
-		return pageCounters{}, fmt.Errorf("read the page counters: %w", err)
-	}
-	defer rows.Close()
-	var c pageCounters
-	seen := 0
-	for rows.Next() {
-		var name string
-		var v int64
-		if err := rows.Scan(&name, &v); err != nil {
-			return c, fmt.Errorf("read the page counters: %w", err)
-		}
-		seen++
-		switch strings.ToLower(name) {
-		case "innodb_pages_read":
-			c.Read = v
-		case "innodb_pages_created":
-			c.Created = v
-		case "innodb_buffer_pool_pages_data":
-			c.Data = v
-		case "uptime":
-			c.Uptime = v
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return c, fmt.Errorf("read the page counters: %w", err)
-	}
-	if seen < 4 {
-		return c, fmt.Errorf("read the page counters: the server reports %d of Innodb_pages_read, Innodb_pages_created, Innodb_buffer_pool_pages_data, Uptime", seen)
-	}
-	return c, nil
 }

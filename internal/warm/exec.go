@@ -35,6 +35,14 @@ type RunOptions struct {
 	Pacing   pacing.Config
 	Progress progress.Config
 	Catalog  *catalog.Catalog
+	// Verify reads the pool after a native load to report each index's residency, where the
+	// page counters would prove it (bufferpool.Residency.AfterLoad) at the cost of one
+	// status read instead of a copy of the pool's page list.
+	Verify bool
+
+	// afterLoad proves the residency after a native load from the counters; nil, or a nil
+	// residency with the reason, when it cannot.
+	afterLoad func(ctx context.Context) (*bufferpool.Residency, string, error)
 }
 
 // Until is a coverage goal that ends a run early.
@@ -140,9 +148,12 @@ type Result struct {
 	// Pacing says what --max-load, --max-rate and --nice did.
 	Pacing *pacing.Stats `json:"pacing,omitempty"`
 	// MethodReason says why auto chose the method.
-	MethodReason string          `json:"method_reason,omitempty"`
-	Native       *NativeResult   `json:"native,omitempty"`
-	Manifest     *ManifestReport `json:"manifest,omitempty"`
+	MethodReason string `json:"method_reason,omitempty"`
+	// Proof says how the residency after the run was established: a read of the pool, or
+	// the page counters after a native load (--verify reads the pool).
+	Proof    string          `json:"proof,omitempty"`
+	Native   *NativeResult   `json:"native,omitempty"`
+	Manifest *ManifestReport `json:"manifest,omitempty"`
 
 	// manifestOnly: per-index results are about the manifest's pages (warm --from native).
 	manifestOnly bool
@@ -441,7 +452,7 @@ func explainUnitError(err error, pl *Plan, o RunOptions) error {
 
 // finish reads the pool again and fills in what each target got.
 func finish(ctx context.Context, conn *connection.Conn, pl *Plan, res *Result, o RunOptions, startErr error) error {
-	after, err := readResidency(ctx, conn, o.Catalog)
+	after, err := residencyAfter(ctx, conn, res, o)
 	if err != nil {
 		return err
 	}
@@ -484,6 +495,32 @@ func finish(ctx context.Context, conn *connection.Conn, pl *Plan, res *Result, o
 		return fmt.Errorf("%d of %d units failed; first: %s", res.UnitsFailed, res.Units, res.Errors[0])
 	}
 	return nil
+}
+
+// residencyAfter is the residency a run reports after: proved from the page counters after
+// a native load that completed, where they prove it and --verify did not ask for a read;
+// else read from the pool.
+func residencyAfter(ctx context.Context, conn *connection.Conn, res *Result, o RunOptions) (*bufferpool.Residency, error) {
+	why := ""
+	if o.afterLoad != nil && !o.Verify && res.Native != nil && !res.Native.Aborted && res.Native.Stopped == "" {
+		after, reason, err := o.afterLoad(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if after != nil {
+			res.Proof = after.Proof
+			return after, nil
+		}
+		why = ": the page counters cannot prove it (" + reason + ")"
+	} else if o.Verify {
+		why = ": --verify"
+	}
+	after, err := readResidency(ctx, conn, o.Catalog)
+	if err != nil {
+		return nil, err
+	}
+	res.Proof = "read the pool (" + after.PageList + ")" + why
+	return after, nil
 }
 
 func ratio(a, b int64) float64 {

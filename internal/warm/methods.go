@@ -171,6 +171,9 @@ func NativeFromCatalog(ctx context.Context, conn *connection.Conn, cat *catalog.
 	}
 	pages = SortPages(pages)
 	res.Targets = targetsForParts(cat, included, before)
+	ro.afterLoad = func(ctx context.Context) (*bufferpool.Residency, string, error) {
+		return before.AfterLoad(ctx, conn, pages)
+	}
 	if ro.DryRun {
 		res.Native = &NativeResult{Requested: int64(len(pages))}
 		return res, nil
