@@ -224,7 +224,7 @@ func (s *server) createAgedTable(ctx context.Context, rows int64) error {
 	for lo := int64(1); lo <= rows; lo += batch {
 		hi := min(lo+batch-1, rows)
 		if err := s.exec(ctx, fmt.Sprintf("INSERT INTO aged.orders SELECT UNHEX(MD5(seq)), FLOOR(RAND()*200000), "+
-			"'2020-01-01' + INTERVAL FLOOR(RAND()*150000000) SECOND, seq %% 5, MD5(RAND()) FROM aged.seq_%d_to_%d", lo, hi)); err != nil {
+			"'2020-01-01' + INTERVAL FLOOR(RAND()*150000000) SECOND, seq %% 5, MD5(RAND()) FROM %s", s.conn.Server.Series("aged", lo, hi))); err != nil {
 			return err
 		}
 	}
