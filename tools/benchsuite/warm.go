@@ -223,8 +223,9 @@ func (s *server) createAgedTable(ctx context.Context, rows int64) error {
 	const batch = 100_000
 	for lo := int64(1); lo <= rows; lo += batch {
 		hi := min(lo+batch-1, rows)
-		if err := s.exec(ctx, fmt.Sprintf("INSERT INTO aged.orders SELECT UNHEX(MD5(seq)), FLOOR(RAND()*200000), "+
-			"'2020-01-01' + INTERVAL FLOOR(RAND()*150000000) SECOND, seq %% 5, MD5(RAND()) FROM %s", s.conn.Server.Series("aged", lo, hi))); err != nil {
+		srv := s.conn.Server
+		if err := s.exec(ctx, fmt.Sprintf("INSERT INTO aged.orders SELECT UNHEX(%s), FLOOR(RAND()*200000), "+
+			"'2020-01-01' + INTERVAL FLOOR(RAND()*150000000) SECOND, seq %% 5, %s FROM %s", srv.Hex32("seq"), srv.Hex32("RAND()"), srv.Series("aged", lo, hi))); err != nil {
 			return err
 		}
 	}
