@@ -73,16 +73,16 @@ func warmOptions(prog progress.Config, cat *catalog.Catalog) (warm.Options, warm
 func innowarmWarm(ctx context.Context, conn *connection.Conn, schema, method string, prog progress.Config, log *logx.Logger) (*Warmup, error) {
 	w := &Warmup{}
 	err := measureWarmup(ctx, conn, w, func() error {
-		m, why, err := warm.ChooseMethod(ctx, conn, method)
+		cat, err := catalog.Load(ctx, conn, catalog.Filter{Schemas: []string{schema}})
+		if err != nil {
+			return err
+		}
+		m, why, err := warm.ChooseSelectionMethod(ctx, conn, method, cat, false)
 		if err != nil {
 			return err
 		}
 		w.Method, w.Detail = "innowarm warm ("+m+")", why
 		log.Infof("innowarm warm -D %s --method %s: %s", schema, m, why)
-		cat, err := catalog.Load(ctx, conn, catalog.Filter{Schemas: []string{schema}})
-		if err != nil {
-			return err
-		}
 		po, ro := warmOptions(prog, cat)
 		var res *warm.Result
 		if m == warm.MethodNative {

@@ -106,15 +106,21 @@ func Execute(ctx context.Context, conn *connection.Conn, r Request, started func
 		r.Plan.SplitPages = max(unit/int64(conn.Server.PageSize), 16)
 	}
 	var err error
-	if out.Method, out.Why, err = ChooseMethod(ctx, conn, requested); err != nil {
-		return out, err
-	}
-	if r.Manifest != nil || out.Method == MethodNative {
-		return out, r.executeNative(ctx, conn, out, started)
+	if r.Manifest != nil {
+		if out.Method, out.Why, err = ChooseMethod(ctx, conn, requested); err != nil {
+			return out, err
+		}
+		return out, r.executeNative(ctx, conn, out, nil, started)
 	}
 	cat, err := catalog.Load(ctx, conn, r.Filter)
 	if err != nil {
 		return out, err
+	}
+	if out.Method, out.Why, err = ChooseSelectionMethod(ctx, conn, requested, cat, r.Plan.LOB); err != nil {
+		return out, err
+	}
+	if out.Method == MethodNative {
+		return out, r.executeNative(ctx, conn, out, cat, started)
 	}
 	if len(cat.Tables) == 0 && len(cat.Skipped) == 0 {
 		return out, badValue("Selection", "matches no tables")
@@ -145,7 +151,7 @@ func Execute(ctx context.Context, conn *connection.Conn, r Request, started func
 
 // executeNative warms a manifest's pages (natively or by scans of the indexes it names),
 // or a selection with the server's own loader.
-func (r Request) executeNative(ctx context.Context, conn *connection.Conn, out *Outcome, started func(method, why string)) error {
+func (r Request) executeNative(ctx context.Context, conn *connection.Conn, out *Outcome, cat *catalog.Catalog, started func(method, why string)) error {
 	r.Run.DryRun = r.DryRun
 	var err error
 	if r.Manifest != nil {
@@ -167,10 +173,6 @@ func (r Request) executeNative(ctx context.Context, conn *connection.Conn, out *
 		started(out.Method, out.Why)
 		out.Result, err = FromManifest(ctx, conn, resolved, out.Method, r.Plan, r.Run)
 	} else {
-		cat, cerr := catalog.Load(ctx, conn, r.Filter)
-		if cerr != nil {
-			return cerr
-		}
 		if r.UntilCoverage > 0 {
 			r.Run.Until = Until{Want: r.UntilCoverage, Measure: func(ctx context.Context) (float64, string, error) {
 				covered, total, err := bufferpool.SelectionCountFrom(ctx, conn, cat, bufferpool.SourceLRUTable)

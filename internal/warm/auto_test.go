@@ -1,0 +1,67 @@
+package warm_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/innowarm/innowarm/internal/sandbox/sandboxtest"
+	"github.com/innowarm/innowarm/internal/sqltext"
+)
+
+// warm's default method on the database host: the native loader, except on a server whose
+// loader is slower than scans (MySQL), where tables that scans read whole are scanned and
+// the rest (here a FULLTEXT index, which no index scan reads) still go to the loader, the
+// reason naming what scans would miss. Either way every page of the table ends resident.
+func TestAutoMethodFollowsTheFlavor(t *testing.T) {
+	db := sandboxtest.Schema(t)
+	srv := sandboxtest.Flavor(t)
+	plain, texts := sqltext.Table(db, "plain"), sqltext.Table(db, "texts")
+	sandboxtest.Exec(t,
+		"CREATE TABLE "+plain+" (id INT PRIMARY KEY, k INT, c VARCHAR(100), KEY kk (k))",
+		"INSERT INTO "+plain+" SELECT seq, seq MOD 97, REPEAT('p', 90) FROM "+srv.Series(db, 1, 20000)+" ORDER BY seq",
+		"CREATE TABLE "+texts+" (id INT PRIMARY KEY, body VARCHAR(200), FULLTEXT KEY fb (body))",
+		"INSERT INTO "+texts+" SELECT seq, CONCAT('word', seq MOD 50, ' other', seq) FROM "+srv.Series(db, 1, 2000)+" ORDER BY seq")
+	warmAuto := func(table string) (method, reason string) {
+		t.Helper()
+		if _, err := sandboxtest.Server(t).ColdRestart(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		sandboxtest.Reconnect(t)
+		args := append([]string{"warm", "-D", db, "--tables", db + "." + table, "--json", "-q"}, sandboxtest.Sock(t)...)
+		r := sandboxtest.CLI(t, sandboxtest.Run{}, args...)
+		if r.Code != 0 {
+			t.Fatalf("warm %s: exit %d: %s", table, r.Code, r.Stderr)
+		}
+		var out struct {
+			Result struct {
+				Method  string `json:"method"`
+				Reason  string `json:"method_reason"`
+				Targets []struct {
+					Index         string `json:"index"`
+					Kind          string `json:"kind"`
+					ResidentAfter int64  `json:"resident_after"`
+				} `json:"targets"`
+			} `json:"result"`
+		}
+		sandboxtest.JSON(t, []byte(r.Stdout), &out)
+		for _, tg := range out.Result.Targets {
+			if tg.Kind == "index" && tg.ResidentAfter == 0 {
+				t.Errorf("%s (%s): index %s has no page resident after the warm: %s", table, out.Result.Method, tg.Index, r.Stdout)
+			}
+		}
+		return out.Result.Method, out.Result.Reason
+	}
+	method, reason := warmAuto("plain")
+	t.Logf("%s, plain table: %s (%s)", srv, method, reason)
+	switch {
+	case srv.ScansOutrunNativeLoad() && (method != "scan" || !strings.Contains(reason, "page at a time")):
+		t.Errorf("%s: a plain table's default warm: %s (%s), want scan, saying why", srv, method, reason)
+	case !srv.ScansOutrunNativeLoad() && method != "native":
+		t.Errorf("%s: a plain table's default warm: %s (%s), want native", srv, method, reason)
+	}
+	method, reason = warmAuto("texts")
+	t.Logf("%s, table with a FULLTEXT index: %s (%s)", srv, method, reason)
+	if method != "native" || (srv.ScansOutrunNativeLoad() && !strings.Contains(reason, "would not read")) {
+		t.Errorf("%s: the default warm of a table with a FULLTEXT index: %s (%s), want native, naming what scans miss", srv, method, reason)
+	}
+}
