@@ -45,45 +45,61 @@ const (
 func StreamDump(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, log *logx.Logger, each func(LRUPage) error) (LRUStats, error) {
 	t0 := time.Now()
 	st := LRUStats{Source: SourceDump}
+	spaces := spaceOwners(cat)
+	aux := auxOwners(cat)
 	b, err := dumpfile.Borrow(ctx, conn, log)
 	if err != nil {
 		return st, err
 	}
-	capture, err := b.Dump(ctx, conn, log)
+	// Only the selection's pages are kept, with their place in the list: the list is the
+	// whole pool, the selection may be a small part of it.
+	type keptPage struct {
+		pos int64
+		id  dumpfile.PageID
+	}
+	var kept []keptPage
+	var n int64
+	present := map[uint32]bool{}
+	seconds, total, err := b.DumpEach(ctx, conn, log, func(id dumpfile.PageID) {
+		if _, ok := spaces[id.Space()]; ok {
+			kept = append(kept, keptPage{n, id})
+			present[id.Space()] = true
+		} else if _, ok := aux[id.Space()]; ok {
+			kept = append(kept, keptPage{n, id})
+		}
+		n++
+	})
 	b.Return()
 	if err != nil {
 		return st, err
 	}
-	st.ListSeconds = capture.Seconds
+	st.ListSeconds = seconds
 	instances, err := readInstances(ctx, conn)
 	if err != nil {
 		return st, err
 	}
-	namer, err := newFileNamer(ctx, conn, presentSpaces(cat, capture.Pages))
+	namer, err := newFileNamer(ctx, conn, present)
 	if err != nil {
 		return st, err
 	}
 	for _, n := range namer.unreadable {
 		log.Infof("%s: its pages are listed by table, without their index", n)
 	}
-	spaces := spaceOwners(cat)
-	aux := auxOwners(cat)
-	pos := newInstanceWalker(instances, int64(len(capture.Pages)))
-	for _, id := range capture.Pages {
-		lru, old := pos.next()
-		st.Pages++
-		p := LRUPage{LRU: lru, Old: old, Space: id.Space(), Page: id.Page()}
+	pos := newInstanceWalker(instances, total)
+	st.Pages = total
+	st.Unattributed = total - int64(len(kept))
+	for _, k := range kept {
+		lru, old := pos.at(k.pos)
+		p := LRUPage{LRU: lru, Old: old, Space: k.id.Space(), Page: k.id.Page()}
 		if o, ok := spaces[p.Space]; ok {
 			p.Schema, p.Table, p.Partition = o.t.Schema, o.t.Name, o.p.Name
 			p.PageType, p.Index = namer.name(p.Space, p.Page)
 			if p.PageType == PageTypeUnnamed {
 				st.Unnamed++
 			}
-		} else if a, ok := aux[p.Space]; ok {
-			p.Schema, p.Table, p.Index, p.PageType = a.t.Schema, a.t.Name, a.role, PageTypeSegment
 		} else {
-			st.Unattributed++
-			continue
+			a := aux[p.Space]
+			p.Schema, p.Table, p.Index, p.PageType = a.t.Schema, a.t.Name, a.role, PageTypeSegment
 		}
 		st.Attributed++
 		if err := each(p); err != nil {
@@ -121,7 +137,6 @@ func readInstances(ctx context.Context, conn *connection.Conn) ([]poolInstance, 
 type instanceWalker struct {
 	bounds []instanceBound
 	i      int
-	n      int64 // pages seen so far
 	start  int64 // first page of instance i
 }
 
@@ -154,13 +169,8 @@ func newInstanceWalker(instances []poolInstance, total int64) *instanceWalker {
 	return w
 }
 
-func (w *instanceWalker) next() (lru uint32, old bool) {
-	lru, old = w.at(w.n)
-	w.n++
-	return lru, old
-}
-
-// at is next for the page at position n of the list; successive calls must not go back.
+// at is the LRU distance and old flag of the page at position n of the list; successive
+// calls must not go back.
 func (w *instanceWalker) at(n int64) (lru uint32, old bool) {
 	for w.i < len(w.bounds)-1 && n >= w.bounds[w.i].end {
 		w.start = w.bounds[w.i].end
@@ -180,18 +190,6 @@ type fileNamer struct {
 	// unlisted: tablespaces whose indexes the dictionary view does not list (their pages
 	// are named FileMetadata or Unnamed only).
 	unlisted []string
-}
-
-// presentSpaces are the catalog's tablespaces that have pages in the list.
-func presentSpaces(cat *catalog.Catalog, pages []dumpfile.PageID) map[uint32]bool {
-	owners := spaceOwners(cat)
-	present := map[uint32]bool{}
-	for _, id := range pages {
-		if _, ok := owners[id.Space()]; ok {
-			present[id.Space()] = true
-		}
-	}
-	return present
 }
 
 // newFileNamer reads the allocation metadata of the present tablespaces: a few pages per
