@@ -306,7 +306,7 @@ func (s Server) LoadThrottledWhenBusy() bool {
 // ScansOutrunNativeLoad reports whether SQL scans of whole tables fill the pool faster than the
 // server's own loader reads the same pages (MySQL: its loader submits one 16 KiB read per
 // page; scans read whole extents ahead). Measured on MySQL 9.7 (docs/bench-results.md, the
-// warm scenario, 1.1-1.2 GB tables into an empty 2 GiB pool): scans 1.2-2.8x the loader's
+// warm scenario, 1.1-1.2 GB tables into an empty 2 GiB pool): scans 1.4-2.8x the loader's
 // speed; on MariaDB 10.11 and 11.8 scans are 0.5-0.7x.
 func (s Server) ScansOutrunNativeLoad() bool { return s.Kind == MySQL }
 
