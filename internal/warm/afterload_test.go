@@ -18,10 +18,9 @@ import (
 func TestNativeWarmProvedByCounters(t *testing.T) {
 	db := sandboxtest.Schema(t)
 	srv := sandboxtest.Flavor(t)
-	plain, lobs := sqltext.Table(db, "plain"), sqltext.Table(db, "lobs")
+	plainTable(t, db, "plain", 30000)
+	lobs := sqltext.Table(db, "lobs")
 	sandboxtest.Exec(t,
-		"CREATE TABLE "+plain+" (id INT PRIMARY KEY, k INT, c VARCHAR(100), KEY kk (k))",
-		"INSERT INTO "+plain+" SELECT seq, seq MOD 97, REPEAT('p', 90) FROM "+srv.Series(db, 1, 30000)+" ORDER BY seq",
 		"CREATE TABLE "+lobs+" (id INT PRIMARY KEY, body TEXT)",
 		"INSERT INTO "+lobs+" SELECT seq, REPEAT('b', 9000) FROM "+srv.Series(db, 1, 300)+" ORDER BY seq")
 	type result struct {
@@ -37,17 +36,9 @@ func TestNativeWarmProvedByCounters(t *testing.T) {
 	}
 	warmCold := func(table string, extra ...string) result {
 		t.Helper()
-		if _, err := sandboxtest.Server(t).ColdRestart(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		sandboxtest.Reconnect(t)
-		args := append(append([]string{"warm", "-D", db, "--tables", db + "." + table, "--method", "native", "--json", "-q"}, extra...), sandboxtest.Sock(t)...)
-		r := sandboxtest.CLI(t, sandboxtest.Run{}, args...)
-		if r.Code != 0 {
-			t.Fatalf("warm %s %v: exit %d: %s", table, extra, r.Code, r.Stderr)
-		}
+		stdout := warmAfterColdRestart(t, append([]string{"-D", db, "--tables", db + "." + table, "--method", "native", "--json", "-q"}, extra...)...)
 		var out result
-		sandboxtest.JSON(t, []byte(r.Stdout), &out)
+		sandboxtest.JSON(t, []byte(stdout), &out)
 		return out
 	}
 	readNow := func(table string) map[string]int64 {

@@ -15,23 +15,14 @@ import (
 func TestAutoMethodFollowsTheFlavor(t *testing.T) {
 	db := sandboxtest.Schema(t)
 	srv := sandboxtest.Flavor(t)
-	plain, texts := sqltext.Table(db, "plain"), sqltext.Table(db, "texts")
+	plainTable(t, db, "plain", 20000)
+	texts := sqltext.Table(db, "texts")
 	sandboxtest.Exec(t,
-		"CREATE TABLE "+plain+" (id INT PRIMARY KEY, k INT, c VARCHAR(100), KEY kk (k))",
-		"INSERT INTO "+plain+" SELECT seq, seq MOD 97, REPEAT('p', 90) FROM "+srv.Series(db, 1, 20000)+" ORDER BY seq",
 		"CREATE TABLE "+texts+" (id INT PRIMARY KEY, body VARCHAR(200), FULLTEXT KEY fb (body))",
 		"INSERT INTO "+texts+" SELECT seq, CONCAT('word', seq MOD 50, ' other', seq) FROM "+srv.Series(db, 1, 2000)+" ORDER BY seq")
 	warmAuto := func(table string) (method, reason string) {
 		t.Helper()
-		if _, err := sandboxtest.Server(t).ColdRestart(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-		sandboxtest.Reconnect(t)
-		args := append([]string{"warm", "-D", db, "--tables", db + "." + table, "--json", "-q"}, sandboxtest.Sock(t)...)
-		r := sandboxtest.CLI(t, sandboxtest.Run{}, args...)
-		if r.Code != 0 {
-			t.Fatalf("warm %s: exit %d: %s", table, r.Code, r.Stderr)
-		}
+		stdout := warmAfterColdRestart(t, "-D", db, "--tables", db+"."+table, "--json", "-q")
 		var out struct {
 			Result struct {
 				Method  string `json:"method"`
@@ -43,10 +34,10 @@ func TestAutoMethodFollowsTheFlavor(t *testing.T) {
 				} `json:"targets"`
 			} `json:"result"`
 		}
-		sandboxtest.JSON(t, []byte(r.Stdout), &out)
+		sandboxtest.JSON(t, []byte(stdout), &out)
 		for _, tg := range out.Result.Targets {
 			if tg.Kind == "index" && tg.ResidentAfter == 0 {
-				t.Errorf("%s (%s): index %s has no page resident after the warm: %s", table, out.Result.Method, tg.Index, r.Stdout)
+				t.Errorf("%s (%s): index %s has no page resident after the warm: %s", table, out.Result.Method, tg.Index, stdout)
 			}
 		}
 		return out.Result.Method, out.Result.Reason

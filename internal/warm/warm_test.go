@@ -30,6 +30,32 @@ func coldConn(t *testing.T) *connection.Conn {
 	return sandboxtest.Reconnect(t)
 }
 
+// plainTable creates db.name with an integer key, a secondary index kk and 90-byte rows
+// inserted in key order, and returns its quoted name.
+func plainTable(t *testing.T, db, name string, rows int64) string {
+	t.Helper()
+	q := sqltext.Table(db, name)
+	sandboxtest.Exec(t,
+		"CREATE TABLE "+q+" (id INT PRIMARY KEY, k INT, c VARCHAR(100), KEY kk (k))",
+		"INSERT INTO "+q+" SELECT seq, seq MOD 97, REPEAT('p', 90) FROM "+sandboxtest.Flavor(t).Series(db, 1, rows)+" ORDER BY seq")
+	return q
+}
+
+// warmAfterColdRestart restarts the sandbox cold and runs innowarm warm with args against
+// it; it fails the test unless warm exits 0, and returns what warm printed.
+func warmAfterColdRestart(t *testing.T, args ...string) string {
+	t.Helper()
+	if _, err := sandboxtest.Server(t).ColdRestart(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	sandboxtest.Reconnect(t)
+	r := sandboxtest.CLI(t, sandboxtest.Run{}, append(append([]string{"warm"}, args...), sandboxtest.Sock(t)...)...)
+	if r.Code != 0 {
+		t.Fatalf("warm %v: exit %d: %s", args, r.Code, r.Stderr)
+	}
+	return r.Stdout
+}
+
 func zooCatalog(t *testing.T, conn *connection.Conn) *catalog.Catalog {
 	t.Helper()
 	cat, err := catalog.Load(context.Background(), conn, catalog.Filter{Schemas: []string{sandboxtest.Zoo(t)}})
