@@ -3,7 +3,6 @@ package bufferpool
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/innowarm/innowarm/internal/connection"
 )
@@ -32,36 +31,9 @@ func (c PageCounters) LeftSince(then PageCounters) int64 {
 
 // ReadPageCounters reads the page counters.
 func ReadPageCounters(ctx context.Context, conn *connection.Conn) (PageCounters, error) {
-	rows, err := conn.DB.QueryContext(ctx, "SHOW GLOBAL STATUS WHERE Variable_name IN ('Innodb_pages_read', 'Innodb_pages_created', 'Innodb_buffer_pool_pages_data', 'Uptime')")
+	st, err := conn.GlobalStatus(ctx, "Innodb_pages_read", "Innodb_pages_created", "Innodb_buffer_pool_pages_data", "Uptime")
 	if err != nil {
 		return PageCounters{}, fmt.Errorf("read the page counters: %w", err)
 	}
-	defer rows.Close()
-	var c PageCounters
-	seen := 0
-	for rows.Next() {
-		var name string
-		var v int64
-		if err := rows.Scan(&name, &v); err != nil {
-			return c, fmt.Errorf("read the page counters: %w", err)
-		}
-		seen++
-		switch strings.ToLower(name) {
-		case "innodb_pages_read":
-			c.Read = v
-		case "innodb_pages_created":
-			c.Created = v
-		case "innodb_buffer_pool_pages_data":
-			c.Data = v
-		case "uptime":
-			c.Uptime = v
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return c, fmt.Errorf("read the page counters: %w", err)
-	}
-	if seen < 4 {
-		return c, fmt.Errorf("read the page counters: the server reports %d of Innodb_pages_read, Innodb_pages_created, Innodb_buffer_pool_pages_data, Uptime", seen)
-	}
-	return c, nil
+	return PageCounters{Read: st["innodb_pages_read"], Created: st["innodb_pages_created"], Data: st["innodb_buffer_pool_pages_data"], Uptime: st["uptime"]}, nil
 }

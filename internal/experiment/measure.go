@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -57,28 +56,11 @@ type Point struct {
 type counters struct{ reads, readAhead, requests int64 }
 
 func readCounters(ctx context.Context, conn *connection.Conn) (counters, error) {
-	var c counters
-	rows, err := conn.DB.QueryContext(ctx, "SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_read%'")
+	st, err := conn.GlobalStatus(ctx, "Innodb_buffer_pool_reads", "Innodb_buffer_pool_read_ahead", "Innodb_buffer_pool_read_requests")
 	if err != nil {
-		return c, fmt.Errorf("read buffer pool counters: %w", err)
+		return counters{}, fmt.Errorf("read buffer pool counters: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var k, v string
-		if err := rows.Scan(&k, &v); err != nil {
-			return c, err
-		}
-		n, _ := strconv.ParseInt(v, 10, 64)
-		switch strings.ToLower(k) {
-		case "innodb_buffer_pool_reads":
-			c.reads = n
-		case "innodb_buffer_pool_read_ahead":
-			c.readAhead = n
-		case "innodb_buffer_pool_read_requests":
-			c.requests = n
-		}
-	}
-	return c, rows.Err()
+	return counters{reads: st["innodb_buffer_pool_reads"], readAhead: st["innodb_buffer_pool_read_ahead"], requests: st["innodb_buffer_pool_read_requests"]}, nil
 }
 
 // statusInt reads one global status counter.
