@@ -202,7 +202,17 @@ func waitCoverage(cmd *cobra.Command, conn *connection.Conn, f catalog.Filter, w
 	res, err := readiness.Wait(ctx, bounded, want, o.timeout, o.interval, logx.Default())
 	w := cmd.OutOrStdout()
 	if o.asJSON {
-		if jerr := printJSON(w, res); jerr != nil {
+		// One document, with the error in it when the wait failed (a timeout, exit 3).
+		doc := struct {
+			readiness.Result
+			Error    string `json:"error,omitempty"`
+			ExitCode int    `json:"exit_code,omitempty"`
+		}{Result: res}
+		if err != nil {
+			doc.Error, doc.ExitCode = errorFields(ctx, err)
+			err = &shownInJSON{err}
+		}
+		if jerr := printJSON(w, doc); jerr != nil {
 			return jerr
 		}
 	} else if err == nil {

@@ -153,13 +153,14 @@ table). "auto" (the default) takes the dump when it can and says why not when it
 			defer exp.Close()
 			sm := newSnapshotMetrics(exp.Registry)
 			logx.Infof("capturing every %s to %s until stopped (keeping %d previous)", every, out, keep)
-			return snapshot.Every(cmd.Context(), conn, so, every, func(r *snapshot.Result) {
+			err = snapshot.Every(cmd.Context(), conn, so, every, func(r *snapshot.Result) {
 				report(r)
 				sm.observe(r)
 				if err := exp.Flush(); err != nil {
 					logx.Warnf("%v", err)
 				}
 			}, logx.Default())
+			return serviceEnd(cmd.Context(), err)
 		}
 		if metricsOut != "" || metricsAt != "" {
 			return usagef("--metrics-file and --metrics-listen go with --every")

@@ -361,7 +361,8 @@ func isSelectionError(err error) bool {
 // the run's error.
 func printWarmOutcome(cmd *cobra.Command, o *warm.Outcome, f *warmFlags, runErr error) error {
 	out := cmd.OutOrStdout()
-	if o == nil || (o.Result == nil && (runErr != nil || !f.dryRun)) {
+	if o == nil || (o.Result == nil && (runErr != nil || !f.dryRun)) || (runErr != nil && !didWork(o.Result)) {
+		// A failure before anything was read (a privilege, a lost server) is its one line.
 		return runErr
 	}
 	if o.Result == nil {
@@ -372,13 +373,20 @@ func printWarmOutcome(cmd *cobra.Command, o *warm.Outcome, f *warmFlags, runErr 
 		return nil
 	}
 	if f.asJSON {
-		if err := printJSON(out, map[string]any{"result": o.Result, "plan": planDoc(o, f.statementTimeout, false)}); err != nil {
-			return err
+		doc := map[string]any{"result": o.Result, "plan": planDoc(o, f.statementTimeout, false)}
+		err := withError(cmd.Context(), doc, runErr)
+		if perr := printJSON(out, doc); perr != nil {
+			return perr
 		}
-		return runErr
+		return err
 	}
 	printWarmResult(out, o.Result)
 	return runErr
+}
+
+// didWork reports whether a run read anything before it ended.
+func didWork(res *warm.Result) bool {
+	return res != nil && (len(res.UnitsRun) > 0 || res.PagesRead > 0 || (res.Native != nil && res.Native.Loaded > 0))
 }
 
 // planDoc is the JSON of the plan a warm follows: the method and why, and the scan units,
