@@ -430,8 +430,12 @@ func printDryRun(w io.Writer, o *warm.Outcome, verbose bool, limit time.Duration
 func printNativePlan(w io.Writer, np *warm.NativePlan) {
 	size := func(pages int64) string { return units.FormatBytes(pages * np.PageSize) }
 	if len(np.Spaces) > 0 {
-		fmt.Fprintf(w, "plan: the server's loader reads %d pages (%s) of %d tablespaces, ~%d (%s) not resident yet\n",
-			np.Requested, size(np.Requested), len(np.Spaces), np.NewPages, size(np.NewPages))
+		spaces := "tablespaces"
+		if len(np.Spaces) == 1 {
+			spaces = "tablespace"
+		}
+		fmt.Fprintf(w, "plan: the server's loader reads %d pages (%s) of %d %s, ~%d (%s) not resident yet\n",
+			np.Requested, size(np.Requested), len(np.Spaces), spaces, np.NewPages, size(np.NewPages))
 	} else {
 		fmt.Fprintln(w, "plan: nothing to load")
 	}
