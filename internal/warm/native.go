@@ -318,7 +318,7 @@ func abortLoad(runCtx context.Context, conn *connection.Conn, log *logx.Logger, 
 		time.Sleep(50 * time.Millisecond)
 	}
 	if status == before {
-		log.Infof("buffer pool load abort requested before the server began the load (its status still reads %q)", before)
+		log.Infof("buffer pool load abort requested; the server's load status reads as before the load: %s", before)
 		return
 	}
 	log.Infof("buffer pool load abort requested; the server is finishing the reads it had queued")
