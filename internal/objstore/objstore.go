@@ -78,7 +78,7 @@ type Addressing int
 const (
 	// AddressingAuto is path style with a custom endpoint (S3-compatible servers are
 	// usually reached by one name, without a DNS name per bucket), virtual-hosted style on
-	// AWS.
+	// AWS (also at an explicit *.amazonaws.com endpoint).
 	AddressingAuto Addressing = iota
 	// AddressingPath sends https://endpoint/BUCKET/KEY.
 	AddressingPath
@@ -180,7 +180,8 @@ func New(ctx context.Context, c Config) (*Client, error) {
 		case AddressingVirtualHost:
 			o.UsePathStyle = false
 		default:
-			o.UsePathStyle = o.UsePathStyle || custom
+			// An endpoint of AWS's own (a FIPS or dual-stack one, say) keeps AWS's addressing.
+			o.UsePathStyle = o.UsePathStyle || (custom && !strings.Contains(*o.BaseEndpoint, ".amazonaws.com"))
 		}
 		cl.region = o.Region
 	})
