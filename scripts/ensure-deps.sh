@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# ensure-deps.sh go|server|bench...: check what innowarm's make targets need and install it
-# through apt when running as root on Debian/Ubuntu; otherwise stop with exit 2 and the
-# exact package to install.
+# ensure-deps.sh go|server|s3server|bench...: check what innowarm's make targets need and
+# install it through apt when running as root on Debian/Ubuntu (s3server: with go install);
+# otherwise stop with exit 2 and the exact package to install.
 set -euo pipefail
 
 have() { command -v "$1" >/dev/null 2>&1; }
@@ -50,6 +50,20 @@ for what in "$@"; do
 		# MariaDB needs its installer script beside the server (MySQL initializes itself).
 		if have mariadbd || [ -x /usr/sbin/mariadbd ]; then
 			have mariadb-install-db || have mysql_install_db || apt_install mariadb-server
+		fi
+		;;
+	s3server)
+		# The tests' S3 server (internal/objstore/s3test starts it): versitygw, built once into
+		# GOBIN; the version is the one s3test.Version names, read from the binary's build info.
+		version=v1.8.0
+		gobin="$(go env GOBIN)"
+		bin="${gobin:-$(go env GOPATH | cut -d: -f1)/bin}/versitygw"
+		if ! go version -m "$bin" 2>/dev/null | grep -Eq "^[[:space:]]+mod[[:space:]]+github.com/versity/versitygw[[:space:]]+$version[[:space:]]"; then
+			echo "ensure-deps: installing versitygw $version (the tests' S3 server) with go install" >&2
+			go install "github.com/versity/versitygw/cmd/versitygw@$version" || {
+				echo "ensure-deps: go install github.com/versity/versitygw/cmd/versitygw@$version failed" >&2
+				exit 2
+			}
 		fi
 		;;
 	bench)

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/jedib0t/go-pretty/v6/table"
@@ -17,6 +15,7 @@ import (
 	"github.com/innowarm/innowarm/internal/exitcode"
 	"github.com/innowarm/innowarm/internal/logx"
 	"github.com/innowarm/innowarm/internal/manifest"
+	"github.com/innowarm/innowarm/internal/manifest/location"
 	"github.com/innowarm/innowarm/internal/readiness"
 	"github.com/innowarm/innowarm/internal/units"
 	"github.com/innowarm/innowarm/internal/warm"
@@ -35,6 +34,9 @@ type inspectOptions struct {
 	timeout  time.Duration
 	interval time.Duration
 	pageList string
+
+	// manifestKey identifies the manifest for a readiness probe (location.Info.Identity).
+	manifestKey string
 }
 
 func newInspectCmd() *cobra.Command {
@@ -71,10 +73,11 @@ Tables sharing a tablespace (MySQL's general tablespaces) are read from the LRU 
 	}
 	cf := addConnFlags(cmd)
 	o.sel.bind(cmd)
+	s3 := addS3Flags(cmd)
 	cmd.Flags().IntVar(&o.top, "top", 0, "show only the N rows with the most resident pages")
 	cmd.Flags().StringVar(&o.by, "by", "index", "group rows by index, table or schema")
 	cmd.Flags().BoolVar(&o.zero, "with-empty", false, "also list indexes with no resident page when no tables are selected")
-	cmd.Flags().StringVar(&o.manifest, "manifest", "", "report how much of a manifest's pages (innowarm snapshot) are resident here, per index")
+	cmd.Flags().StringVar(&o.manifest, "manifest", "", "report how much of a manifest's pages (innowarm snapshot; a file or s3://BUCKET/PREFIX/NAME) are resident here, per index")
 	cmd.Flags().StringVar(&o.wait, "wait-coverage", "", "wait until the selected tables (or --manifest's pages) are this resident, e.g. 95%: exit 0 when reached, 3 on --timeout")
 	cmd.Flags().DurationVar(&o.timeout, "timeout", 10*time.Minute, "with --wait-coverage: give up after this long (exit 3)")
 	cmd.Flags().DurationVar(&o.interval, "interval", 2*time.Second, "with --wait-coverage: time between checks")
@@ -106,12 +109,17 @@ Tables sharing a tablespace (MySQL's general tablespaces) are read from the LRU 
 				return usagef("--manifest reports on the manifest's own tables: leave out -D, --tables and --all-databases")
 			}
 			if o.wait == "" {
-				if mf, err = manifest.Load(o.manifest); err != nil {
+				if mf, err = s3.store().Load(cmd.Context(), o.manifest); err != nil {
 					return err
 				}
-			} else if _, err := os.Stat(o.manifest); err != nil {
-				// A probe reads the manifest only when it must count (manifestProbe).
-				return exitcode.UsageError(fmt.Errorf("manifest %s: %w", o.manifest, err))
+			} else {
+				// A probe reads the manifest only when it must count (manifestProbe); its
+				// identity says whether the last count was of this one.
+				info, err := s3.store().Stat(cmd.Context(), o.manifest)
+				if err != nil {
+					return err
+				}
+				o.manifestKey = info.Identity
 			}
 		}
 		var want float64
@@ -132,7 +140,7 @@ Tables sharing a tablespace (MySQL's general tablespaces) are read from the LRU 
 		}
 		defer conn.Close()
 		if want > 0 {
-			return waitCoverage(cmd, conn, f, want, o)
+			return waitCoverage(cmd, conn, f, want, o, s3.store())
 		}
 		if mf != nil {
 			return inspectManifest(cmd, conn, mf, o)
@@ -175,17 +183,12 @@ Tables sharing a tablespace (MySQL's general tablespaces) are read from the LRU 
 }
 
 // waitCoverage blocks until the target is resident enough: the readiness gate.
-func waitCoverage(cmd *cobra.Command, conn *connection.Conn, f catalog.Filter, want float64, o inspectOptions) error {
+func waitCoverage(cmd *cobra.Command, conn *connection.Conn, f catalog.Filter, want float64, o inspectOptions, store *location.Store) error {
 	ctx := cmd.Context()
 	var target readiness.Counted
 	var key string
 	if o.manifest != "" {
-		mp := &manifestProbe{conn: conn, path: o.manifest}
-		var err error
-		if key, err = mp.key(); err != nil {
-			return err
-		}
-		target = mp
+		target, key = &manifestProbe{conn: conn, path: o.manifest, store: store}, o.manifestKey
 	} else {
 		cat, err := catalog.Load(ctx, conn, f)
 		if err != nil {
@@ -223,31 +226,19 @@ func waitCoverage(cmd *cobra.Command, conn *connection.Conn, f catalog.Filter, w
 
 // manifestProbe is a manifest as a readiness target, read and resolved only when a probe
 // must count: between counts (readiness.Bounded) a probe answers from the page counters
-// and the file's identity, without reading the manifest's M pages (0.3 s for a 12 GiB
-// pool's manifest here).
+// and the manifest's identity (location.Info: a file's path, size and modification time,
+// an object's ETag), without reading the manifest's M pages (0.3 s for a 12 GiB pool's
+// manifest here).
 type manifestProbe struct {
 	conn   *connection.Conn
 	path   string
+	store  *location.Store
 	target readiness.Counted
-}
-
-// key names the manifest by its file: path, size and modification time. A rewritten file
-// is another target, counted afresh.
-func (m *manifestProbe) key() (string, error) {
-	abs, err := filepath.Abs(m.path)
-	if err != nil {
-		return "", err
-	}
-	fi, err := os.Stat(abs)
-	if err != nil {
-		return "", fmt.Errorf("manifest %s: %w", m.path, err)
-	}
-	return fmt.Sprintf("manifest file %s %d %d", abs, fi.Size(), fi.ModTime().UnixNano()), nil
 }
 
 func (m *manifestProbe) Count(ctx context.Context) (covered, total int64, detail string, err error) {
 	if m.target == nil {
-		mf, err := manifest.Load(m.path)
+		mf, err := m.store.Load(ctx, m.path)
 		if err != nil {
 			return 0, 0, "", err
 		}

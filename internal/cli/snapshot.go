@@ -4,14 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
-	"golang.org/x/sys/unix"
 
 	"github.com/innowarm/innowarm/internal/bufferpool"
 	"github.com/innowarm/innowarm/internal/catalog"
@@ -49,6 +46,11 @@ The file is written atomically (temporary file, fsync, rename); a failed or empt
 never replaces a good manifest. --every keeps capturing until stopped (a sidecar), --keep
 keeps that many previous manifests as FILE.1 ... FILE.N. Needs the PROCESS privilege.
 
+-o s3://BUCKET/PREFIX/NAME writes to S3 or an S3-compatible store (MinIO, Ceph, ...), with
+credentials, endpoint and region from the AWS environment and shared config files or the
+--s3-* flags (docs/object-storage.md): the object is uploaded to a temporary key, its
+checksum verified by the store, then copied into place, so it too is only replaced whole.
+
 With --every each manifest holds the history of the captures so far, not one look at the
 LRU list: every page a capture held, with how many captures held it and a score: the
 share of the captures, weighted by age (half-life: four intervals, at least a minute), in
@@ -68,11 +70,13 @@ tablespace file's allocation metadata ("dump"); elsewhere it reads INNODB_BUFFER
 table). "auto" (the default) takes the dump when it can and says why not when it cannot.`,
 		Example: `  innowarm snapshot -u admin -p -o /var/lib/innowarm/hot.manifest
   innowarm snapshot -o hot.manifest.gz --every 5m --keep 3     # sidecar
+  innowarm snapshot -o s3://manifests/prod/db1/hot.manifest.gz --every 5m --s3-endpoint https://minio:9000
   innowarm snapshot -D shop -o - | gzip > shop.manifest.gz`,
 	}
 	cf := addConnFlags(cmd)
 	sel.bind(cmd)
-	cmd.Flags().StringVarP(&out, "output", "o", "", "manifest file to write (- for stdout; .gz compresses)")
+	s3 := addS3Flags(cmd)
+	cmd.Flags().StringVarP(&out, "output", "o", "", "manifest file or object to write: PATH, s3://BUCKET/PREFIX/NAME, or - for stdout (.gz compresses)")
 	cmd.Flags().DurationVar(&every, "every", 0, "capture again every interval until stopped (e.g. 5m)")
 	cmd.Flags().IntVar(&keep, "keep", 0, "previous manifests to keep as FILE.1 ... FILE.N")
 	cmd.Flags().BoolVar(&allowEmpty, "allow-empty", false, "let a capture with no pages replace an existing manifest")
@@ -100,14 +104,8 @@ table). "auto" (the default) takes the dump when it can and says why not when it
 		if out == manifest.StdioName && asJSON {
 			return usagef("-o - writes the manifest to stdout; --json would mix with it")
 		}
-		if out != manifest.StdioName {
-			dir := filepath.Dir(out)
-			if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-				return usagef("cannot write the manifest %s: directory %s does not exist", out, dir)
-			}
-			if err := unix.Access(dir, unix.W_OK); err != nil {
-				return usagef("cannot write the manifest %s: directory %s is not writable", out, dir)
-			}
+		if err := s3.store().CheckWritable(cmd.Context(), out, keep); err != nil {
+			return err
 		}
 		filter, err := sel.filter(&opts)
 		if err != nil {
@@ -129,7 +127,7 @@ table). "auto" (the default) takes the dump when it can and says why not when it
 				return err
 			}
 		}
-		so := snapshot.Options{Path: out, Keep: keep, AllowEmpty: allowEmpty, Filter: filter, ToolVersion: version, PageList: pageList, Log: logx.Default()}
+		so := snapshot.Options{Path: out, Keep: keep, AllowEmpty: allowEmpty, Filter: filter, ToolVersion: version, PageList: pageList, Log: logx.Default(), Store: s3.store()}
 		if err := so.Validate(); err != nil {
 			return usagef("%v", err)
 		}

@@ -16,7 +16,6 @@ import (
 	"github.com/innowarm/innowarm/internal/connection"
 	"github.com/innowarm/innowarm/internal/exitcode"
 	"github.com/innowarm/innowarm/internal/logx"
-	"github.com/innowarm/innowarm/internal/manifest"
 	"github.com/innowarm/innowarm/internal/pacing"
 	"github.com/innowarm/innowarm/internal/progress"
 	"github.com/innowarm/innowarm/internal/readiness"
@@ -42,6 +41,7 @@ type warmFlags struct {
 	asJSON, quiet    bool
 	progressEvery    time.Duration
 	from             string
+	s3               *s3Flags
 	method           string
 	untilCoverage    string
 }
@@ -84,7 +84,8 @@ Needs SELECT on the tables and the PROCESS privilege (to read the pool's page li
 	fl.DurationVar(&f.statementTimeout, "statement-timeout", time.Hour, "server-side time limit of each statement")
 	fl.DurationVar(&f.lockWaitTimeout, "lock-wait-timeout", 10*time.Second, "how long a statement may wait for a table's metadata lock (e.g. behind DDL)")
 	fl.Int64Var(&f.splitPages, "split-pages", warm.DefaultSplitPages, "cut indexes larger than this many pages into key ranges")
-	fl.StringVar(&f.from, "from", "", "warm the pages a manifest names (written by innowarm snapshot, maybe on another server); - reads stdin")
+	fl.StringVar(&f.from, "from", "", "warm the pages a manifest names (written by innowarm snapshot, maybe on another server): a file, s3://BUCKET/PREFIX/NAME, or - for stdin")
+	f.s3 = addS3Flags(cmd)
 	fl.StringVar(&f.method, "method", warm.MethodAuto, "auto, native or scan: native hands the page list to the server's own loader (innowarm must run on the database host and write its dump file); auto uses it when possible, except for tables on MySQL that scans read whole (its loader is slower than scans)")
 	fl.StringVar(&f.untilCoverage, "until-coverage", "", "stop as soon as the plan (or the manifest's pages) is this resident, e.g. 95%")
 	fl.BoolVar(&f.asJSON, "json", false, "print the plan and result as JSON on stdout")
@@ -342,7 +343,7 @@ func (f *warmFlags) request(cmd *cobra.Command, opts *connection.Options, pace p
 		if !filter.Empty() {
 			return req, usagef("--from warms what the manifest names: leave out -D, --tables and --all-databases")
 		}
-		if req.Manifest, err = manifest.Load(f.from); err != nil {
+		if req.Manifest, err = f.s3.store().Load(cmd.Context(), f.from); err != nil {
 			return req, err
 		}
 	}

@@ -18,14 +18,17 @@ import (
 	"github.com/innowarm/innowarm/internal/exitcode"
 	"github.com/innowarm/innowarm/internal/logx"
 	"github.com/innowarm/innowarm/internal/manifest"
+	"github.com/innowarm/innowarm/internal/manifest/location"
 	"github.com/innowarm/innowarm/internal/sqlerr"
 )
 
 // Options shape a capture.
 type Options struct {
-	Path        string // "-" for stdout
-	Keep        int    // previous manifests kept as PATH.1 ... PATH.N
-	AllowEmpty  bool   // let an empty capture replace a manifest
+	// Path is where the manifest goes: a file, "-" for stdout, or an object
+	// (s3://BUCKET/PREFIX/NAME) reached through Store.
+	Path        string
+	Keep        int  // previous manifests kept as PATH.1 ... PATH.N
+	AllowEmpty  bool // let an empty capture replace a manifest
 	Filter      catalog.Filter
 	ToolVersion string
 	// PageList chooses how the page list is read: PageListAuto (the server's own dump when
@@ -39,6 +42,9 @@ type Options struct {
 	// ObserveOnly feeds the capture to History and writes nothing.
 	ObserveOnly bool
 	Log         *logx.Logger
+	// Store writes the manifest; nil: local files, and object storage configured by the
+	// environment alone.
+	Store *location.Store
 }
 
 // PageListAuto picks the cheapest page list the server allows.
@@ -151,19 +157,18 @@ func Capture(ctx context.Context, conn *connection.Conn, o Options) (*Result, er
 			return err
 		}
 	}
-	hdr, err := manifest.WriteFileAtomic(o.Path, h, manifest.WriteOptions{Keep: o.Keep, AllowEmpty: o.AllowEmpty}, produce)
+	store := o.Store
+	if store == nil {
+		store = &location.Store{}
+	}
+	written, err := store.Write(ctx, o.Path, h, manifest.WriteOptions{Keep: o.Keep, AllowEmpty: o.AllowEmpty}, produce)
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Path: o.Path, Entries: hdr.Entries, Objects: hdr.Objects, Seconds: time.Since(t0).Seconds(), ReadSeconds: st.Seconds,
+	hdr := written.Header
+	return &Result{Path: o.Path, Entries: hdr.Entries, Objects: hdr.Objects, Bytes: written.Bytes, Seconds: time.Since(t0).Seconds(), ReadSeconds: st.Seconds,
 		PoolPages: h.PoolPages, Unattributed: st.Unattributed, Header: hdr, CapturedAt: h.CapturedAt,
-		PageList: st.Source, PageListNote: note, Unnamed: st.Unnamed}
-	if o.Path != manifest.StdioName {
-		if fi, err := os.Stat(o.Path); err == nil {
-			res.Bytes = fi.Size()
-		}
-	}
-	return res, nil
+		PageList: st.Source, PageListNote: note, Unnamed: st.Unnamed}, nil
 }
 
 type pageStream func(context.Context, *connection.Conn, *catalog.Catalog, func(bufferpool.LRUPage) error) (bufferpool.LRUStats, error)

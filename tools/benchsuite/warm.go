@@ -164,6 +164,7 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // measured is a timed run of a process, with its peak memory.
 type measured struct {
 	seconds float64
+	cpu     float64 // user + system seconds of innowarm itself
 	rssMB   float64
 	stdout  string
 }
@@ -178,6 +179,7 @@ func (s *server) innowarm(ctx context.Context, args ...string) (measured, error)
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		m.rssMB = float64(ru.Maxrss) / 1024
 	}
+	m.cpu = (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds()
 	if err != nil {
 		return m, fmt.Errorf("innowarm %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
 	}
