@@ -21,6 +21,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/procfs"
+
 	"github.com/innowarm/innowarm/internal/connection"
 	"github.com/innowarm/innowarm/internal/exitcode"
 	"github.com/innowarm/innowarm/internal/flavor"
@@ -646,9 +648,7 @@ func (s *Sandbox) Status(ctx context.Context) Status {
 	pid := s.livePid()
 	if pid > 0 {
 		st.Running, st.Pid = true, pid
-		if fi, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err == nil {
-			st.UptimeSecs = time.Since(fi.ModTime()).Seconds()
-		}
+		st.UptimeSecs = processUptime(pid)
 		return st
 	}
 	if raw, err := os.ReadFile(s.PidFile); err == nil {
@@ -658,6 +658,25 @@ func (s *Sandbox) Status(ctx context.Context) Status {
 		st.StaleSocket = fmt.Sprintf("%s exists but no server of this sandbox is running", s.Socket)
 	}
 	return st
+}
+
+// processUptime is how long pid has run, from its start time in /proc/PID/stat (0 when
+// unknown). The mtime of /proc/PID is no start time: it is when the kernel last built that
+// inode, which a lookup after the inode cache dropped it sets to now.
+func processUptime(pid int) float64 {
+	p, err := procfs.NewProc(pid)
+	if err != nil {
+		return 0
+	}
+	stat, err := p.Stat()
+	if err != nil {
+		return 0
+	}
+	started, err := stat.StartTime()
+	if err != nil {
+		return 0
+	}
+	return max(0, float64(time.Now().UnixNano())/1e9-started)
 }
 
 // livePid is the pid of this sandbox's running server, or 0.

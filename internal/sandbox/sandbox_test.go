@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -349,6 +350,29 @@ func TestDefaultDirIsCreatedAndRemoved(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(cache, "innowarm")); err != nil {
 		t.Errorf("purge removed the sandbox's parent: %v", err)
+	}
+}
+
+// Status reports the server's own uptime (from its start time), not the age of the kernel's
+// /proc entry, which a dropped inode cache renews.
+func TestStatusUptimeIsTheServers(t *testing.T) {
+	before := time.Now()
+	sb, _ := newSandbox(t, Config{})
+	up := time.Now()
+	time.Sleep(3 * time.Second)
+	if os.Geteuid() == 0 {
+		syscall.Sync()
+		// Drop the dentry and inode caches: /proc/PID is built anew on the next look.
+		if err := os.WriteFile("/proc/sys/vm/drop_caches", []byte("2\n"), 0); err != nil {
+			t.Logf("could not drop the inode cache: %v", err)
+		}
+	}
+	st := sb.Status(context.Background())
+	waited, bound := time.Since(up).Seconds(), time.Since(before).Seconds()
+	// The server started before up returned and after the test began; its start time is
+	// counted from the boot time in whole seconds, so it can read up to 1 s early.
+	if !st.Running || st.UptimeSecs < waited || st.UptimeSecs > bound+1 {
+		t.Errorf("uptime %.2f s, want between %.2f and %.2f", st.UptimeSecs, waited, bound+1)
 	}
 }
 
