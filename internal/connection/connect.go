@@ -70,7 +70,7 @@ func (o Options) Config() (*mysql.Config, error) {
 // A bare -p prompts here, just before the password is needed.
 func Open(ctx context.Context, o Options) (*Conn, error) {
 	if o.PasswordPrompt {
-		pw, err := PromptPassword()
+		pw, err := PromptPassword(ctx)
 		if err != nil {
 			return nil, err
 		}
