@@ -277,7 +277,7 @@ func newSandboxFlavorsCmd() *cobra.Command {
 		Long: `flavors lists the servers --flavor accepts and where each comes from. The machine's own
 server is used when it is of the flavor's series; otherwise --install (or the first
 'sandbox up --flavor') installs the flavor's Debian packages with debootstrap into a private
-root file system under ` + sandbox.ServersDir() + ` (root needed, about a minute, once); the
+root file system under ` + sandbox.ServersDir() + ` (root needed, once: 47-56 s on an idle 2-vCPU machine, 195-219 s on a loaded one); the
 server then runs on this machine through that root's own dynamic loader.`,
 		Example: "  innowarm sandbox flavors\n  innowarm sandbox flavors --install mysql-9.7 mariadb-11.8",
 		Args:    cobra.ArbitraryArgs,
