@@ -17,7 +17,6 @@ if ! "$bin" version 2>/dev/null | grep -q "version ${VERSION#v}"; then
 	GOBIN="$(dirname "$bin")" $GO install "github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$VERSION"
 	echo "== golangci-lint $VERSION installed in $(($(date +%s) - t0)) s"
 fi
-echo "== golangci-lint"
 # Serial runners: another golangci-lint on the machine (a second checkout's make test) is
 # waited for instead of failing the run with "parallel golangci-lint is running".
 "$bin" run --allow-serial-runners ./...
