@@ -3,7 +3,7 @@
 # with .golangci.yml: errorlint, rowserrcheck, sqlclosecheck, contextcheck and the standard set.
 #
 # golangci-lint ships no binary through the Go module proxy (it serves module sources only),
-# so the first run compiles it: 2 min 40 s on an idle 2-vCPU machine, 12.5 min on a loaded
+# so the first run compiles it: 2 min 40 s on an idle 2-vCPU machine, 12.5-22 min on a loaded
 # one. It is built once per version into $(go env GOPATH)/bin; later runs only check its
 # version (and a rebuild after a version bump reuses the Go build cache).
 set -euo pipefail
