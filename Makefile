@@ -1,10 +1,14 @@
 # innowarm — see README.md. `make demo` and `make test` are the two set-up commands.
 GO      ?= go
 BIN     := bin/innowarm
+# make install puts innowarm in $(DESTDIR)$(PREFIX)/bin (/usr/local/bin: on PATH, and where
+# the README's systemd recipes call it).
+PREFIX  ?= /usr/local
+DESTDIR ?=
 VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/innowarm/innowarm/internal/cli.version=$(VERSION)
 
-.PHONY: all build deps test vet lint demo bench clean
+.PHONY: all build install deps test vet lint demo bench clean
 
 # FLAVOR=mariadb-11.8 or mysql-9.7 runs the demo, the bench and the tests' first pass on that
 # server (installed once with debootstrap into ~/.cache/innowarm/servers); see docs/flavors.md.
@@ -17,6 +21,10 @@ all: build
 build:
 	@scripts/ensure-deps.sh go
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/innowarm
+
+install: build
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/innowarm
 
 # deps installs what the tests and the demo need (server binaries, the tests' S3 server),
 # or stops with exit 2 naming the package to install.
@@ -35,6 +43,7 @@ lint:
 # test: go vet, the race detector on packages that need no server, then every package
 # (each test binary starts its own throwaway server).
 test: deps
+	@scripts/ensure-deps.sh test
 	scripts/test.sh
 
 demo: deps build

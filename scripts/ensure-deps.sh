@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ensure-deps.sh go|server|s3server|bench...: check what innowarm's make targets need and
+# ensure-deps.sh go|server|test|s3server|bench...: check what innowarm's make targets need and
 # install it through apt when running as root on Debian/Ubuntu (s3server: with go install);
 # otherwise stop with exit 2 and the exact package to install.
 set -euo pipefail
@@ -40,10 +40,21 @@ apt_install() {
 for what in "$@"; do
 	case "$what" in
 	go)
+		# go.mod names Go 1.26; a go command of 1.21 or newer fetches that toolchain through
+		# the Go module proxy by itself (GOTOOLCHAIN=auto), an older one cannot.
 		if ! have go; then
-			echo "ensure-deps: Go is not installed: install Go 1.24 or newer from https://go.dev/dl/ (Debian's golang-go is too old), then run make again" >&2
+			echo "ensure-deps: Go is not installed: install Go 1.21 or newer from https://go.dev/dl/ (it fetches the Go 1.26 toolchain go.mod names; Debian 12's golang-go is 1.19, too old), then run make again" >&2
 			exit 2
 		fi
+		minor=$(go env GOVERSION 2>/dev/null | sed -n 's/.*go1\.\([0-9]*\).*/\1/p')
+		if [ -z "$minor" ] || [ "$minor" -lt 21 ]; then
+			echo "ensure-deps: $(go version 2>/dev/null || echo 'this go') is too old: install Go 1.21 or newer from https://go.dev/dl/ (it fetches the Go 1.26 toolchain go.mod names), then run make again" >&2
+			exit 2
+		fi
+		;;
+	test)
+		# TestPasswordHiddenFromPs reads the process list with ps.
+		have ps || apt_install procps
 		;;
 	server)
 		find_server || apt_install mariadb-server

@@ -1,34 +1,71 @@
 #!/usr/bin/env bash
-# test.sh: go vet, then every package under the race detector against the machine's own
-# server, then the packages that talk to a server again against each other flavor.
+# test.sh: go vet, golangci-lint, then every package under the race detector against the
+# machine's own server, then the packages that talk to a server again against each other
+# flavor. Every pass runs even when an earlier one failed; the summary at the end gives
+# each pass's result and time, and the script fails if any pass did.
 #
 #   FLAVORS="mariadb-11.8 mysql-9.7"   the other flavors (default: both); FLAVORS= skips them
 #   PKGS=./internal/warm               limit the packages
-set -euo pipefail
+set -uo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
 FLAVORS=${FLAVORS-mariadb-11.8 mysql-9.7}
 PKGS=${PKGS:-./...}
 start=$(date +%s)
-echo "== go vet"
-$GO vet ./...
-scripts/lint.sh
+summary=()
+failed=0
+
+# pass NAME COMMAND...: run one pass, note its result and time.
+pass() {
+	local name=$1 t0 rc
+	shift
+	echo "== $name"
+	t0=$(date +%s)
+	"$@"
+	rc=$?
+	if [ "$rc" = 0 ]; then
+		summary+=("ok      $name ($(($(date +%s) - t0)) s)")
+	else
+		summary+=("FAILED  $name (exit $rc, $(($(date +%s) - t0)) s)")
+		failed=1
+	fi
+	return "$rc"
+}
+
+pass "go vet" $GO vet ./...
+pass "golangci-lint" scripts/lint.sh
+flavors_ok=1
 if [ -n "$FLAVORS" ]; then
-	echo "== server flavors: $FLAVORS (installed once into ~/.cache/innowarm/servers)"
 	# shellcheck disable=SC2086
-	$GO run ./cmd/innowarm sandbox flavors --install $FLAVORS
+	pass "server flavors $FLAVORS (installed once into ~/.cache/innowarm/servers)" \
+		$GO run ./cmd/innowarm sandbox flavors --install $FLAVORS || flavors_ok=0
 fi
-echo "== go test -race $PKGS (the machine's own server)"
 # shellcheck disable=SC2086
-$GO test -race -count=1 -timeout 20m $PKGS
+pass "go test -race $PKGS (the machine's own server)" $GO test -race -count=1 -timeout 20m $PKGS
 # Packages whose tests start a server import sandboxtest (sandbox's own tests start theirs).
+# shellcheck disable=SC2086
 server=$($GO list -f '{{.ImportPath}} {{join .TestImports " "}} {{join .XTestImports " "}}' $PKGS |
 	awk '(/internal\/sandbox\/sandboxtest/ && $1 !~ /sandboxtest$/) || $1 ~ /internal\/sandbox$/ {print $1}')
 for flavor in $FLAVORS; do
-	echo "== go test -race (flavor $flavor): $(echo "$server" | sed 's#github.com/innowarm/innowarm/internal/##' | tr '\n' ' ')"
-	t0=$(date +%s)
+	name="go test -race (flavor $flavor): $(echo "$server" | sed 's#github.com/innowarm/innowarm/internal/##' | tr '\n' ' ')"
+	if [ -z "$server" ]; then
+		summary+=("skipped $name (no package of PKGS starts a server)")
+		continue
+	fi
+	if [ "$flavors_ok" = 0 ]; then
+		summary+=("FAILED  $name (not run: the flavors did not install)")
+		failed=1
+		continue
+	fi
 	# shellcheck disable=SC2086
-	INNOWARM_FLAVOR=$flavor $GO test -race -count=1 -timeout 20m $server
-	echo "== flavor $flavor passed in $(($(date +%s) - t0)) s"
+	INNOWARM_FLAVOR=$flavor pass "$name" $GO test -race -count=1 -timeout 20m $server
 done
+
+echo
+echo "== summary ($(($(date +%s) - start)) s in all)"
+printf '%s\n' "${summary[@]}"
+if [ "$failed" != 0 ]; then
+	echo "== tests FAILED"
+	exit 1
+fi
 echo "== tests passed in $(($(date +%s) - start)) s"

@@ -118,3 +118,55 @@ func TestSandboxCommands(t *testing.T) {
 		t.Errorf("purge left %s", dir)
 	}
 }
+
+// The issue's data loss, as a user ran it: up in a directory holding a file of theirs, then
+// down --purge, deleted both. Up refuses that directory; a file added to a sandbox after up
+// survives the purge, which says what it kept; the default directory goes with its sandbox.
+func TestSandboxPurgeKeepsTheUsersFiles(t *testing.T) {
+	scratch := sandboxtest.Dir(t)
+	d := filepath.Join(scratch, "d")
+	if err := os.Mkdir(d, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	notes := filepath.Join(d, "notes.txt")
+	os.WriteFile(notes, []byte("x\n"), 0o644)
+	r := sandboxtest.CLI(t, sandboxtest.Run{}, "sandbox", "up", "--dir", d)
+	oneLineError(t, r, 2, "notes.txt", "empty directory")
+	r = sandboxtest.CLI(t, sandboxtest.Run{}, "sandbox", "down", "--purge", "--dir", d)
+	oneLineError(t, r, 2, "no sandbox")
+	if b, err := os.ReadFile(notes); err != nil || string(b) != "x\n" {
+		t.Fatalf("notes.txt after up and purge: %q %v", b, err)
+	}
+
+	// HOME of its own: the default directory is under it. Up creates it, so purge removes it.
+	home := filepath.Join(scratch, "home")
+	run := sandboxtest.Run{Env: []string{"HOME=" + home}}
+	def := filepath.Join(home, ".cache", "innowarm", "sandbox")
+	t.Cleanup(func() { sandboxtest.CLI(t, run, "sandbox", "down", "--purge") })
+	for _, userFile := range []bool{false, true} {
+		if r := sandboxtest.CLI(t, run, "sandbox", "up", "--pool-size", "32M"); r.Code != 0 || !strings.Contains(r.Stdout, def) {
+			t.Fatalf("up in the default dir: %d %s %s", r.Code, r.Stdout, r.Stderr)
+		}
+		if !userFile {
+			r = sandboxtest.CLI(t, run, "sandbox", "down", "--purge")
+			if _, err := os.Stat(def); r.Code != 0 || !strings.Contains(r.Stdout, "removed "+def) || !os.IsNotExist(err) {
+				t.Fatalf("purge of the default dir: %d %s %s (%v)", r.Code, r.Stdout, r.Stderr, err)
+			}
+			continue
+		}
+		mine := filepath.Join(def, "my-queries.sql")
+		os.WriteFile(mine, []byte("SELECT 1;\n"), 0o644)
+		r = sandboxtest.CLI(t, run, "sandbox", "down", "--purge", "--json")
+		var down struct {
+			Purge struct {
+				Kept       []string `json:"kept"`
+				DirRemoved bool     `json:"dir_removed"`
+			} `json:"purge"`
+		}
+		sandboxtest.JSON(t, []byte(r.Stdout), &down)
+		entries, _ := os.ReadDir(def)
+		if r.Code != 0 || down.Purge.DirRemoved || len(down.Purge.Kept) != 1 || len(entries) != 1 || entries[0].Name() != "my-queries.sql" {
+			t.Fatalf("purge with a file of the user's: %d %s %s; left %v", r.Code, r.Stdout, r.Stderr, entries)
+		}
+	}
+}

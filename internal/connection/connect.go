@@ -74,7 +74,7 @@ const sourcePrompt = "prompt"
 // A bare -p prompts here, just before the password is needed.
 func Open(ctx context.Context, o Options) (*Conn, error) {
 	if o.PasswordPrompt {
-		pw, err := PromptPassword()
+		pw, err := PromptPassword(ctx)
 		if err != nil {
 			return nil, err
 		}

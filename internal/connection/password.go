@@ -1,12 +1,16 @@
 package connection
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
+	"sync"
 	"unsafe"
 
+	"golang.org/x/sys/unix"
 	"golang.org/x/term"
 
 	"github.com/innowarm/innowarm/internal/exitcode"
@@ -17,23 +21,59 @@ var errNoTerminal = errors.New("-p without a value asks for the password on the 
 
 // PromptPassword asks for the password on the controlling terminal without echo, as the
 // mysql client does (it reads /dev/tty, so it works even when stdin is redirected).
-func PromptPassword() (string, error) {
+func PromptPassword(ctx context.Context) (string, error) {
 	tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
 	if err != nil {
 		return "", exitcode.UsageError(errNoTerminal)
 	}
 	defer tty.Close()
+	return promptOn(ctx, tty, tty)
+}
+
+// promptOn turns echo off on tty, then writes the prompt to prompt and reads a line. The
+// order matters: a password typed the moment the prompt shows, before echo went off, would
+// be echoed by the terminal. The terminal's settings are put back on return, and on ctx's
+// end (Ctrl-C), which does not wait for the line.
+func promptOn(ctx context.Context, tty *os.File, prompt io.Writer) (string, error) {
 	fd := int(tty.Fd())
-	if !term.IsTerminal(fd) {
+	saved, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+	if err != nil {
 		return "", exitcode.UsageError(errNoTerminal)
 	}
-	fmt.Fprint(tty, "Enter password: ")
-	b, err := term.ReadPassword(fd)
-	fmt.Fprintln(tty)
-	if err != nil {
-		return "", fmt.Errorf("read password from terminal: %w", err)
+	// The settings term.ReadPassword reads with, set before the prompt is written.
+	noEcho := *saved
+	noEcho.Lflag &^= unix.ECHO
+	noEcho.Lflag |= unix.ICANON | unix.ISIG
+	noEcho.Iflag |= unix.ICRNL
+	if err := unix.IoctlSetTermios(fd, unix.TCSETS, &noEcho); err != nil {
+		return "", fmt.Errorf("turn terminal echo off: %w", err)
 	}
-	return strings.TrimRight(string(b), "\r\n"), nil
+	restore := sync.OnceFunc(func() { _ = unix.IoctlSetTermios(fd, unix.TCSETS, saved) })
+	defer restore()
+	fmt.Fprint(prompt, "Enter password: ")
+	type line struct {
+		b   []byte
+		err error
+	}
+	read := make(chan line, 1)
+	go func() {
+		b, err := term.ReadPassword(fd)
+		read <- line{b, err}
+	}()
+	select {
+	case l := <-read:
+		restore()
+		fmt.Fprintln(prompt)
+		if l.err != nil {
+			return "", fmt.Errorf("read password from terminal: %w", l.err)
+		}
+		return strings.TrimRight(string(l.b), "\r\n"), nil
+	case <-ctx.Done():
+		// The reader stays blocked until the process exits, which an interrupt leads to.
+		restore()
+		fmt.Fprintln(prompt)
+		return "", ctx.Err()
+	}
 }
 
 // scrubArgs overwrites the password in the process's own argument memory with 'x', so it

@@ -37,6 +37,7 @@ type Target struct {
 	created bool // the sandbox was made for this run and is removed by Close
 	started bool // the sandbox existed, stopped, and this run started it: Close stops it
 	keep    bool
+	tempDir string // the temporary directory made for the sandbox, removed with it
 }
 
 // SandboxConfig is the sandbox an experiment creates for itself.
@@ -81,7 +82,11 @@ func NewSandbox(ctx context.Context, cfg SandboxConfig, log *logx.Logger) (*Targ
 		}
 	}
 	log.Infof("sandbox: %s, pid %d", sb.Description(), sb.Status(ctx).Pid)
-	return &Target{Opts: sb.ConnOptions(), Sandbox: sb, Log: log, created: rep.Action == "created", started: rep.Action == "started", keep: cfg.Keep}, nil
+	t := &Target{Opts: sb.ConnOptions(), Sandbox: sb, Log: log, created: rep.Action == "created", started: rep.Action == "started", keep: cfg.Keep}
+	if temp {
+		t.tempDir = dir
+	}
+	return t, nil
 }
 
 // SmallPoolArgs are the server options a sandbox with a small pool needs: the page cleaner
@@ -128,8 +133,16 @@ func (t *Target) Close() {
 		t.Log.Infof("sandbox kept (stopped) in %s: 'innowarm sandbox up --dir %s' starts it again", t.Sandbox.Dir, t.Sandbox.Dir)
 		return
 	}
-	if err := t.Sandbox.Purge(ctx); err != nil {
+	rep, err := t.Sandbox.Purge(ctx)
+	if err != nil {
 		t.Log.Warnf("could not remove the sandbox in %s: %v", t.Sandbox.Dir, err)
+		return
+	}
+	if t.tempDir != "" && !rep.DirRemoved {
+		// The sandbox did not create the temporary directory, so it leaves it; it is empty.
+		if err := os.Remove(t.tempDir); err != nil {
+			t.Log.Warnf("could not remove %s: %v", t.tempDir, err)
+		}
 	}
 }
 

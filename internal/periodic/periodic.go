@@ -25,7 +25,9 @@ func Every(ctx context.Context, d time.Duration, f func(ctx context.Context) boo
 				return
 			case <-t.C:
 			}
-			if !f(ctx) {
+			// select picks at random among ready cases: a tick pending when ctx ended must
+			// not start another call.
+			if ctx.Err() != nil || !f(ctx) {
 				return
 			}
 		}

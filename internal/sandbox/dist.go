@@ -203,7 +203,7 @@ func Provision(ctx context.Context, d Distribution) (ProvisionReport, error) {
 		return ProvisionReport{}, exitcode.UsageError(fmt.Errorf("flavor %s: %w", d.Name, err))
 	}
 	defer logFile.Close()
-	logx.Infof("installing %s: debootstrap of Debian %s (%s) from %s into %s (about a minute, once)", d.Name, d.Suite, strings.Join(d.Packages, ", "), mirror, final)
+	logx.Infof("installing %s: debootstrap of Debian %s (%s) from %s into %s (once: about a minute on an idle machine, 3 to 4 minutes on a loaded one)", d.Name, d.Suite, strings.Join(d.Packages, ", "), mirror, final)
 	t0 := time.Now()
 	cmd := exec.CommandContext(ctx, debootstrap, "--variant=minbase", "--include="+strings.Join(d.Packages, ","), d.Suite, tmp, mirror)
 	cmd.Stdout, cmd.Stderr = logFile, logFile

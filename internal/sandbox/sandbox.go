@@ -21,6 +21,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/procfs"
+
 	"github.com/innowarm/innowarm/internal/connection"
 	"github.com/innowarm/innowarm/internal/exitcode"
 	"github.com/innowarm/innowarm/internal/flavor"
@@ -30,6 +32,15 @@ import (
 const (
 	stateFileName = "sandbox.json"
 	stateFormat   = 1
+	// The entries a sandbox makes in its directory; Purge removes these and nothing else.
+	dataDirName    = "data"
+	tmpDirName     = "tmp"
+	filesDirName   = "files"
+	installLogName = "install.log"
+	serverOutName  = "server.out"
+	errorLogName   = "error.log"
+	pidFileName    = "mysqld.pid"
+	socketName     = "mysqld.sock"
 	// MinPoolSize is the smallest pool a sandbox accepts; the servers refuse or silently raise
 	// smaller values.
 	MinPoolSize = 8 << 20
@@ -75,6 +86,12 @@ type State struct {
 	LoadAtStartup  bool        `json:"load_at_startup"`
 	ServerArgs     []string    `json:"server_args,omitempty"`
 	CreatedAt      time.Time   `json:"created_at"`
+	// DirCreated: 'sandbox up' made the directory itself, so Purge may remove it once
+	// innowarm's own entries are gone and nothing else is left in it.
+	DirCreated bool `json:"dir_created"`
+	// Installing: the data directory's bootstrap has not completed (it failed or was
+	// interrupted); the next 'up' installs again.
+	Installing bool `json:"installing,omitempty"`
 }
 
 // Sandbox is one sandbox directory and, when this process started it, its server process.
@@ -95,16 +112,21 @@ func DefaultDir() string {
 	return filepath.Join(base, "innowarm", "sandbox")
 }
 
-// Open loads the sandbox in dir.
+// errNoSandbox: the directory holds no sandbox state.
+var errNoSandbox = errors.New("no sandbox")
+
+// Open loads the sandbox in dir. It refuses a state file that names another directory (a
+// copied sandbox.json, or a moved sandbox): every path in it points at the other one.
 func Open(dir string) (*Sandbox, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, exitcode.UsageError(fmt.Errorf("sandbox dir %s: %w", dir, err))
 	}
-	b, err := os.ReadFile(filepath.Join(abs, stateFileName))
+	statePath := filepath.Join(abs, stateFileName)
+	b, err := os.ReadFile(statePath)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, exitcode.UsageError(fmt.Errorf("no sandbox in %s: create one with 'innowarm sandbox up --dir %s'", abs, abs))
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			return nil, exitcode.UsageError(fmt.Errorf("%w in %s: create one with 'innowarm sandbox up --dir %s'", errNoSandbox, abs, abs))
 		}
 		return nil, fmt.Errorf("read sandbox state: %w", err)
 	}
@@ -115,7 +137,24 @@ func Open(dir string) (*Sandbox, error) {
 	if st.Format != stateFormat {
 		return nil, fmt.Errorf("sandbox in %s has state format %d, this innowarm reads %d", abs, st.Format, stateFormat)
 	}
+	if !sameDir(abs, st.Dir) {
+		return nil, exitcode.UsageError(fmt.Errorf("%s describes the sandbox created in %s, not this directory (a copied state file, or a moved sandbox): innowarm acts on a sandbox only in the directory that created it (--dir %s)", statePath, st.Dir, st.Dir))
+	}
 	return &Sandbox{State: st, startTimeout: 120 * time.Second}, nil
+}
+
+// sameDir says whether two paths name the same directory (one may be a symbolic link to
+// the other).
+func sameDir(a, b string) bool {
+	if a == b {
+		return true
+	}
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
 }
 
 func (s *Sandbox) save() error {
@@ -141,7 +180,9 @@ type UpReport struct {
 	Binary         Binary   `json:"binary"`
 }
 
-// Up creates the sandbox if needed and starts its server if it is not running.
+// Up creates the sandbox if needed and starts its server if it is not running. It creates
+// a sandbox only in a new or empty directory: 'down --purge' then removes nothing of the
+// user's.
 func Up(ctx context.Context, cfg Config) (*Sandbox, *UpReport, error) {
 	if cfg.Dir == "" {
 		cfg.Dir = DefaultDir()
@@ -155,47 +196,29 @@ func Up(ctx context.Context, cfg Config) (*Sandbox, *UpReport, error) {
 	if cfg.Port < 0 || cfg.Port > 65535 {
 		return nil, nil, exitcode.BadValue("Port", "%d is out of range", cfg.Port)
 	}
-	dir, err := prepareDir(cfg.Dir)
+	dir, err := filepath.Abs(cfg.Dir)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, exitcode.UsageError(fmt.Errorf("sandbox dir %s: %w", cfg.Dir, err))
 	}
 	rep := &UpReport{}
-	if s, err := Open(dir); err == nil {
-		s.dieWithParent = cfg.DieWithParent
-		if cfg.StartTimeout > 0 {
-			s.startTimeout = cfg.StartTimeout
-		}
-		if cfg.Flavor != "" && cfg.ServerBinary == "" {
-			if d, err := LookupDistribution(cfg.Flavor); err != nil {
-				return nil, nil, err
-			} else if d.Name != s.Distribution && !(s.Distribution == "" && d.Kind == s.Flavor && d.checkSeries(s.ServerVersion) == nil) {
-				return nil, nil, exitcode.BadValue("Flavor", "%s: the sandbox in %s runs %s: choose another directory, or remove it with 'innowarm sandbox down --purge --dir %s'", d.Name, s.Dir, s.Description(), s.Dir)
-			}
-		}
-		st := s.Status(ctx)
-		rep.Binary = s.binary()
-		if st.Running {
-			rep.Action, rep.Pid = "already-running", st.Pid
-			if cfg.PoolSize != s.PoolSize {
-				rep.Notes = append(rep.Notes, fmt.Sprintf("already running with a %s pool; 'sandbox restart --pool-size' changes it", units.FormatBytes(s.PoolSize)))
-			}
-			return s, rep, nil
-		}
-		s.PoolSize = cfg.PoolSize
-		s.BufferedIO, s.DumpAtShutdown, s.LoadAtStartup = cfg.BufferedIO, cfg.DumpAtShutdown, cfg.LoadAtStartup
-		if cfg.ServerArgs != nil {
-			s.ServerArgs = cfg.ServerArgs
-		}
-		if cfg.Port != 0 {
-			s.Port = cfg.Port
-		}
-		start, err := s.Start(ctx)
-		if err != nil {
+	s, err := Open(dir)
+	var dirCreated bool
+	switch {
+	case err == nil && !s.Installing:
+		return upExisting(ctx, s, cfg, rep)
+	case err == nil:
+		// An install that failed or was interrupted: its entries are innowarm's, do it again.
+		dirCreated = s.DirCreated
+		rep.Notes = append(rep.Notes, "the previous install in "+s.Dir+" did not complete; installing again")
+		if _, err := s.removeOwned(); err != nil {
 			return nil, nil, err
 		}
-		rep.Action, rep.StartSeconds, rep.Stale, rep.Notes, rep.Pid = "started", start.Seconds, start.Stale, append(rep.Notes, start.Notes...), start.Pid
-		return s, rep, nil
-	} else if exitcode.Of(err) != exitcode.Usage {
+		dir = s.Dir
+	case errors.Is(err, errNoSandbox):
+		if dirCreated, err = claimDir(dir); err != nil {
+			return nil, nil, err
+		}
+	default:
 		return nil, nil, err
 	}
 
@@ -206,16 +229,20 @@ func Up(ctx context.Context, cfg Config) (*Sandbox, *UpReport, error) {
 		bin, err = FindServer(ctx, cfg.ServerBinary)
 	}
 	if err != nil {
+		if dirCreated {
+			os.Remove(dir) // only when still empty
+		}
 		return nil, nil, err
 	}
 	rep.Binary = bin
-	s := &Sandbox{
+	s = &Sandbox{
 		State: State{
-			Format: stateFormat, Dir: dir, Datadir: filepath.Join(dir, "data"),
-			PidFile: filepath.Join(dir, "mysqld.pid"), ErrorLog: filepath.Join(dir, "error.log"),
+			Format: stateFormat, Dir: dir, Datadir: filepath.Join(dir, dataDirName),
+			PidFile: filepath.Join(dir, pidFileName), ErrorLog: filepath.Join(dir, errorLogName),
 			ServerBinary: bin.Path, Flavor: bin.Kind, ServerVersion: bin.Line, Distribution: bin.Flavor, Root: bin.Root,
 			PoolSize: cfg.PoolSize, BufferedIO: cfg.BufferedIO, DumpAtShutdown: cfg.DumpAtShutdown,
 			LoadAtStartup: cfg.LoadAtStartup, ServerArgs: cfg.ServerArgs, Port: cfg.Port, CreatedAt: time.Now().UTC(),
+			DirCreated: dirCreated, Installing: true,
 		},
 		dieWithParent: cfg.DieWithParent,
 		startTimeout:  120 * time.Second,
@@ -228,11 +255,20 @@ func Up(ctx context.Context, cfg Config) (*Sandbox, *UpReport, error) {
 	if note != "" {
 		rep.Notes = append(rep.Notes, note)
 	}
+	// The state is written before anything else, so that whatever the install leaves behind
+	// (it may fail or be interrupted) is known to be innowarm's: 'up' again or 'down --purge'.
+	if err := s.save(); err != nil {
+		if dirCreated {
+			os.Remove(dir)
+		}
+		return nil, nil, exitcode.BadValue("Dir", "%s is not writable (%w): choose another", dir, err)
+	}
 	t0 := time.Now()
 	if err := s.install(ctx, bin); err != nil {
 		return nil, nil, err
 	}
 	rep.InstallSeconds = time.Since(t0).Seconds()
+	s.Installing = false
 	if err := s.save(); err != nil {
 		return nil, nil, exitcode.UsageError(fmt.Errorf("sandbox dir %s is not writable: %w", dir, err))
 	}
@@ -245,30 +281,87 @@ func Up(ctx context.Context, cfg Config) (*Sandbox, *UpReport, error) {
 	return s, rep, nil
 }
 
-func prepareDir(dir string) (string, error) {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", exitcode.UsageError(fmt.Errorf("sandbox dir %s: %w", dir, err))
+// upExisting starts the server of a sandbox that exists, unless it runs already.
+func upExisting(ctx context.Context, s *Sandbox, cfg Config, rep *UpReport) (*Sandbox, *UpReport, error) {
+	s.dieWithParent = cfg.DieWithParent
+	if cfg.StartTimeout > 0 {
+		s.startTimeout = cfg.StartTimeout
 	}
+	if cfg.Flavor != "" && cfg.ServerBinary == "" {
+		if d, err := LookupDistribution(cfg.Flavor); err != nil {
+			return nil, nil, err
+		} else if d.Name != s.Distribution && !(s.Distribution == "" && d.Kind == s.Flavor && d.checkSeries(s.ServerVersion) == nil) {
+			return nil, nil, exitcode.BadValue("Flavor", "%s: the sandbox in %s runs %s: choose another directory, or remove it with 'innowarm sandbox down --purge --dir %s'", d.Name, s.Dir, s.Description(), s.Dir)
+		}
+	}
+	st := s.Status(ctx)
+	rep.Binary = s.binary()
+	if st.Running {
+		rep.Action, rep.Pid = "already-running", st.Pid
+		if cfg.PoolSize != s.PoolSize {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("already running with a %s pool; 'sandbox restart --pool-size' changes it", units.FormatBytes(s.PoolSize)))
+		}
+		return s, rep, nil
+	}
+	s.PoolSize = cfg.PoolSize
+	s.BufferedIO, s.DumpAtShutdown, s.LoadAtStartup = cfg.BufferedIO, cfg.DumpAtShutdown, cfg.LoadAtStartup
+	if cfg.ServerArgs != nil {
+		s.ServerArgs = cfg.ServerArgs
+	}
+	if cfg.Port != 0 {
+		s.Port = cfg.Port
+	}
+	start, err := s.Start(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	rep.Action, rep.StartSeconds, rep.Stale, rep.Notes, rep.Pid = "started", start.Seconds, start.Stale, append(rep.Notes, start.Notes...), start.Pid
+	return s, rep, nil
+}
+
+// claimDir makes dir ready for a new sandbox: it creates it (and says so), or accepts it
+// when it is an empty directory. A directory with anything in it is refused: its files
+// would sit beside the sandbox's, and nothing would tell them apart.
+func claimDir(dir string) (created bool, err error) {
 	notWritable := func(err error) error {
-		return exitcode.BadValue("Dir", "%s is not writable (%w): choose another", abs, err)
+		return exitcode.BadValue("Dir", "%s is not writable (%w): choose another", dir, err)
 	}
-	if err := os.MkdirAll(abs, 0o755); err != nil {
-		return "", notWritable(err)
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if _, lerr := os.Lstat(dir); lerr == nil {
+			return false, exitcode.BadValue("Dir", "%s is a symbolic link to a directory that does not exist: create the directory or choose another", dir)
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return false, notWritable(err)
+		}
+		return true, nil
+	case err != nil:
+		return false, notWritable(err)
+	case !fi.IsDir():
+		return false, exitcode.BadValue("Dir", "%s is not a directory: choose another", dir)
 	}
-	f, err := os.CreateTemp(abs, ".write-test-*")
+	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return "", notWritable(err)
+		return false, notWritable(err)
 	}
-	f.Close()
-	os.Remove(f.Name())
-	return abs, nil
+	if len(entries) > 0 {
+		var names []string
+		for _, e := range entries[:min(len(entries), 3)] {
+			names = append(names, e.Name())
+		}
+		if len(entries) > 3 {
+			names = append(names, fmt.Sprintf("and %d more", len(entries)-3))
+		}
+		return false, exitcode.BadValue("Dir", "%s holds files and no sandbox (%s): a sandbox goes into a new or empty directory, so that 'sandbox down --purge' never removes anything of yours; choose another", dir, strings.Join(names, ", "))
+	}
+	return false, nil
 }
 
 // socketPath keeps the socket in the sandbox dir unless that path is too long for a Unix
 // socket address (108 bytes), in which case it goes to a short per-sandbox path in /tmp.
 func socketPath(dir string) (string, string) {
-	p := filepath.Join(dir, "mysqld.sock")
+	p := filepath.Join(dir, socketName)
 	if len(p) < 100 {
 		return p, ""
 	}
@@ -278,13 +371,10 @@ func socketPath(dir string) (string, string) {
 }
 
 func (s *Sandbox) install(ctx context.Context, bin Binary) error {
-	if entries, err := os.ReadDir(s.Datadir); err == nil && len(entries) > 0 {
-		return exitcode.BadValue("Dir", "%s: %s already holds files but no sandbox state: remove it or choose another directory", s.Dir, s.Datadir)
-	}
 	if err := os.MkdirAll(s.Datadir, 0o750); err != nil {
 		return exitcode.UsageError(fmt.Errorf("sandbox dir %s is not writable: %w", s.Dir, err))
 	}
-	tmp := filepath.Join(s.Dir, "tmp")
+	tmp := filepath.Join(s.Dir, tmpDirName)
 	if err := os.MkdirAll(tmp, 0o750); err != nil {
 		return exitcode.UsageError(fmt.Errorf("sandbox dir %s is not writable: %w", s.Dir, err))
 	}
@@ -296,7 +386,7 @@ func (s *Sandbox) install(ctx context.Context, bin Binary) error {
 	if err != nil {
 		return exitcode.UsageError(fmt.Errorf("cannot create a %s data directory: %w: %s", bin.Kind, err, InstallHint))
 	}
-	logPath := filepath.Join(s.Dir, "install.log")
+	logPath := filepath.Join(s.Dir, installLogName)
 	logFile, err := os.Create(logPath)
 	if err != nil {
 		return exitcode.UsageError(fmt.Errorf("sandbox dir %s is not writable: %w", s.Dir, err))
@@ -357,7 +447,7 @@ func (s *Sandbox) serverArgs(in flavor.Install) []string {
 		"--log-error=" + s.ErrorLog,
 		// A tmpdir of its own: internal temporary tables must not live where other programs
 		// clean up, and a sandbox must not litter /tmp.
-		"--tmpdir=" + filepath.Join(s.Dir, "tmp"),
+		"--tmpdir=" + filepath.Join(s.Dir, tmpDirName),
 		"--innodb-buffer-pool-size=" + strconv.FormatInt(s.PoolSize, 10),
 		"--innodb-flush-method=" + flush,
 		"--innodb-buffer-pool-dump-at-shutdown=" + onOff(s.DumpAtShutdown),
@@ -366,7 +456,7 @@ func (s *Sandbox) serverArgs(in flavor.Install) []string {
 		"--max-connections=1000",
 		"--local-infile=1",
 	}
-	args = append(args, in.SandboxServerArgs(filepath.Join(s.Dir, "files"))...)
+	args = append(args, in.SandboxServerArgs(filepath.Join(s.Dir, filesDirName))...)
 	if os.Geteuid() == 0 {
 		args = append(args, "--user=root")
 	}
@@ -403,6 +493,9 @@ type StartReport struct {
 // on another port.
 func (s *Sandbox) Start(ctx context.Context) (StartReport, error) {
 	var rep StartReport
+	if s.Installing {
+		return rep, exitcode.UsageError(fmt.Errorf("the sandbox in %s was never fully created (its install failed or was interrupted; see %s): run 'innowarm sandbox up --dir %s' again", s.Dir, filepath.Join(s.Dir, installLogName), s.Dir))
+	}
 	st := s.Status(ctx)
 	if st.Running {
 		rep.Pid = st.Pid
@@ -439,7 +532,7 @@ func (s *Sandbox) start(ctx context.Context, rep *StartReport) error {
 	if err := s.save(); err != nil {
 		return exitcode.UsageError(fmt.Errorf("sandbox dir %s is not writable: %w", s.Dir, err))
 	}
-	for _, sub := range []string{"tmp", "files"} {
+	for _, sub := range []string{tmpDirName, filesDirName} {
 		if err := os.MkdirAll(filepath.Join(s.Dir, sub), 0o750); err != nil {
 			return exitcode.UsageError(fmt.Errorf("sandbox dir %s is not writable: %w", s.Dir, err))
 		}
@@ -448,7 +541,7 @@ func (s *Sandbox) start(ctx context.Context, rep *StartReport) error {
 	if err != nil {
 		return err
 	}
-	out, err := os.OpenFile(filepath.Join(s.Dir, "server.out"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	out, err := os.OpenFile(filepath.Join(s.Dir, serverOutName), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return exitcode.UsageError(fmt.Errorf("sandbox dir %s is not writable: %w", s.Dir, err))
 	}
@@ -555,9 +648,7 @@ func (s *Sandbox) Status(ctx context.Context) Status {
 	pid := s.livePid()
 	if pid > 0 {
 		st.Running, st.Pid = true, pid
-		if fi, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err == nil {
-			st.UptimeSecs = time.Since(fi.ModTime()).Seconds()
-		}
+		st.UptimeSecs = processUptime(pid)
 		return st
 	}
 	if raw, err := os.ReadFile(s.PidFile); err == nil {
@@ -567,6 +658,25 @@ func (s *Sandbox) Status(ctx context.Context) Status {
 		st.StaleSocket = fmt.Sprintf("%s exists but no server of this sandbox is running", s.Socket)
 	}
 	return st
+}
+
+// processUptime is how long pid has run, from its start time in /proc/PID/stat (0 when
+// unknown). The mtime of /proc/PID is no start time: it is when the kernel last built that
+// inode, which a lookup after the inode cache dropped it sets to now.
+func processUptime(pid int) float64 {
+	p, err := procfs.NewProc(pid)
+	if err != nil {
+		return 0
+	}
+	stat, err := p.Stat()
+	if err != nil {
+		return 0
+	}
+	started, err := stat.StartTime()
+	if err != nil {
+		return 0
+	}
+	return max(0, float64(time.Now().UnixNano())/1e9-started)
 }
 
 // livePid is the pid of this sandbox's running server, or 0.
@@ -761,19 +871,84 @@ func DropPageCache() string {
 	return "not dropped: " + err.Error()
 }
 
-// Purge stops the server and removes the sandbox directory. It refuses a directory without
-// sandbox state, so it can never delete anything it did not create.
-func (s *Sandbox) Purge(ctx context.Context) error {
-	if _, err := s.Stop(ctx); err != nil {
-		return err
-	}
+// PurgeReport says what Purge removed and what it left.
+type PurgeReport struct {
+	Removed    []string `json:"removed"`        // innowarm's own entries in the directory
+	Kept       []string `json:"kept,omitempty"` // entries innowarm did not make
+	DirRemoved bool     `json:"dir_removed"`
+	// KeptReason says why the directory stays, when it does.
+	KeptReason string `json:"kept_reason,omitempty"`
+}
+
+// Purge stops the server and removes what the sandbox made: its own entries in the
+// directory (by name: a state file beside the user's files does not make them the
+// sandbox's), then the directory itself when 'up' created it and nothing else is left.
+func (s *Sandbox) Purge(ctx context.Context) (PurgeReport, error) {
+	var rep PurgeReport
 	if _, err := os.Stat(filepath.Join(s.Dir, stateFileName)); err != nil {
-		return fmt.Errorf("refusing to remove %s: it holds no sandbox state", s.Dir)
+		return rep, exitcode.UsageError(fmt.Errorf("refusing to remove anything in %s: it holds no sandbox state", s.Dir))
 	}
-	if !strings.HasPrefix(s.Socket, s.Dir) {
-		os.Remove(s.Socket)
+	if _, err := s.Stop(ctx); err != nil {
+		return rep, err
 	}
-	return os.RemoveAll(s.Dir)
+	if filepath.Dir(s.Socket) != s.Dir {
+		// Only a socket: the path comes from the state file.
+		if fi, err := os.Lstat(s.Socket); err == nil && fi.Mode()&fs.ModeSocket != 0 {
+			os.Remove(s.Socket)
+		}
+	}
+	removed, err := s.removeOwned()
+	rep.Removed = removed
+	if err != nil {
+		return rep, err
+	}
+	// The state goes last: a purge that fails half-way can be run again.
+	if err := os.Remove(filepath.Join(s.Dir, stateFileName)); err != nil {
+		return rep, fmt.Errorf("remove the sandbox state: %w", err)
+	}
+	rep.Removed = append(rep.Removed, stateFileName)
+	entries, err := os.ReadDir(s.Dir)
+	if err != nil {
+		return rep, fmt.Errorf("purge %s: %w", s.Dir, err)
+	}
+	for _, e := range entries {
+		rep.Kept = append(rep.Kept, e.Name())
+	}
+	fi, err := os.Lstat(s.Dir)
+	switch {
+	case err != nil:
+		return rep, fmt.Errorf("purge %s: %w", s.Dir, err)
+	case fi.Mode()&fs.ModeSymlink != 0:
+		rep.KeptReason = "it is a symbolic link"
+	case len(rep.Kept) > 0:
+		rep.KeptReason = "it holds files innowarm did not make: " + strings.Join(rep.Kept, ", ")
+	case !s.DirCreated:
+		rep.KeptReason = "it existed before 'sandbox up'"
+	default:
+		if err := os.Remove(s.Dir); err != nil {
+			return rep, fmt.Errorf("purge %s: %w", s.Dir, err)
+		}
+		rep.DirRemoved = true
+	}
+	return rep, nil
+}
+
+// removeOwned removes the sandbox's own entries from its directory, by name (a symbolic
+// link among them is removed, not followed), and says which it removed.
+func (s *Sandbox) removeOwned() ([]string, error) {
+	names := []string{dataDirName, tmpDirName, filesDirName, installLogName, serverOutName, errorLogName, pidFileName, socketName, stateFileName + ".tmp"}
+	var removed []string
+	for _, n := range names {
+		p := filepath.Join(s.Dir, n)
+		if _, err := os.Lstat(p); err != nil {
+			continue
+		}
+		if err := os.RemoveAll(p); err != nil {
+			return removed, fmt.Errorf("purge %s: %w", s.Dir, err)
+		}
+		removed = append(removed, n)
+	}
+	return removed, nil
 }
 
 func portFree(port int) bool {

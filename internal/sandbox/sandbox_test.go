@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -184,21 +185,194 @@ func TestRestartChangesPoolSize(t *testing.T) {
 func TestPurgeOnlyRemovesSandboxes(t *testing.T) {
 	ctx := context.Background()
 	sb, _ := newSandbox(t, Config{})
-	if err := sb.Purge(ctx); err != nil {
+	if !sb.DirCreated {
+		t.Error("up created the directory but did not record it")
+	}
+	rep, err := sb.Purge(ctx)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(sb.Dir); err == nil {
-		t.Error("purge left the directory")
+	if _, err := os.Stat(sb.Dir); err == nil || !rep.DirRemoved || len(rep.Kept) != 0 {
+		t.Errorf("purge left the directory it created: %+v", rep)
 	}
-	// A directory without sandbox state is never deleted.
+	// A directory without sandbox state is never touched.
 	plain := t.TempDir()
 	os.WriteFile(filepath.Join(plain, "precious"), []byte("data"), 0o644)
+	os.Mkdir(filepath.Join(plain, "data"), 0o755)
 	fake := &Sandbox{State: State{Dir: plain, PidFile: filepath.Join(plain, "x.pid"), Socket: filepath.Join(plain, "x.sock")}}
-	if err := fake.Purge(ctx); err == nil {
-		t.Error("purge removed a directory that holds no sandbox")
+	if _, err := fake.Purge(ctx); exitcode.Of(err) != exitcode.Usage {
+		t.Errorf("purge of a directory that holds no sandbox: %v", err)
 	}
-	if _, err := os.Stat(filepath.Join(plain, "precious")); err != nil {
-		t.Error("purge deleted foreign data")
+	for _, n := range []string{"precious", "data"} {
+		if _, err := os.Stat(filepath.Join(plain, n)); err != nil {
+			t.Errorf("purge deleted foreign %s", n)
+		}
+	}
+}
+
+// The data loss: up in a directory holding the user's files, then purge, removed
+// them all. Up refuses such a directory and leaves it as it was.
+func TestUpRefusesADirectoryWithFiles(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "d")
+	os.Mkdir(dir, 0o755)
+	notes := filepath.Join(dir, "notes.txt")
+	os.WriteFile(notes, []byte("x\n"), 0o644)
+	_, _, err := Up(context.Background(), Config{Dir: dir, Flavor: os.Getenv(FlavorEnv)})
+	if exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), "notes.txt") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("up in a directory with a file: %v", err)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 || entries[0].Name() != "notes.txt" {
+		t.Errorf("up changed a directory it refused: %v", entries)
+	}
+	// A file, and a symbolic link to nowhere, are no sandbox directories either.
+	if _, _, err := Up(context.Background(), Config{Dir: notes}); exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), "not a directory") {
+		t.Errorf("up on a file: %v", err)
+	}
+	dangling := filepath.Join(t.TempDir(), "link")
+	os.Symlink(filepath.Join(t.TempDir(), "gone"), dangling)
+	if _, _, err := Up(context.Background(), Config{Dir: dangling}); exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("up on a dangling link: %v", err)
+	}
+}
+
+// Files the user puts into the sandbox's directory after up are theirs: purge removes the
+// sandbox's own entries and keeps the rest (a link among the sandbox's entries is removed,
+// not followed), and a copy of the state file elsewhere makes no other directory a sandbox.
+func TestPurgeKeepsWhatTheUserAdded(t *testing.T) {
+	ctx := context.Background()
+	sb, _ := newSandbox(t, Config{})
+	outside := t.TempDir()
+	precious := filepath.Join(outside, "export.csv")
+	os.WriteFile(precious, []byte("1,2\n"), 0o644)
+
+	// sandbox.json copied beside someone's files names the original's directory: refused.
+	other := t.TempDir()
+	os.WriteFile(filepath.Join(other, "mine.txt"), []byte("x"), 0o644)
+	state, err := os.ReadFile(filepath.Join(sb.Dir, stateFileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(other, stateFileName), state, 0o644)
+	if _, err := Open(other); exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), sb.Dir) {
+		t.Errorf("open of a copied state file: %v", err)
+	}
+	if _, _, err := Up(ctx, Config{Dir: other}); exitcode.Of(err) != exitcode.Usage {
+		t.Errorf("up on a copied state file: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(other, "mine.txt")); err != nil || !sb.Status(ctx).Running {
+		t.Fatalf("a copied state file changed something: %v, running %v", err, sb.Status(ctx).Running)
+	}
+
+	os.WriteFile(filepath.Join(sb.Dir, "notes.txt"), []byte("x\n"), 0o644)
+	os.Mkdir(filepath.Join(sb.Dir, "scripts"), 0o755)
+	os.RemoveAll(filepath.Join(sb.Dir, filesDirName))
+	if err := os.Symlink(outside, filepath.Join(sb.Dir, filesDirName)); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := sb.Purge(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("purge: %+v", rep)
+	if rep.DirRemoved || strings.Join(rep.Kept, ",") != "notes.txt,scripts" || !strings.Contains(rep.KeptReason, "notes.txt") {
+		t.Errorf("purge report: %+v", rep)
+	}
+	entries, _ := os.ReadDir(sb.Dir)
+	if len(entries) != 2 {
+		t.Errorf("left in the directory: %v", entries)
+	}
+	if _, err := os.Stat(precious); err != nil {
+		t.Errorf("purge followed a link out of the sandbox: %v", err)
+	}
+	if sb.Status(ctx).Running {
+		t.Error("purge left the server running")
+	}
+}
+
+// An empty directory the user made (here reached through a symbolic link) stays, empty,
+// after purge; an install that did not complete is done again by the next up.
+func TestSandboxInAnExistingEmptyDirectory(t *testing.T) {
+	ctx := context.Background()
+	real := t.TempDir()
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	sb, rep := newSandbox(t, Config{Dir: link})
+	if rep.Action != "created" || sb.DirCreated || sb.Dir != link {
+		t.Fatalf("up: %+v, dir %s created %v", rep, sb.Dir, sb.DirCreated)
+	}
+	if _, err := os.Stat(filepath.Join(real, stateFileName)); err != nil {
+		t.Fatal("the sandbox is not in the link's directory")
+	}
+	if _, err := sb.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// As if the install had been interrupted: start refuses, up installs again.
+	sb.Installing = true
+	if err := sb.save(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sb.Start(ctx); exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), "sandbox up") {
+		t.Errorf("start of an incomplete install: %v", err)
+	}
+	again, rep, err := Up(ctx, Config{Dir: link, PoolSize: 32 << 20, Flavor: os.Getenv(FlavorEnv), DieWithParent: true})
+	if err != nil || rep.Action != "created" || again.Installing || again.DirCreated || len(rep.Notes) == 0 {
+		t.Fatalf("up after an incomplete install: %+v %v", rep, err)
+	}
+	purged, err := again.Purge(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(real)
+	if purged.DirRemoved || len(entries) != 0 || purged.KeptReason == "" {
+		t.Errorf("purge: %+v, left %v", purged, entries)
+	}
+	if _, err := os.Lstat(link); err != nil {
+		t.Errorf("purge removed the user's link: %v", err)
+	}
+}
+
+// The default directory is created by up, so purge removes it (not its parents).
+func TestDefaultDirIsCreatedAndRemoved(t *testing.T) {
+	ctx := context.Background()
+	t.Setenv(ServersDirEnv, ServersDir()) // the installed flavors stay where they are
+	cache := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache)
+	sb, _ := newSandbox(t, Config{Dir: DefaultDir()})
+	if sb.Dir != filepath.Join(cache, "innowarm", "sandbox") || !sb.DirCreated {
+		t.Fatalf("default dir %s, created %v", sb.Dir, sb.DirCreated)
+	}
+	rep, err := sb.Purge(ctx)
+	if err != nil || !rep.DirRemoved {
+		t.Fatalf("purge: %+v %v", rep, err)
+	}
+	if _, err := os.Stat(filepath.Join(cache, "innowarm")); err != nil {
+		t.Errorf("purge removed the sandbox's parent: %v", err)
+	}
+}
+
+// Status reports the server's own uptime (from its start time), not the age of the kernel's
+// /proc entry, which a dropped inode cache renews.
+func TestStatusUptimeIsTheServers(t *testing.T) {
+	before := time.Now()
+	sb, _ := newSandbox(t, Config{})
+	up := time.Now()
+	time.Sleep(3 * time.Second)
+	if os.Geteuid() == 0 {
+		syscall.Sync()
+		// Drop the dentry and inode caches: /proc/PID is built anew on the next look.
+		if err := os.WriteFile("/proc/sys/vm/drop_caches", []byte("2\n"), 0); err != nil {
+			t.Logf("could not drop the inode cache: %v", err)
+		}
+	}
+	st := sb.Status(context.Background())
+	waited, bound := time.Since(up).Seconds(), time.Since(before).Seconds()
+	// The server started before up returned and after the test began; its start time is
+	// counted from the boot time in whole seconds, so it can read up to 1 s early.
+	if !st.Running || st.UptimeSecs < waited || st.UptimeSecs > bound+1 {
+		t.Errorf("uptime %.2f s, want between %.2f and %.2f", st.UptimeSecs, waited, bound+1)
 	}
 }
 
