@@ -154,6 +154,10 @@ func TestVersionAndCompletion(t *testing.T) {
 	if r.Code != 0 || !strings.HasPrefix(r.Stdout, "innowarm ") {
 		t.Errorf("version: %d %q", r.Code, r.Stdout)
 	}
+	// Packages and scripts ask `innowarm --version` as often as `innowarm version`.
+	if long := sandboxtest.CLI(t, sandboxtest.Run{}, "--version"); long.Code != 0 || long.Stdout != r.Stdout {
+		t.Errorf("--version: %d %q; want what version prints, %q", long.Code, long.Stdout, r.Stdout)
+	}
 	r = sandboxtest.CLI(t, sandboxtest.Run{}, "completion", "bash")
 	if r.Code != 0 || !strings.Contains(r.Stdout, "innowarm") {
 		t.Errorf("completion bash: %d", r.Code)

@@ -48,6 +48,9 @@ timestamped logs to stderr. Exit codes: 0 ok, 1 runtime failure, 2 bad usage or 
 		CompletionOptions: cobra.CompletionOptions{HiddenDefaultCmd: false},
 	}
 	root.SetFlagErrorFunc(flagError)
+	// --version prints what `innowarm version` prints (packages and scripts check either).
+	root.Version = version
+	root.SetVersionTemplate(versionLine() + "\n")
 	cobra.AddTemplateFunc("flagUsages", flagUsages)
 	tmpl := root.UsageTemplate()
 	tmpl = strings.ReplaceAll(tmpl, "{{.LocalFlags.FlagUsages", "{{flagUsages .LocalFlags")
