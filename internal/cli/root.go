@@ -49,7 +49,7 @@ timestamped logs to stderr. Exit codes: 0 ok, 1 runtime failure, 2 bad usage or 
 	}
 	root.SetFlagErrorFunc(flagError)
 	// --version prints what `innowarm version` prints (packages and scripts check either).
-	root.Version = version
+	root.Version = buildVersion()
 	root.SetVersionTemplate(versionLine() + "\n")
 	cobra.AddTemplateFunc("flagUsages", flagUsages)
 	tmpl := root.UsageTemplate()
