@@ -518,6 +518,12 @@ func (s Server) PoolResizeArgs(step int64) []string {
 	return []string{fmt.Sprintf("--innodb-buffer-pool-chunk-size=%d", step)}
 }
 
+// LoadAborted says whether Innodb_buffer_pool_load_status tells of a load that was aborted:
+// by innodb_buffer_pool_load_abort ("Buffer pool(s) load aborted on request"), and by the
+// server itself when it shrinks the pool, in the same words: MySQL's buf_pool_resize and
+// MariaDB's buf_pool_t::shrink both call buf_load_abort().
+func LoadAborted(status string) bool { return strings.Contains(status, "aborted") }
+
 // LoadInProgress says whether Innodb_buffer_pool_load_status describes a load that is running:
 // "Loading buffer pool(s) from ..." or "Loaded n/m pages" (MySQL reports the count as it goes).
 // MySQL says "Loading of buffer pool not started" for a server that never loaded; that is not

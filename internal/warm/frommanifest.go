@@ -321,6 +321,7 @@ func FromManifest(ctx context.Context, conn *connection.Conn, r *Resolved, metho
 		// the load leaves less than a tenth of the pool free.
 		tight := totals.PagesFree-int64(len(req)) < totals.PagesTotal/10
 		ro.ReplaceStale = ro.ReplaceStale || tight
+		ro.guard = newPoolGuard(ctx, conn, o.Budget, totals, budget)
 		res, err = runNativeLoad(ctx, conn, r.Catalog, hotnessTiers(req, tight, ro.Until.set()), res, ro)
 		if err != nil {
 			res.Manifest = mr

@@ -219,6 +219,7 @@ func NativeFromCatalog(ctx context.Context, conn *connection.Conn, cat *catalog.
 		res.Native = &NativeResult{Requested: int64(len(pages))}
 		return res, nil
 	}
+	ro.guard = newPoolGuard(ctx, conn, o.Budget, before.Totals, budget)
 	return runNativeLoad(ctx, conn, cat, [][]PageID{pages}, res, ro)
 }
 
@@ -321,9 +322,12 @@ func runNativeLoad(ctx context.Context, conn *connection.Conn, cat *catalog.Cata
 		}
 		defer restore()
 	}
-	nr, err := LoadNativePaced(ctx, conn, tiers, prog, log, ro.Until, gov, chunk)
+	nr, err := loadNative(ctx, conn, tiers, prog, log, ro.Until, gov, chunk, ro.guard)
 	res.Native = nr
 	res.Stopped = nr.Stopped
+	if res.PoolResize = nr.PoolResize; res.PoolResize != nil && !res.PoolResize.Stopped {
+		res.Notes = append(res.Notes, res.PoolResize.Text())
+	}
 	if gov != nil {
 		st := gov.Stats()
 		res.Pacing = &st
