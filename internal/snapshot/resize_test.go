@@ -18,13 +18,13 @@ import (
 // A sidecar connects once and runs for the server's life; the pool shrinks under it (an
 // admin's SET GLOBAL, or MariaDB 10.11.12+ under memory pressure). Its manifests then give
 // the pool it has, and the turnover that makes it take a capture into the history between
-// two files is a quarter of that pool: reading 1,200 pages from disk is churn in a 2,048-page
-// pool, not in the 8,192-page one it connected to.
+// two files is a quarter of that pool: reading 500 pages from disk is churn in a 1,024-page
+// pool, not in the 4,096-page one it connected to.
 func TestEveryFollowsAShrunkPool(t *testing.T) {
 	ctx := context.Background()
 	srv := sandboxtest.Flavor(t)
-	sb := sandboxtest.SecondServerWith(t, 128<<20, srv.PoolResizeArgs(16<<20)...)
-	conn, err := sb.Connect(ctx) // before the shrink: conn.Server knows 128 MiB
+	sb := sandboxtest.SecondServerWith(t, 64<<20, srv.PoolResizeArgs(8<<20)...)
+	conn, err := sb.Connect(ctx) // before the shrink: conn.Server knows 64 MiB
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,12 +44,12 @@ func TestEveryFollowsAShrunkPool(t *testing.T) {
 		return st["innodb_pages_read"]
 	}
 	exec("CREATE DATABASE rz")
-	// latin1 CHAR(200): about 70 rows a page on every flavor. a: ~1,200 pages, b: ~2,500.
+	// latin1 CHAR(200): about 70 rows a page on every flavor. a: ~500 pages, b: ~1,300.
 	exec("CREATE TABLE rz.a (id INT PRIMARY KEY, pad CHAR(200) CHARACTER SET latin1)")
-	exec("INSERT INTO rz.a SELECT seq, REPEAT('a', 200) FROM " + srv.Series("rz", 1, 84000) + " ORDER BY seq")
+	exec("INSERT INTO rz.a SELECT seq, REPEAT('a', 200) FROM " + srv.Series("rz", 1, 35000) + " ORDER BY seq")
 	exec("CREATE TABLE rz.b (id INT PRIMARY KEY, pad CHAR(200) CHARACTER SET latin1)")
-	exec("INSERT INTO rz.b SELECT seq, REPEAT('b', 200) FROM " + srv.Series("rz", 1, 175000) + " ORDER BY seq")
-	pages := sandboxtest.ResizePool(t, conn.DB, 32<<20)
+	exec("INSERT INTO rz.b SELECT seq, REPEAT('b', 200) FROM " + srv.Series("rz", 1, 91000) + " ORDER BY seq")
+	pages := sandboxtest.ResizePool(t, conn.DB, 16<<20)
 	// b, larger than the pool, pushes a out of it.
 	exec("SELECT SUM(LENGTH(pad)) FROM rz.b")
 	exec("SELECT SUM(LENGTH(pad)) FROM rz.b")
@@ -76,8 +76,8 @@ func TestEveryFollowsAShrunkPool(t *testing.T) {
 	r0 := readPages()
 	exec("SELECT SUM(LENGTH(pad)) FROM rz.a")
 	read := readPages() - r0
-	if read <= pages/4 || read >= 8192/4 {
-		t.Fatalf("reading rz.a read %d pages from disk: the test needs more than a quarter of the %d-page pool and less than a quarter of 8,192", read, pages)
+	if read <= pages/4 || read >= 4096/4 {
+		t.Fatalf("reading rz.a read %d pages from disk: the test needs more than a quarter of the %d-page pool and less than a quarter of 4,096", read, pages)
 	}
 	waitFor(2)
 	stop()
@@ -95,7 +95,7 @@ func TestEveryFollowsAShrunkPool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Header.PoolBytes != 32<<20 || m.Header.PoolPages != pages {
-		t.Errorf("manifest header: pool %d bytes, %d pages; the pool is %d bytes, %d pages", m.Header.PoolBytes, m.Header.PoolPages, 32<<20, pages)
+	if m.Header.PoolBytes != 16<<20 || m.Header.PoolPages != pages {
+		t.Errorf("manifest header: pool %d bytes, %d pages; the pool is %d bytes, %d pages", m.Header.PoolBytes, m.Header.PoolPages, 16<<20, pages)
 	}
 }
