@@ -358,19 +358,10 @@ func ResizePool(t testing.TB, db *sql.DB, bytes int64) int64 {
 				continue
 			}
 		}
-		st := map[string]int64{}
-		rows, err := db.QueryContext(ctx, "SHOW GLOBAL STATUS WHERE Variable_name IN ('Innodb_buffer_pool_pages_total', 'Innodb_buffer_pool_pages_free', 'Innodb_buffer_pool_pages_data')")
+		st, err := poolPages(ctx, db)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for rows.Next() {
-			var k, v string
-			if err := rows.Scan(&k, &v); err != nil {
-				t.Fatal(err)
-			}
-			st[strings.ToLower(k)], _ = strconv.ParseInt(v, 10, 64)
-		}
-		rows.Close()
 		total := st["innodb_buffer_pool_pages_total"]
 		// The pages hold a little less than the size (MariaDB keeps the blocks' descriptors in it).
 		if size == bytes && total*page <= bytes && total*page > bytes*9/10 && st["innodb_buffer_pool_pages_data"]+st["innodb_buffer_pool_pages_free"] <= total {
@@ -380,4 +371,23 @@ func ResizePool(t testing.TB, db *sql.DB, bytes int64) int64 {
 	}
 	t.Fatalf("the pool did not become %d bytes within 2 minutes (last error: %v)", bytes, lastErr)
 	return 0
+}
+
+// poolPages reads the pool's page counters (MySQL's pages_misc wraps around while it
+// resizes, so the values are parsed leniently).
+func poolPages(ctx context.Context, db *sql.DB) (map[string]int64, error) {
+	rows, err := db.QueryContext(ctx, "SHOW GLOBAL STATUS WHERE Variable_name IN ('Innodb_buffer_pool_pages_total', 'Innodb_buffer_pool_pages_free', 'Innodb_buffer_pool_pages_data')")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	st := map[string]int64{}
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			return nil, err
+		}
+		st[strings.ToLower(k)], _ = strconv.ParseInt(v, 10, 64)
+	}
+	return st, rows.Err()
 }
