@@ -8,7 +8,7 @@ DESTDIR ?=
 VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/innowarm/innowarm/internal/cli.version=$(VERSION)
 
-.PHONY: all build install deps test vet lint demo bench clean
+.PHONY: all build install deps test vet lint demo bench clean dist dist-check
 
 # FLAVOR=mariadb-11.8 or mysql-9.7 runs the demo, the bench and the tests' first pass on that
 # server (installed once with debootstrap into ~/.cache/innowarm/servers); see docs/flavors.md.
@@ -53,5 +53,19 @@ bench: deps build
 	@scripts/ensure-deps.sh bench
 	scripts/bench.sh
 
+# dist: what a DBA installs, in release/: static binaries (CGO off) for linux amd64 and arm64,
+# a .deb and an .rpm of each (nfpm, recipe in dist/) with man pages, completions and systemd
+# units, tarballs, SHA256SUMS and the sidecar's Containerfile (scripts/dist.sh).
+dist:
+	@scripts/ensure-deps.sh go
+	scripts/dist.sh
+
+# dist-check: the .deb installed into a clean Debian 12 root (debootstrapped once into
+# ~/.cache/innowarm/servers, then an overlay per run) runs and its units pass systemd-analyze
+# verify; the .rpm and the tarballs are checked too. Needs root; CI runs it after make test
+# (it builds every release file, which make test should not wait for).
+dist-check: dist
+	$(GO) test -tags distcheck -count=1 -v ./tools/dist/
+
 clean:
-	rm -rf bin
+	rm -rf bin release

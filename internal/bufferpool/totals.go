@@ -30,7 +30,7 @@ type Totals struct {
 	ReadAhead   int64    `json:"read_ahead"`
 	LoadStatus  string   `json:"load_status,omitempty"`
 	DumpStatus  string   `json:"dump_status,omitempty"`
-	// FreeTarget is the free pages the page cleaner keeps (flavor.FreeTargetQuery); 0
+	// FreeTarget is the free pages the page cleaner keeps (flavor.FreeTargetExpr); 0
 	// when the server would not say.
 	FreeTarget int64 `json:"free_target_pages"`
 }
@@ -67,7 +67,6 @@ func ReadTotals(ctx context.Context, c *connection.Conn) (Totals, error) {
 	}
 	t := Totals{
 		PageSize:     c.Server.PageSize,
-		PoolBytes:    c.Server.PoolSize,
 		PagesTotal:   num("pages_total"),
 		PagesFree:    num("pages_free"),
 		PagesData:    num("pages_data"),
@@ -81,11 +80,18 @@ func ReadTotals(ctx context.Context, c *connection.Conn) (Totals, error) {
 		DumpStatus:   st["innodb_buffer_pool_dump_status"],
 	}
 	t.HitRate, t.HitRateNote = HitRate(t.ReadRequests, t.DiskReads)
-	if err := c.DB.QueryRowContext(ctx, c.Server.FreeTargetQuery()).Scan(&t.FreeTarget); err != nil {
+	// The pool's size now: it can be resized while innowarm is connected (SET GLOBAL
+	// innodb_buffer_pool_size; MariaDB 10.11.12+ under memory pressure by itself).
+	if err := c.DB.QueryRowContext(ctx, "SELECT @@GLOBAL.innodb_buffer_pool_size, "+c.Server.FreeTargetExpr()).Scan(&t.PoolBytes, &t.FreeTarget); err != nil {
 		if ctx.Err() != nil {
 			return Totals{}, err
 		}
-		t.FreeTarget = 0 // a server without the view: the fiftieth of the pool stands in
+		// A server without the view the free target is counted in: the fiftieth of the
+		// pool stands in for it.
+		t.FreeTarget = 0
+		if err := c.DB.QueryRowContext(ctx, "SELECT @@GLOBAL.innodb_buffer_pool_size").Scan(&t.PoolBytes); err != nil {
+			return Totals{}, fmt.Errorf("read innodb_buffer_pool_size: %w", err)
+		}
 	}
 	return t, nil
 }

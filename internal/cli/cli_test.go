@@ -154,6 +154,10 @@ func TestVersionAndCompletion(t *testing.T) {
 	if r.Code != 0 || !strings.HasPrefix(r.Stdout, "innowarm ") {
 		t.Errorf("version: %d %q", r.Code, r.Stdout)
 	}
+	// Packages and scripts ask `innowarm --version` as often as `innowarm version`.
+	if long := sandboxtest.CLI(t, sandboxtest.Run{}, "--version"); long.Code != 0 || long.Stdout != r.Stdout {
+		t.Errorf("--version: %d %q; want what version prints, %q", long.Code, long.Stdout, r.Stdout)
+	}
 	r = sandboxtest.CLI(t, sandboxtest.Run{}, "completion", "bash")
 	if r.Code != 0 || !strings.Contains(r.Stdout, "innowarm") {
 		t.Errorf("completion bash: %d", r.Code)
@@ -174,16 +178,29 @@ func TestPingSocketAndTCP(t *testing.T) {
 	}
 	r = sandboxtest.CLI(t, sandboxtest.Run{}, "ping", "--no-defaults", "-h", "127.0.0.1", "-P", itoa(sb.Port), "-u", "root", "--json")
 	var facts struct {
-		Flavor string `json:"flavor"`
-		Via    string `json:"connected_via"`
-		Pool   struct {
+		Flavor  string `json:"flavor"`
+		Via     string `json:"connected_via"`
+		Release string `json:"release"`
+		LTS     bool   `json:"lts"`
+		Pool    struct {
 			PagesTotal int64 `json:"pages_total"`
+			PoolBytes  int64 `json:"pool_bytes"`
 		} `json:"buffer_pool"`
-		Dump string `json:"dump_file"`
+		Resize string `json:"pool_resize"`
+		Dump   string `json:"dump_file"`
 	}
 	sandboxtest.JSON(t, []byte(r.Stdout), &facts)
 	if facts.Flavor != kind || facts.Via != "127.0.0.1:"+itoa(sb.Port) || facts.Pool.PagesTotal == 0 || !strings.HasPrefix(facts.Dump, sb.Datadir) {
 		t.Errorf("ping --json over TCP: %+v", facts)
+	}
+	// Every flavor the tests run is an LTS line (MariaDB 10.11 and 11.8, MySQL 9.7); the
+	// MariaDB ones (10.11.12+) resize in 1 MiB steps up to innodb_buffer_pool_size_max.
+	srv := sandboxtest.Flavor(t)
+	if facts.Release != srv.Release() || !facts.LTS || facts.Pool.PoolBytes != srv.PoolSize {
+		t.Errorf("ping --json: release %q (LTS %v), pool %d bytes; want %q, LTS, %d", facts.Release, facts.LTS, facts.Pool.PoolBytes, srv.Release(), srv.PoolSize)
+	}
+	if elastic := strings.Contains(facts.Resize, "innodb_buffer_pool_size_max"); elastic != srv.IsMariaDB() {
+		t.Errorf("ping --json pool_resize = %q on %s", facts.Resize, srv)
 	}
 	// -P alone with host localhost goes over TCP (MariaDB client rule), so it reaches the port.
 	r = sandboxtest.CLI(t, sandboxtest.Run{}, "ping", "--no-defaults", "-P", itoa(sb.Port), "-u", "root")

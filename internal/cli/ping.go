@@ -21,6 +21,9 @@ type serverFacts struct {
 	Flavor          string            `json:"flavor"`
 	Version         string            `json:"version"`
 	VersionComment  string            `json:"version_comment"`
+	Release         string            `json:"release"` // the line: "MySQL 9.7 LTS", "MySQL 26.10 (innovation, calendar version)"
+	LTS             bool              `json:"lts"`
+	PoolResize      string            `json:"pool_resize"` // how the pool can change size while the server runs
 	Identity        string            `json:"identity"`
 	Target          string            `json:"connected_via"`
 	User            string            `json:"user"`
@@ -34,6 +37,18 @@ type serverFacts struct {
 	DumpPct         int               `json:"dump_pct"`
 	Dictionary      []string          `json:"dictionary_tables"`
 	TimeLimit       string            `json:"statement_time_limit"`
+}
+
+// poolResizeText says how the server's pool can change size while it runs.
+func poolResizeText(s flavor.Server) string {
+	if !s.ElasticPool() {
+		return "online, in chunks (SET GLOBAL innodb_buffer_pool_size)"
+	}
+	out := fmt.Sprintf("online, in 1 MiB steps up to %s (innodb_buffer_pool_size_max)", units.FormatBytes(s.PoolSizeMax))
+	if floor, ok := s.PoolShrinkFloor(); ok {
+		return out + fmt.Sprintf("; shrinks by itself under memory pressure down to %s (innodb_buffer_pool_size_auto_min)", units.FormatBytes(floor))
+	}
+	return out + "; never by itself (innodb_buffer_pool_size_auto_min is not below the size)"
 }
 
 // describeServer lists the dictionary tables innowarm reads, each "ok", "missing", or
@@ -87,6 +102,7 @@ dictionary tables exist, and how statements get a time limit on this server.`,
 		}
 		f := serverFacts{
 			Flavor: string(s.Kind), Version: s.VersionString, VersionComment: s.VersionComment,
+			Release: s.Release(), LTS: s.LTS(), PoolResize: poolResizeText(s),
 			Identity: s.Identity(), Target: conn.Opts.Target(), User: conn.Opts.User, TLS: tlsDesc, Datadir: s.Datadir,
 			PageSize: s.PageSize, ReadOnly: s.ReadOnly, Pool: pool, DumpFile: s.DumpFilePath(),
 			DumpFileDynamic: s.DumpFileDynamic(), DumpPct: s.DumpPct, Dictionary: dict, TimeLimit: limit,
@@ -100,12 +116,14 @@ dictionary tables exist, and how statements get a time limit on this server.`,
 		}
 		kvTable(cmd.OutOrStdout(), [][2]string{
 			{"server", fmt.Sprintf("%s %s (%s)", f.Flavor, f.Version, f.VersionComment)},
+			{"release", f.Release},
 			{"connected", fmt.Sprintf("%s as %s", f.Target, f.User)},
 			{"tls", f.TLS},
 			{"identity", f.Identity},
 			{"datadir", f.Datadir},
 			{"page size", units.FormatBytes(int64(f.PageSize))},
 			{"buffer pool", fmt.Sprintf("%s = %d pages: %d free, %d data, %d dirty; %s", units.FormatBytes(pool.PoolBytes), pool.PagesTotal, pool.PagesFree, pool.PagesData, pool.PagesDirty, pool.HitRateText())},
+			{"pool resize", f.PoolResize},
 			{"dump file", fmt.Sprintf("%s (%s), dump_pct %d", f.DumpFile, dyn, f.DumpPct)},
 			{"dictionary", strings.Join(dict, ", ")},
 			{"time limit", limit},

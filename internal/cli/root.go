@@ -50,6 +50,7 @@ With --json a failed command prints {"error": ..., "exit_code": N} on stdout.`,
 		SilenceUsage:      true,
 		CompletionOptions: cobra.CompletionOptions{HiddenDefaultCmd: false},
 	}
+	// --version prints what `innowarm version` prints (packages and scripts check either).
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetFlagErrorFunc(flagError)
 	cobra.AddTemplateFunc("flagUsages", flagUsages)

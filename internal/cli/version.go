@@ -25,7 +25,7 @@ func newVersionCmd() *cobra.Command {
 		Example: "  innowarm version\n  innowarm version --json",
 		RunE: run(func(cmd *cobra.Command, _ []string) error {
 			if asJSON {
-				return printJSON(cmd.OutOrStdout(), map[string]string{"version": version, "commit": buildCommit(), "go": runtime.Version()})
+				return printJSON(cmd.OutOrStdout(), map[string]string{"version": buildVersion(), "commit": buildCommit(), "go": runtime.Version()})
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), versionLine())
 			return nil
@@ -35,8 +35,7 @@ func newVersionCmd() *cobra.Command {
 	return cmd
 }
 
-// buildCommit is the commit innowarm was built from: set at build time, else from the
-// module's build information.
+// buildCommit is the commit set at build time, else the one the Go toolchain stamped.
 func buildCommit() string {
 	if commit != "" {
 		return commit
@@ -51,8 +50,21 @@ func buildCommit() string {
 	return ""
 }
 
+// buildVersion is the version set at build time (make, make dist: git describe), else the
+// module's version `go install ...@v1.2.3` recorded, else "dev".
+func buildVersion() string {
+	if version != "dev" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return version
+}
+
 // versionLine is what `innowarm version` and `innowarm --version` print.
 func versionLine() string {
+	version := buildVersion()
 	c := buildCommit()
 	// make build's version is git describe, which already names the commit when no tag does.
 	built := ""

@@ -29,18 +29,29 @@ type Version struct {
 
 func (v Version) String() string { return fmt.Sprintf("%d.%d.%d", v.Major, v.Minor, v.Patch) }
 
-// AtLeast reports whether v >= major.minor.patch.
-func (v Version) AtLeast(major, minor, patch int) bool {
-	if v.Major != major {
-		return v.Major > major
+// Compare orders versions by number: -1 if v is older than o, 0 if the same, +1 if newer.
+// MySQL's calendar versions (YY.M.P from 26.7.0, after 9.7) are numbers like the others and
+// come after every sequential one.
+func (v Version) Compare(o Version) int {
+	for _, d := range [][2]int{{v.Major, o.Major}, {v.Minor, o.Minor}, {v.Patch, o.Patch}} {
+		switch {
+		case d[0] < d[1]:
+			return -1
+		case d[0] > d[1]:
+			return 1
+		}
 	}
-	if v.Minor != minor {
-		return v.Minor > minor
-	}
-	return v.Patch >= patch
+	return 0
 }
 
-var versionRe = regexp.MustCompile(`^(\d+)\.(\d+)\.(\d+)`)
+// AtLeast reports whether v >= major.minor.patch.
+func (v Version) AtLeast(major, minor, patch int) bool {
+	return v.Compare(Version{major, minor, patch}) >= 0
+}
+
+// versionRe reads the number a version starts with: MAJOR.MINOR.PATCH, the patch optional
+// (a server binary's or a calendar release's name may leave it out: "26.10").
+var versionRe = regexp.MustCompile(`^(\d+)\.(\d+)(?:\.(\d+))?`)
 
 // ParseVersion reads VERSION() and @@version_comment (or a server binary's --version line)
 // and says which family it is. MariaDB may prefix "5.5.5-" for old clients.
@@ -60,6 +71,59 @@ func ParseVersion(version, comment string) (Kind, Version, error) {
 		kind = MariaDB
 	}
 	return kind, ver, nil
+}
+
+// firstCalendarMajor is the major number of MySQL's first calendar version (26.7.0, July
+// 2026: YY.M, the release's year and month); the sequential numbers ended with 9.7.
+const firstCalendarMajor = 26
+
+// CalendarVersion reports whether the server is numbered by the calendar (MySQL 26.7 and
+// after): its minor number is a month, and a new line every quarter or so.
+func (s Server) CalendarVersion() bool {
+	return s.Kind == MySQL && s.Version.Major >= firstCalendarMajor
+}
+
+// ReleaseLine is MAJOR.MINOR ("9.7", "26.10", "11.8").
+func (s Server) ReleaseLine() string { return fmt.Sprintf("%d.%d", s.Version.Major, s.Version.Minor) }
+
+// ltsSeries are the long-term support lines known by number: MySQL's LTS releases (8.4, 9.7;
+// Oracle names each calendar LTS in its release notes) and MariaDB's long-term releases.
+var ltsSeries = map[Kind]map[string]bool{
+	MySQL:   {"8.4": true, "9.7": true},
+	MariaDB: {"10.6": true, "10.11": true, "11.4": true, "11.8": true},
+}
+
+// LTS reports whether the server is of a long-term support line: a known one, or one whose
+// version or comment says LTS (as a build of a calendar LTS release may: "28.4.0-LTS").
+func (s Server) LTS() bool {
+	if ltsSeries[s.Kind][s.ReleaseLine()] {
+		return true
+	}
+	for _, f := range strings.FieldsFunc(s.VersionString+" "+s.VersionComment, func(r rune) bool {
+		return !(r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z')
+	}) {
+		if f == "LTS" {
+			return true
+		}
+	}
+	return false
+}
+
+// Release names the server's line for people: "MySQL 9.7 LTS", "MySQL 26.10 (innovation,
+// calendar version)", "MariaDB 11.8 LTS".
+func (s Server) Release() string {
+	out := fmt.Sprintf("%s %s", s.Kind, s.ReleaseLine())
+	switch {
+	case s.LTS():
+		out += " LTS"
+	case s.Kind == MySQL && s.Version.AtLeast(8, 1, 0):
+		out += " (innovation"
+		if s.CalendarVersion() {
+			out += ", calendar version"
+		}
+		out += ")"
+	}
+	return out
 }
 
 // Probe is what Detect reads from a server: raw answers, kept apart from their interpretation
@@ -92,6 +156,13 @@ type Server struct {
 	// DumpFilename is @@innodb_buffer_pool_filename; DumpPct is @@innodb_buffer_pool_dump_pct.
 	DumpFilename string
 	DumpPct      int
+
+	// PoolSizeMax and PoolAutoMin are MariaDB's innodb_buffer_pool_size_max and
+	// innodb_buffer_pool_size_auto_min (10.11.12+, 11.4.6+, 11.8.2+; 0 where the server has
+	// none): see ElasticPool and PoolShrinkFloor. PoolSize is the size at connect time; a
+	// pool that can be resized is read again where it matters (bufferpool.ReadTotals).
+	PoolSizeMax int64
+	PoolAutoMin int64
 
 	infoSchema map[string]bool
 }
@@ -139,6 +210,11 @@ func Detect(ctx context.Context, q Querier) (Server, error) {
 			p.Variables["server_uuid"] = uuid.String
 		}
 	}
+	if kind == MariaDB {
+		if err := readVariables(ctx, q, p.Variables, poolLimitVariables); err != nil {
+			return Server{}, err
+		}
+	}
 	rows, err := q.QueryContext(ctx, "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'information_schema' AND TABLE_NAME LIKE 'INNODB%'")
 	if err != nil {
 		return Server{}, fmt.Errorf("list information_schema tables: %w", err)
@@ -155,6 +231,27 @@ func Detect(ctx context.Context, q Querier) (Server, error) {
 		return Server{}, err
 	}
 	return FromProbe(p)
+}
+
+// poolLimitVariables are MariaDB's limits of a pool that resizes at run time (MDEV-29445):
+// servers before 10.11.12 have none, which is no error.
+var poolLimitVariables = []string{"innodb_buffer_pool_size_max", "innodb_buffer_pool_size_auto_min"}
+
+// readVariables adds the named global variables the server has to vars.
+func readVariables(ctx context.Context, q Querier, vars map[string]string, names []string) error {
+	rows, err := q.QueryContext(ctx, "SHOW GLOBAL VARIABLES WHERE Variable_name IN ('"+strings.Join(names, "', '")+"')")
+	if err != nil {
+		return fmt.Errorf("read %s: %w", strings.Join(names, ", "), err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name, value string
+		if err := rows.Scan(&name, &value); err != nil {
+			return err
+		}
+		vars[strings.ToLower(name)] = value
+	}
+	return rows.Err()
 }
 
 // FromProbe interprets a probe.
@@ -178,6 +275,8 @@ func FromProbe(p Probe) (Server, error) {
 		s.PageSize = 16384
 	}
 	s.PoolSize, _ = strconv.ParseInt(p.Variables["innodb_buffer_pool_size"], 10, 64)
+	s.PoolSizeMax, _ = strconv.ParseInt(p.Variables["innodb_buffer_pool_size_max"], 10, 64)
+	s.PoolAutoMin, _ = strconv.ParseInt(p.Variables["innodb_buffer_pool_size_auto_min"], 10, 64)
 	s.DumpPct, _ = strconv.Atoi(p.Variables["innodb_buffer_pool_dump_pct"])
 	ro := strings.ToUpper(p.Variables["read_only"])
 	s.ReadOnly = ro == "1" || ro == "ON"
@@ -390,6 +489,40 @@ func (s Server) ExplainTabular() string {
 	}
 	return "EXPLAIN FORMAT=TRADITIONAL "
 }
+
+// ElasticPool reports whether the pool resizes in 1 MiB steps up to innodb_buffer_pool_size_max
+// and may shrink by itself (MariaDB 10.11.12+, 11.4.6+, 11.8.2+, MDEV-29445), rather than in
+// chunks of innodb_buffer_pool_chunk_size times the instances, only when told (MySQL, older
+// MariaDB). Either way SET GLOBAL innodb_buffer_pool_size resizes it while the server runs:
+// MariaDB's SET returns once done, MySQL's resizes in the background and says so in
+// Innodb_buffer_pool_resize_status; both report the new Innodb_buffer_pool_pages_total.
+func (s Server) ElasticPool() bool { return s.IsMariaDB() && s.PoolSizeMax > 0 }
+
+// PoolShrinkFloor is how small the server may make its pool by itself: MariaDB's elastic
+// pool shrinks under the kernel's memory pressure events towards innodb_buffer_pool_size_auto_min,
+// when that is below the size (by default it equals innodb_buffer_pool_size_max: never).
+func (s Server) PoolShrinkFloor() (int64, bool) {
+	if !s.ElasticPool() || s.PoolAutoMin <= 0 || s.PoolAutoMin >= s.PoolSize {
+		return 0, false
+	}
+	return s.PoolAutoMin, true
+}
+
+// PoolResizeArgs are the server options that let a sandbox's pool be resized in steps of
+// step bytes: the chunk size, where the pool is made of chunks (MySQL, MariaDB before the
+// elastic pool); nothing where it resizes in 1 MiB steps.
+func (s Server) PoolResizeArgs(step int64) []string {
+	if s.ElasticPool() {
+		return nil
+	}
+	return []string{fmt.Sprintf("--innodb-buffer-pool-chunk-size=%d", step)}
+}
+
+// LoadAborted says whether Innodb_buffer_pool_load_status tells of a load that was aborted:
+// by innodb_buffer_pool_load_abort ("Buffer pool(s) load aborted on request"), and by the
+// server itself when it shrinks the pool, in the same words: MySQL's buf_pool_resize and
+// MariaDB's buf_pool_t::shrink both call buf_load_abort().
+func LoadAborted(status string) bool { return strings.Contains(status, "aborted") }
 
 // LoadInProgress says whether Innodb_buffer_pool_load_status describes a load that is running:
 // "Loading buffer pool(s) from ..." or "Loaded n/m pages" (MySQL reports the count as it goes).

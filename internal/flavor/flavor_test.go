@@ -39,6 +39,18 @@ func TestParseVersion(t *testing.T) {
 		{"5.7.44-log", "MySQL Community Server (GPL)", MySQL, Version{5, 7, 44}},
 		{"11.4.2-MariaDB", "mariadb.org binary distribution", MariaDB, Version{11, 4, 2}},
 		{"mariadbd  Ver 10.11.19-MariaDB-0+deb12u1 for debian-linux-gnu", "", MariaDB, Version{10, 11, 19}},
+		// Recorded: MySQL 9.7 LTS from Debian, MariaDB 11.8 from Debian.
+		{"9.7.4-2", "(Debian)", MySQL, Version{9, 7, 4}},
+		{"mysqld  Ver 9.7.4-2 for Linux on x86_64 ((Debian))", "", MySQL, Version{9, 7, 4}},
+		{"11.8.9-MariaDB-0+deb13u1 from Debian", "-- Please help get to 10k stars at https://github.com/MariaDB/Server", MariaDB, Version{11, 8, 9}},
+		// MySQL's calendar versions, YY.M.P from July 2026: the year, the month, the patch.
+		{"26.7.0", "MySQL Community Server - GPL", MySQL, Version{26, 7, 0}},
+		{"26.10.1-log", "MySQL Community Server - GPL", MySQL, Version{26, 10, 1}},
+		{"27.1.0-u1-cloud", "MySQL Enterprise - Cloud", MySQL, Version{27, 1, 0}},
+		{"28.4.0-LTS", "MySQL Community Server - GPL", MySQL, Version{28, 4, 0}},
+		{"mysqld  Ver 26.10.0 for Linux on x86_64 (MySQL Community Server - GPL)", "", MySQL, Version{26, 10, 0}},
+		// A release named without its patch number.
+		{"26.10", "MySQL Community Server - GPL", MySQL, Version{26, 10, 0}},
 	}
 	for _, c := range cases {
 		t.Run(c.version, func(t *testing.T) {
@@ -57,6 +69,94 @@ func TestParseVersion(t *testing.T) {
 	}
 }
 
+// Calendar versions come after every sequential one, and order by year, month and patch
+// (26.10 after 26.7: numbers, not strings).
+func TestVersionOrder(t *testing.T) {
+	ordered := []string{"5.7.44", "8.0.36", "8.4.3", "9.0.1", "9.7.4", "26.7.0", "26.7.1", "26.10.0", "27.1.0", "28.4.0"}
+	var vs []Version
+	for _, s := range ordered {
+		_, v, err := ParseVersion(s, "MySQL Community Server - GPL")
+		if err != nil {
+			t.Fatal(err)
+		}
+		vs = append(vs, v)
+	}
+	for i := range vs {
+		for j := range vs {
+			want := 0
+			switch {
+			case i < j:
+				want = -1
+			case i > j:
+				want = 1
+			}
+			if got := vs[i].Compare(vs[j]); got != want {
+				t.Errorf("%s Compare %s = %d; want %d", vs[i], vs[j], got, want)
+			}
+			if got := vs[i].AtLeast(vs[j].Major, vs[j].Minor, vs[j].Patch); got != (i >= j) {
+				t.Errorf("%s AtLeast %s = %v", vs[i], vs[j], got)
+			}
+		}
+	}
+}
+
+// The release line, LTS or not, as ping shows it: recorded 9.7 and 11.8 servers, the older
+// fixtures, and calendar versions.
+func TestRelease(t *testing.T) {
+	for file, want := range map[string]string{
+		"mysql-9.7.4.json":      "MySQL 9.7 LTS",
+		"mysql-8.4.3.json":      "MySQL 8.4 LTS",
+		"mysql-8.0.36.json":     "MySQL 8.0",
+		"percona-8.0.35.json":   "MySQL 8.0",
+		"mysql-26.7.0.json":     "MySQL 26.7 (innovation, calendar version)",
+		"mysql-28.4.0-lts.json": "MySQL 28.4 LTS",
+		"mariadb-11.8.9.json":   "MariaDB 11.8 LTS",
+		"mariadb-10.11.19.json": "MariaDB 10.11 LTS",
+	} {
+		s := loadFixture(t, file)
+		if got := s.Release(); got != want {
+			t.Errorf("%s: Release() = %q; want %q", file, got, want)
+		}
+		if cal := s.Kind == MySQL && s.Version.Major >= 26; s.CalendarVersion() != cal {
+			t.Errorf("%s: CalendarVersion() = %v", file, s.CalendarVersion())
+		}
+	}
+}
+
+// MariaDB 10.11.12+ and 11.8 report the limits of a pool that resizes in 1 MiB steps and may
+// shrink by itself; MySQL's pool resizes in chunks, which a sandbox sets small to resize.
+func TestElasticPool(t *testing.T) {
+	for file, elastic := range map[string]bool{"mariadb-11.8.9.json": true, "mariadb-10.11.19.json": true, "mysql-9.7.4.json": false, "mysql-26.7.0.json": false} {
+		s := loadFixture(t, file)
+		if s.ElasticPool() != elastic {
+			t.Errorf("%s: ElasticPool() = %v; want %v", file, s.ElasticPool(), elastic)
+		}
+		if _, ok := s.PoolShrinkFloor(); ok {
+			t.Errorf("%s: the server may shrink its pool by itself: with the defaults it may not", file)
+		}
+		args := strings.Join(s.PoolResizeArgs(8<<20), " ")
+		if want := map[bool]string{true: "", false: "--innodb-buffer-pool-chunk-size=8388608"}[elastic]; args != want {
+			t.Errorf("%s: PoolResizeArgs = %q; want %q", file, args, want)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join("testdata", "mariadb-11.8.9.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p Probe
+	if err := json.Unmarshal(b, &p); err != nil {
+		t.Fatal(err)
+	}
+	p.Variables["innodb_buffer_pool_size_auto_min"] = "67108864"
+	s, err := FromProbe(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if floor, ok := s.PoolShrinkFloor(); !ok || floor != 64<<20 {
+		t.Errorf("innodb_buffer_pool_size_auto_min 64M under a 256M pool: PoolShrinkFloor = %d, %v", floor, ok)
+	}
+}
+
 func TestFixtures(t *testing.T) {
 	cases := []struct {
 		file                                   string
@@ -69,6 +169,11 @@ func TestFixtures(t *testing.T) {
 		{"mysql-8.4.3.json", MySQL, "information_schema.INNODB_TABLES", "information_schema.INNODB_INDEXES", "information_schema.INNODB_TABLESPACES", "#p#", "(IS_OLD = 'YES')", true, true, true, true},
 		{"percona-8.0.35.json", MySQL, "information_schema.INNODB_TABLES", "information_schema.INNODB_INDEXES", "information_schema.INNODB_TABLESPACES", "#p#", "(IS_OLD = 'YES')", true, true, true, true},
 		{"mysql-5.7.44.json", MySQL, "information_schema.INNODB_SYS_TABLES", "information_schema.INNODB_SYS_INDEXES", "information_schema.INNODB_SYS_TABLESPACES", "#P#", "(IS_OLD = 'YES')", true, false, false, true},
+		{"mysql-9.7.4.json", MySQL, "information_schema.INNODB_TABLES", "information_schema.INNODB_INDEXES", "information_schema.INNODB_TABLESPACES", "#p#", "(IS_OLD = 'YES')", true, true, true, true},
+		{"mariadb-11.8.9.json", MariaDB, "information_schema.INNODB_SYS_TABLES", "information_schema.INNODB_SYS_INDEXES", "information_schema.INNODB_SYS_TABLESPACES", "#P#", "(COALESCE(IS_OLD, 0) = 1)", false, false, false, false},
+		// A calendar version is a MySQL 8+ in every way innowarm asks about.
+		{"mysql-26.7.0.json", MySQL, "information_schema.INNODB_TABLES", "information_schema.INNODB_INDEXES", "information_schema.INNODB_TABLESPACES", "#p#", "(IS_OLD = 'YES')", true, true, true, true},
+		{"mysql-28.4.0-lts.json", MySQL, "information_schema.INNODB_TABLES", "information_schema.INNODB_INDEXES", "information_schema.INNODB_TABLESPACES", "#p#", "(IS_OLD = 'YES')", true, true, true, true},
 	}
 	for _, c := range cases {
 		t.Run(c.file, func(t *testing.T) {
@@ -99,6 +204,25 @@ func TestFixtures(t *testing.T) {
 				t.Errorf("%s: MySQL identity should be its server_uuid, got %s", c.file, s.Identity())
 			}
 		})
+	}
+	// What MySQL 9 changed holds for the calendar versions after it.
+	for _, file := range []string{"mysql-9.7.4.json", "mysql-26.7.0.json", "mysql-28.4.0-lts.json"} {
+		s := loadFixture(t, file)
+		if got := s.Hex32("x"); got != "LEFT(SHA2(x, 256), 32)" {
+			t.Errorf("%s: Hex32 = %s (MD5() is gone since 9.0)", file, got)
+		}
+		if got := s.ExplainTabular(); got != "EXPLAIN FORMAT=TRADITIONAL " {
+			t.Errorf("%s: ExplainTabular = %q", file, got)
+		}
+		if got := s.IndexUsableExpr(); got != "(IS_VISIBLE = 'YES')" {
+			t.Errorf("%s: IndexUsableExpr = %q", file, got)
+		}
+		if !s.DigestSampleText() || !s.ScansOutrunNativeLoad() || !s.LoadThrottledWhenBusy() {
+			t.Errorf("%s: digest sample text %v, scans outrun the loader %v, loader throttled %v", file, s.DigestSampleText(), s.ScansOutrunNativeLoad(), s.LoadThrottledWhenBusy())
+		}
+		if strings.Join(s.GlobalVariablePrivileges(), ",") != "SUPER,SYSTEM_VARIABLES_ADMIN" {
+			t.Errorf("%s: GlobalVariablePrivileges = %v", file, s.GlobalVariablePrivileges())
+		}
 	}
 	m := loadFixture(t, "mariadb-10.11.19.json")
 	if m.Identity() != "vm:33999" {

@@ -16,12 +16,13 @@ func (s Server) IndexRootsQuery() string {
 	return "SELECT INDEX_ID, NAME, SPACE, PAGE_NO FROM " + s.IndexesTable()
 }
 
-// FreeTargetQuery reads the page cleaner's free-page target: innodb_lru_scan_depth per
-// buffer pool instance (MariaDB 10.5+ has one instance and no innodb_buffer_pool_instances
-// variable, so the instances are counted). Below it the server evicts from the LRU tail in
-// the background, so a warm that fills the pool past it has its own pages evicted.
-func (s Server) FreeTargetQuery() string {
-	return "SELECT @@innodb_lru_scan_depth * (SELECT COUNT(*) FROM information_schema.INNODB_BUFFER_POOL_STATS)"
+// FreeTargetExpr is the page cleaner's free-page target as a SQL expression:
+// innodb_lru_scan_depth per buffer pool instance (MariaDB 10.5+ has one instance and no
+// innodb_buffer_pool_instances variable, so the instances are counted). Below it the server
+// evicts from the LRU tail in the background, so a warm that fills the pool past it has its
+// own pages evicted.
+func (s Server) FreeTargetExpr() string {
+	return "@@innodb_lru_scan_depth * (SELECT COUNT(*) FROM information_schema.INNODB_BUFFER_POOL_STATS)"
 }
 
 // PoolInstancesQuery lists each buffer pool instance's LRU length and old sublist length

@@ -109,6 +109,9 @@ func Capture(ctx context.Context, conn *connection.Conn, o Options) (*Result, er
 	if totals.PagesTotal > 0 {
 		h.PoolPages = totals.PagesTotal
 	}
+	if totals.PoolBytes > 0 {
+		h.PoolBytes = totals.PoolBytes // the pool now, not when the sidecar connected
+	}
 	filtered := !o.Filter.Empty()
 	chosen := map[string]bool{}
 	for _, t := range cat.Tables {
@@ -227,13 +230,12 @@ func Every(ctx context.Context, conn *connection.Conn, o Options, interval time.
 	var readAtCapture int64 = -1
 	for {
 		now := time.Now()
-		read, readErr := pagesRead(ctx, conn)
+		read, poolPages, readErr := readAndPoolPages(ctx, conn)
 		var res *Result
 		var err error
 		if readErr != nil {
 			read = -1
 		}
-		poolPages := conn.Server.PoolSize / int64(max(conn.Server.PageSize, 1))
 		switch captureDue(now, lastWrite, interval, read, readAtCapture, poolPages) {
 		case captureFile:
 			lastWrite = now
@@ -300,10 +302,14 @@ func captureDue(now, lastWrite time.Time, interval time.Duration, read, readAtCa
 	return captureNone
 }
 
-// pagesRead is the server's count of pages read from disk since start-up.
-func pagesRead(ctx context.Context, conn *connection.Conn) (int64, error) {
-	var name string
-	var n int64
-	err := conn.DB.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE 'Innodb_pages_read'").Scan(&name, &n)
-	return n, err
+// readAndPoolPages reads the server's count of pages read from disk since start-up and the
+// pool's size in pages now: a sidecar runs for the server's life, and the pool can be resized
+// under it (by an admin, or on MariaDB 10.11.12+ by the server under memory pressure), so
+// the size found at connect time would set the churn threshold of another pool.
+func readAndPoolPages(ctx context.Context, conn *connection.Conn) (read, poolPages int64, err error) {
+	st, err := conn.GlobalStatus(ctx, "Innodb_pages_read", "Innodb_buffer_pool_pages_total")
+	if err != nil {
+		return 0, conn.Server.PoolSize / int64(max(conn.Server.PageSize, 1)), err
+	}
+	return st["innodb_pages_read"], st["innodb_buffer_pool_pages_total"], nil
 }

@@ -42,6 +42,8 @@ type RunOptions struct {
 	// afterLoad proves the residency after a native load from the counters; nil, or a nil
 	// residency with the reason, when it cannot.
 	afterLoad func(ctx context.Context) (*bufferpool.Residency, string, error)
+	// guard cuts a native load's budget if the pool shrinks while it runs.
+	guard *poolGuard
 }
 
 // Until is a coverage goal that ends a run early.
@@ -148,6 +150,9 @@ type Result struct {
 	Pacing *pacing.Stats `json:"pacing,omitempty"`
 	// MethodReason says why auto chose the method.
 	MethodReason string `json:"method_reason,omitempty"`
+	// PoolResize says how the buffer pool changed size during the run, and what that did to
+	// the budget.
+	PoolResize *PoolResize `json:"pool_resized,omitempty"`
 	// Proof says how the residency after the run was established: a read of the pool, or
 	// the page counters after a native load (--verify reads the pool).
 	Proof    string          `json:"proof,omitempty"`
@@ -180,6 +185,9 @@ func Run(ctx context.Context, conn *connection.Conn, pl *Plan, o RunOptions) (*R
 		return r.res, err
 	}
 	defer r.gov.Close()
+	if pl.Before != nil {
+		r.guard = newPoolGuard(ctx, conn, pl.Budget, pl.Before.Totals, pl.BudgetPages)
+	}
 	r.openProgress()
 	return r.run(ctx)
 }
@@ -199,6 +207,9 @@ type scanRun struct {
 	results chan UnitResult
 	// lost is the first unit that failed because the server went away.
 	lost error
+	// guard leaves units out, or stops the run, when the pool shrinks under the budget.
+	guard      *poolGuard
+	leftOutFor map[*Target]int // index in res.LeftOut of a target's units left out for the pool
 }
 
 func newScanRun(conn *connection.Conn, pl *Plan, o RunOptions) *scanRun {
@@ -236,6 +247,7 @@ func (r *scanRun) run(parent context.Context) (*Result, error) {
 	ctx, stopRun := context.WithCancel(parent)
 	defer stopRun()
 	stopped := r.o.Until.watch(ctx, stopRun)
+	resized := r.guard.watch(ctx, stopRun)
 	go func() {
 		// --critical-load stops the units in flight too.
 		select {
@@ -271,6 +283,14 @@ func (r *scanRun) run(parent context.Context) (*Result, error) {
 	go func() {
 		defer close(r.queue)
 		for _, u := range pl.Units {
+			if !r.guard.admit(u.NewPages) {
+				select {
+				case r.results <- UnitResult{Unit: u, Err: errPoolShrank}:
+					continue
+				case <-ctx.Done():
+					return
+				}
+			}
 			select {
 			case r.queue <- u:
 			case <-ctx.Done():
@@ -284,6 +304,9 @@ func (r *scanRun) run(parent context.Context) (*Result, error) {
 	}
 	sort.Slice(res.UnitsRun, func(i, j int) bool { return res.UnitsRun[i].ID < res.UnitsRun[j].ID })
 	stopSampling()
+	if res.PoolResize = resized(); res.PoolResize != nil && !res.PoolResize.Stopped {
+		res.Notes = append(res.Notes, res.PoolResize.Text())
+	}
 	close(startErrs)
 	var firstStartErr error
 	for e := range startErrs {
@@ -309,6 +332,9 @@ func (r *scanRun) run(parent context.Context) (*Result, error) {
 	}
 	stopRun()
 	res.Stopped = stopped()
+	if pr := res.PoolResize; pr != nil && pr.Stopped && res.Stopped == "" {
+		res.Stopped = "stopped: " + pr.Text()
+	}
 	if r.gov != nil { // no pacing asked for
 		st := r.gov.Stats()
 		res.Pacing = &st
@@ -339,6 +365,10 @@ func (r *scanRun) record(ctx, parent context.Context, ur UnitResult, stopRun fun
 	}
 	if ur.Err != nil {
 		rep.Error = ur.Err.Error()
+	}
+	if errors.Is(ur.Err, errPoolShrank) {
+		r.leaveOutForPool(ur.Unit)
+		return
 	}
 	res.UnitsRun = append(res.UnitsRun, rep)
 	switch {
@@ -372,6 +402,31 @@ func (r *scanRun) record(ctx, parent context.Context, ur UnitResult, stopRun fun
 		tr.UnitsDone++
 		r.tl.done(ur.Unit, nil)
 	}
+}
+
+// errPoolShrank marks a unit not started: the pool shrank under the budget it was planned in.
+var errPoolShrank = errors.New("left out: the buffer pool shrank during the warm")
+
+// leaveOutForPool takes a unit out of the run's count and into its target's line of
+// LeftOut.
+func (r *scanRun) leaveOutForPool(u *Unit) {
+	res, tr := r.res, r.targets[u.Target]
+	res.Units--
+	tr.Units--
+	tr.Partial = true
+	r.tl.leftOut(u)
+	if r.leftOutFor == nil {
+		r.leftOutFor = map[*Target]int{}
+	}
+	i, ok := r.leftOutFor[u.Target]
+	if !ok {
+		tg := u.Target
+		res.LeftOut = append(res.LeftOut, LeftOut{Schema: tg.Table.Schema, Table: tg.Table.Name, Partition: tg.Part.Name, Index: tg.Index.Name, Kind: tg.Kind,
+			Reason: "the buffer pool shrank during the warm: over the budget the smaller pool leaves"})
+		i = len(res.LeftOut) - 1
+		r.leftOutFor[u.Target] = i
+	}
+	res.LeftOut[i].Pages += u.NewPages
 }
 
 // worker runs units from the queue on a session of its own, each when the governor lets
@@ -586,6 +641,30 @@ func (tl *tableLog) timing(u *Unit, start, end time.Time) {
 	}
 	if end.After(tm.Last) {
 		tm.Last = end
+	}
+}
+
+// leftOut counts a unit that will not run: a table whose every unit is left out says
+// nothing, one that started says how it ended once its last unit has.
+func (tl *tableLog) leftOut(u *Unit) {
+	tl.mu.Lock()
+	started := tl.started["t:"+u.Table.Quoted()]
+	tl.mu.Unlock()
+	if started {
+		tl.done(u, nil)
+		return
+	}
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	db := "db:" + u.Table.Schema
+	tl.left["t:"+u.Table.Quoted()]--
+	tl.left[db]--
+	if tl.left[db] == 0 && tl.started[db] {
+		if tl.failed[db] {
+			tl.log.Infof("--- xxxxxxx FAILED WARMUP FOR DB: %s xxxxxxx", u.Table.Schema)
+		} else {
+			tl.log.Infof("--- +++++++ SUCCESS WARMUP FOR DB: %s +++++++", u.Table.Schema)
+		}
 	}
 }
 

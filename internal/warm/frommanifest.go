@@ -383,7 +383,8 @@ func PlanFromManifest(ctx context.Context, conn *connection.Conn, r *Resolved, m
 	// sets read here are all the checking a native load needs.
 	res := &Result{Method: MethodNative, Skipped: r.Catalog.Skipped, PageSize: page, PoolBefore: mp.totals, manifestOnly: true}
 	np := &NativePlan{Requested: mr.Requested, NewPages: mr.Requested, PageSize: page, PoolPages: mp.totals.PagesTotal, FreePages: mp.totals.PagesFree,
-		BudgetPages: budget, BudgetSource: source, Skipped: res.Skipped, Manifest: mr, cat: r.Catalog, res: res}
+		BudgetPages: budget, BudgetSource: source, Skipped: res.Skipped, Manifest: mr, cat: r.Catalog, res: res,
+		budget: o.Budget, poolBefore: mp.totals}
 	if mr.LeftOut > 0 {
 		reason := fmt.Sprintf("%d manifest pages left out: over budget (%d pages, %s)", mr.LeftOut, budget, source)
 		res.Notes = append(res.Notes, reason)

@@ -159,6 +159,9 @@ type NativePlan struct {
 	// afterLoad proves the residency after the load from the page counters.
 	afterLoad    func(ctx context.Context) (*bufferpool.Residency, string, error)
 	replaceStale bool
+	// budget and poolBefore let a run cut its budget when the pool shrinks under it.
+	budget     Budget
+	poolBefore bufferpool.Totals
 }
 
 // NativeSpace is one tablespace of a native plan.
@@ -184,6 +187,7 @@ func (np *NativePlan) CheckWork() error {
 func (np *NativePlan) Run(ctx context.Context, conn *connection.Conn, ro RunOptions) (*Result, error) {
 	ro.afterLoad = np.afterLoad
 	ro.ReplaceStale = ro.ReplaceStale || np.replaceStale
+	ro.guard = newPoolGuard(ctx, conn, np.budget, np.poolBefore, np.BudgetPages)
 	return runNativeLoad(ctx, conn, np.cat, np.tiers, np.res, ro)
 }
 
@@ -290,6 +294,7 @@ func PlanNative(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog
 	np.afterLoad = func(ctx context.Context) (*bufferpool.Residency, string, error) {
 		return before.AfterLoad(ctx, conn, pages)
 	}
+	np.budget, np.poolBefore = o.Budget, before.Totals
 	return np, nil
 }
 
@@ -392,9 +397,12 @@ func runNativeLoad(ctx context.Context, conn *connection.Conn, cat *catalog.Cata
 		}
 		defer restore()
 	}
-	nr, err := LoadNativePaced(ctx, conn, tiers, prog, log, ro.Until, gov, chunk)
+	nr, err := loadNative(ctx, conn, tiers, prog, log, ro.Until, gov, chunk, ro.guard)
 	res.Native = nr
 	res.Stopped = nr.Stopped
+	if res.PoolResize = nr.PoolResize; res.PoolResize != nil && !res.PoolResize.Stopped {
+		res.Notes = append(res.Notes, res.PoolResize.Text())
+	}
 	if gov != nil {
 		st := gov.Stats()
 		res.Pacing = &st

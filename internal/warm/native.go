@@ -43,6 +43,9 @@ type NativeResult struct {
 	Restored  string  `json:"dump_file_restored"`
 	Aborted   bool    `json:"aborted,omitempty"`
 	Stopped   string  `json:"stopped,omitempty"`
+	// PoolResize: the pool changed size during the load (the budget cut, chunks left out, or
+	// the load stopped).
+	PoolResize *PoolResize `json:"pool_resized,omitempty"`
 }
 
 // LoadNative has the server load pages with its own loader (innodb_buffer_pool_load_now):
@@ -59,7 +62,14 @@ func LoadNative(ctx context.Context, conn *connection.Conn, pages []PageID, prog
 // tier's pages end up nearest the young end and the first tier's nearest the tail, to be
 // evicted first. With a governor, each tier loads in chunks of chunkPages, each started
 // when the governor allows.
-func LoadNativePaced(ctx context.Context, conn *connection.Conn, tiers [][]PageID, prog progress.Config, log *logx.Logger, until Until, gov *pacing.Governor, chunkPages int) (_ *NativeResult, runErr error) {
+func LoadNativePaced(ctx context.Context, conn *connection.Conn, tiers [][]PageID, prog progress.Config, log *logx.Logger, until Until, gov *pacing.Governor, chunkPages int) (*NativeResult, error) {
+	return loadNative(ctx, conn, tiers, prog, log, until, gov, chunkPages, nil)
+}
+
+// loadNative is LoadNativePaced under a pool guard: a pool that shrinks during the load
+// leaves the chunks past the cut budget out, and stops the server's load once the pages read
+// pass it.
+func loadNative(ctx context.Context, conn *connection.Conn, tiers [][]PageID, prog progress.Config, log *logx.Logger, until Until, gov *pacing.Governor, chunkPages int, guard *poolGuard) (_ *NativeResult, runErr error) {
 	srv := conn.Server
 	var pages int
 	for _, t := range tiers {
@@ -124,8 +134,39 @@ func LoadNativePaced(ctx context.Context, conn *connection.Conn, tiers [][]PageI
 	goal, stopGoal := context.WithCancel(ctx)
 	defer stopGoal()
 	reached := until.watch(goal, stopGoal)
+	resized := guard.watch(goal, stopGoal)
+	// stopped is why the load ended early: the coverage goal, or the pool shrinking.
+	stopped := func() string {
+		res.PoolResize = resized()
+		if why := reached(); why != "" {
+			return why
+		}
+		if res.PoolResize != nil && res.PoolResize.Stopped {
+			return "stopped: " + res.PoolResize.Text()
+		}
+		return ""
+	}
 	var loaded int64
+	final := false // the pool shrank: no chunk after this one fits
 	for i, chunk := range chunks {
+		if left := guard.left(); left >= 0 && int64(len(chunk)) > left {
+			// The pool shrank: this chunk's first pages fit what is left, the rest do not.
+			var later int64
+			for _, c := range chunks[i+1:] {
+				later += int64(len(c))
+			}
+			guard.leaveOut(int64(len(chunk)) - left + later)
+			if chunk = chunk[:left]; len(chunk) == 0 {
+				break
+			}
+			final = true
+			if i == 0 {
+				if err := dumpfile.Write(file, chunk); err != nil {
+					rep.Finish(false)
+					return res, err
+				}
+			}
+		}
 		if i > 0 {
 			if err := dumpfile.Write(file, chunk); err != nil {
 				rep.Finish(false)
@@ -140,7 +181,7 @@ func LoadNativePaced(ctx context.Context, conn *connection.Conn, tiers [][]PageI
 				res.Aborted = true
 				return res, ctx.Err()
 			case goal.Err() != nil:
-				res.Stopped = reached()
+				res.Stopped = stopped()
 				return res, nil
 			}
 			return res, err
@@ -161,20 +202,35 @@ func LoadNativePaced(ctx context.Context, conn *connection.Conn, tiers [][]PageI
 			res.Seconds = time.Since(t0).Seconds()
 			return res, ctx.Err()
 		case goal.Err() != nil:
-			// The coverage goal is met: the rest of the load is not needed.
+			// The coverage goal is met, or the pool shrank under the budget: the rest of the
+			// load is not needed, or does not fit.
 			abortLoad(ctx, conn, log, before)
 			rep.Finish(true)
 			res.Seconds = time.Since(t0).Seconds()
-			res.Stopped = reached()
+			res.Stopped = stopped()
 			res.Loaded = loaded
+			return res, nil
+		case flavor.LoadAborted(status) && guard.shrank(ctx):
+			// The server aborts its own load to shrink the pool (MySQL and MariaDB alike):
+			// the pool the rest was meant for is gone, which is no failure of the warm.
+			guard.serverAborted(res.Requested)
+			rep.Finish(true)
+			res.Seconds = time.Since(t0).Seconds()
+			res.Loaded = loaded
+			res.PoolResize = resized()
+			res.Stopped = "stopped: " + res.PoolResize.Text()
 			return res, nil
 		default:
 			rep.Finish(false)
 			res.Seconds = time.Since(t0).Seconds()
 			return res, err
 		}
+		if final {
+			break
+		}
 	}
 	res.Loaded = loaded
+	res.Stopped = stopped() // the pool may have shrunk without stopping the load
 	rep.SetDone(res.Requested)
 	rep.Finish(true)
 	res.Seconds = time.Since(t0).Seconds()
@@ -268,7 +324,7 @@ func loadOnce(ctx context.Context, conn *connection.Conn, follow loadFollow, bef
 		switch {
 		case strings.Contains(status, "completed"):
 			return status, nil
-		case strings.Contains(status, "aborted"), strings.Contains(status, "rror"), strings.Contains(status, "annot"):
+		case flavor.LoadAborted(status), strings.Contains(status, "rror"), strings.Contains(status, "annot"):
 			return status, fmt.Errorf("the server's load stopped: %s", status)
 		}
 	}

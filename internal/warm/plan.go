@@ -160,6 +160,7 @@ type Plan struct {
 	PageSize     int64
 	PoolPages    int64
 	FreePages    int64
+	Budget       Budget // as asked: the run cuts it if the pool shrinks (poolGuard)
 	BudgetPages  int64
 	BudgetSource string
 	EstPages     int64 // pages of the planned targets
@@ -271,6 +272,7 @@ func BuildPlan(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog,
 		return nil, err
 	}
 
+	pl.Budget = o.Budget
 	pl.BudgetPages, pl.BudgetSource = budgetPages(o.Budget, before.Totals)
 	remaining := pl.BudgetPages
 	planned := map[*catalog.Table]map[string]bool{} // tables and parts whose clustered index is planned or resident

@@ -275,11 +275,18 @@ func JSON(t testing.TB, b []byte, v any) {
 // that need two (a hot set carried from one to the other); it is killed when t ends.
 func SecondServer(t testing.TB, poolSize int64) *sandbox.Sandbox {
 	t.Helper()
+	return SecondServerWith(t, poolSize)
+}
+
+// SecondServerWith is SecondServer with extra server options (e.g. a pool that resizes in
+// small steps: flavor.Server.PoolResizeArgs).
+func SecondServerWith(t testing.TB, poolSize int64, serverArgs ...string) *sandbox.Sandbox {
+	t.Helper()
 	if poolSize == 0 {
 		poolSize = options.PoolSize
 	}
 	sb, _, err := sandbox.Up(context.Background(), sandbox.Config{
-		Dir: filepath.Join(Dir(t), "second"), PoolSize: poolSize, DieWithParent: true, Flavor: os.Getenv(sandbox.FlavorEnv),
+		Dir: filepath.Join(Dir(t), "second"), PoolSize: poolSize, ServerArgs: serverArgs, DieWithParent: true, Flavor: os.Getenv(sandbox.FlavorEnv),
 	})
 	if err != nil {
 		t.Fatalf("start a second server: %v", err)
@@ -328,4 +335,59 @@ func Checksums(t testing.TB, tables ...string) string {
 		t.Fatal(err)
 	}
 	return b.String()
+}
+
+// ResizePool sets innodb_buffer_pool_size on the server behind db and waits until the pool
+// has the new size and holds no more pages than it (MySQL resizes in the background: its
+// pages_total says the new size at once, while the pages beyond it are still being
+// withdrawn). A shrink the server gives up (MariaDB aborts one whose pages are all in use,
+// MDEV-37263) is tried again. It returns the pool's pages.
+func ResizePool(t testing.TB, db *sql.DB, bytes int64) int64 {
+	t.Helper()
+	ctx := context.Background()
+	deadline := time.Now().Add(2 * time.Minute)
+	var lastErr error
+	for time.Now().Before(deadline) {
+		var size, page int64
+		if err := db.QueryRowContext(ctx, "SELECT @@GLOBAL.innodb_buffer_pool_size, @@innodb_page_size").Scan(&size, &page); err != nil {
+			t.Fatalf("read innodb_buffer_pool_size: %v", err)
+		}
+		if size != bytes {
+			if _, lastErr = db.ExecContext(ctx, fmt.Sprintf("SET GLOBAL innodb_buffer_pool_size = %d", bytes)); lastErr != nil {
+				time.Sleep(200 * time.Millisecond)
+				continue
+			}
+		}
+		st, err := poolPages(ctx, db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		total := st["innodb_buffer_pool_pages_total"]
+		// The pages hold a little less than the size (MariaDB keeps the blocks' descriptors in it).
+		if size == bytes && total*page <= bytes && total*page > bytes*9/10 && st["innodb_buffer_pool_pages_data"]+st["innodb_buffer_pool_pages_free"] <= total {
+			return total
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("the pool did not become %d bytes within 2 minutes (last error: %v)", bytes, lastErr)
+	return 0
+}
+
+// poolPages reads the pool's page counters (MySQL's pages_misc wraps around while it
+// resizes, so the values are parsed leniently).
+func poolPages(ctx context.Context, db *sql.DB) (map[string]int64, error) {
+	rows, err := db.QueryContext(ctx, "SHOW GLOBAL STATUS WHERE Variable_name IN ('Innodb_buffer_pool_pages_total', 'Innodb_buffer_pool_pages_free', 'Innodb_buffer_pool_pages_data')")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	st := map[string]int64{}
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			return nil, err
+		}
+		st[strings.ToLower(k)], _ = strconv.ParseInt(v, 10, 64)
+	}
+	return st, rows.Err()
 }
