@@ -165,16 +165,12 @@ func TestZooCatalog(t *testing.T) {
 	if s := index(t, parts, "kv").Sizes["pmaxsp1"]; !s.Known || s.LeafPages < 1 {
 		t.Errorf("subpartition index size: %+v", s)
 	}
-	// LOB pages are in the clustered index's allocation, not in its leaf pages; where the
-	// server's leaf count includes them (MySQL), the leaf count is only an upper bound.
+	// LOB pages are in the clustered index's allocation, and in its leaf count too (MySQL
+	// always, MariaDB once the tree has more than one level): the file tells them apart.
 	s := lob.Clustered().Sizes[""]
-	lo, _ := lob.IndexPages(lob.Clustered(), lob.Parts[0])
-	if cat.Server.LeafStatCountsLOBPages() {
-		if !s.LeafCountsLOB || lo > 2 {
-			t.Errorf("lobs PRIMARY: %+v, lower bound %d; the leaf statistic counts LOB pages here", s, lo)
-		}
-	} else if s.Pages < 10*s.LeafPages {
-		t.Errorf("lobs PRIMARY: size %d vs leaf %d; LOB pages should dominate", s.Pages, s.LeafPages)
+	lo, hi := lob.IndexPages(lob.Clustered(), lob.Parts[0])
+	if !s.FromFile || lo != hi || lo > 2 || lob.LOBPages(lob.Parts[0]) < 100 {
+		t.Errorf("lobs PRIMARY: %+v, %d-%d pages, %d LOB pages; want its one-page tree and its LOB pages counted in the file (notes: %q)", s, lo, hi, lob.LOBPages(lob.Parts[0]), cat.Notes)
 	}
 }
 
