@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/innowarm/innowarm/internal/bufferpool"
@@ -142,7 +143,7 @@ type Result struct {
 	PoolAfter   bufferpool.Totals `json:"pool_after"`
 	PageSize    int64             `json:"page_size"`
 	UnitsRun    []UnitReport      `json:"unit_results,omitempty"`
-	// Stopped says why the run ended before its last unit (--until-coverage).
+	// Stopped says why the run ended before its last unit (--until-coverage, the budget).
 	Stopped     string `json:"stopped,omitempty"`
 	UnitsCancel int    `json:"units_stopped,omitempty"`
 	// Pacing says what --max-load, --max-rate and --nice did.
@@ -204,7 +205,7 @@ type scanRun struct {
 
 func newScanRun(conn *connection.Conn, pl *Plan, o RunOptions) *scanRun {
 	r := &scanRun{conn: conn, pl: pl, o: o, targets: map[*Target]*TargetResult{}, log: logx.Default(),
-		res: &Result{Method: "scan", Skipped: pl.Skipped, LeftOut: pl.LeftOut, Units: len(pl.Units), Parallel: pl.Parallel, Notes: pl.Notes, PageSize: pl.PageSize}}
+		res: &Result{Method: "scan", Skipped: pl.Skipped, LeftOut: append([]LeftOut(nil), pl.LeftOut...), Units: len(pl.Units), Parallel: pl.Parallel, Notes: pl.Notes, PageSize: pl.PageSize}}
 	if pl.Before != nil {
 		r.res.PoolBefore = pl.Before.Totals
 	}
@@ -237,6 +238,7 @@ func (r *scanRun) run(parent context.Context) (*Result, error) {
 	ctx, stopRun := context.WithCancel(parent)
 	defer stopRun()
 	stopped := r.o.Until.watch(ctx, stopRun)
+	atBudget := r.watchBudget(ctx, pagesReadStart, stopRun)
 	go func() {
 		// --critical-load stops the units in flight too.
 		select {
@@ -310,6 +312,9 @@ func (r *scanRun) run(parent context.Context) (*Result, error) {
 	}
 	stopRun()
 	res.Stopped = stopped()
+	if reached := atBudget(); reached && res.Stopped == "" {
+		res.Stopped = r.budgetStop()
+	}
 	if r.gov != nil { // no pacing asked for
 		st := r.gov.Stats()
 		res.Pacing = &st
@@ -328,6 +333,76 @@ func (r *scanRun) run(parent context.Context) (*Result, error) {
 		return res, cerr
 	}
 	return res, finish(parent, conn, pl, res, r.o, firstStartErr)
+}
+
+// budgetEvery is how often a scan run reads its pages read against the budget: a scan reads
+// up to some 20,000 pages a second, and the run must stop before it passes its budget.
+const budgetEvery = 10 * time.Millisecond
+
+// readAheadPages is what one session may still have in flight when its statement is
+// stopped: a linear read-ahead of a whole extent.
+const readAheadPages = 64
+
+// watchBudget stops the run before the pages it reads pass the plan's budget: sizes are
+// estimates (statistics can count a clustered index's BLOB pages as its leaves; a LOB
+// unit's pages are a guess without the file), and a warm that reads past its budget evicts
+// what was resident before. The pages read (Innodb_pages_read, every session's: on a busy
+// server the run stops sooner, never later) are sampled every budgetEvery; the run stops
+// (its statements get KILL QUERY) once they, with what the current rate reads in three
+// samples and every session's read-ahead in flight, would reach the budget. The returned
+// func says whether it stopped the run.
+func (r *scanRun) watchBudget(ctx context.Context, start int64, stop func()) func() bool {
+	budget := r.pl.BudgetPages
+	if budget <= 0 || len(r.pl.Units) == 0 {
+		return func() bool { return false }
+	}
+	var reached atomic.Bool
+	lastN, lastT := start, time.Now()
+	var rate float64 // pages a second: the last sample's, or half the one before when slower
+	inFlight := int64(r.pl.Parallel) * readAheadPages
+	stopWatching := periodic.Every(ctx, budgetEvery, func(ctx context.Context) bool {
+		n, err := pagesRead(ctx, r.conn)
+		if err != nil {
+			return true
+		}
+		now := time.Now()
+		if dt := now.Sub(lastT).Seconds(); dt > 0 {
+			rate = max(float64(n-lastN)/dt, rate/2)
+		}
+		lastN, lastT = n, now
+		ahead := int64(rate*3*budgetEvery.Seconds()) + inFlight
+		if n-start+ahead < budget {
+			return true
+		}
+		reached.Store(true)
+		stop()
+		return false
+	})
+	return func() bool {
+		stopWatching()
+		return reached.Load()
+	}
+}
+
+// budgetStop says how a run that reached its budget ended, and leaves out what it did not
+// read.
+func (r *scanRun) budgetStop() string {
+	res, pl := r.res, r.pl
+	notRun := 0
+	for _, tg := range pl.Targets {
+		tr := r.targets[tg]
+		if tr == nil || tr.UnitsDone == tr.Units {
+			continue
+		}
+		left := len(tg.Units) - tr.UnitsDone
+		notRun += left
+		tr.Partial = true
+		res.LeftOut = append(res.LeftOut, LeftOut{Schema: tg.Table.Schema, Table: tg.Table.Name, Partition: tg.Part.Name, Index: tg.Index.Name, Kind: tg.Kind,
+			Pages:  tg.newPages() * int64(left) / int64(max(len(tg.Units), 1)),
+			Reason: fmt.Sprintf("the run reached its budget: %d of %d units not read to their end", left, len(tg.Units))})
+	}
+	return fmt.Sprintf("stopped at the budget: %d pages read, budget %d pages (%s); %d units stopped (KILL QUERY) or not started",
+		res.PagesRead, pl.BudgetPages, pl.BudgetSource, notRun)
 }
 
 // record takes one unit's outcome into the result: done, failed, or ended by the coverage
