@@ -332,6 +332,11 @@ func (r *scanRun) run(parent context.Context) (*Result, error) {
 		}
 		return res, cerr
 	}
+	if res.Stopped != "" && errors.Is(firstStartErr, context.Canceled) {
+		// A session that could not open because the run was stopped (the budget, the
+		// coverage goal) is the stop, not a failure.
+		firstStartErr = nil
+	}
 	return res, finish(parent, conn, pl, res, r.o, firstStartErr)
 }
 
@@ -348,30 +353,38 @@ const readAheadPages = 64
 // unit's pages are a guess without the file), and a warm that reads past its budget evicts
 // what was resident before. The pages read (Innodb_pages_read, every session's: on a busy
 // server the run stops sooner, never later) are sampled every budgetEvery; the run stops
-// (its statements get KILL QUERY) once they, with what the current rate reads in three
-// samples and every session's read-ahead in flight, would reach the budget. The returned
-// func says whether it stopped the run.
+// (its statements get KILL QUERY) once they, with a margin for what is read before the
+// stop takes effect, reach the budget. The margin is what the rate of the last 100 ms reads
+// in three samples, and a read-ahead in flight per session, at most a quarter of the
+// budget. The returned func says whether it stopped the run.
 func (r *scanRun) watchBudget(ctx context.Context, start int64, stop func()) func() bool {
 	budget := r.pl.BudgetPages
 	if budget <= 0 || len(r.pl.Units) == 0 {
 		return func() bool { return false }
 	}
 	var reached atomic.Bool
-	lastN, lastT := start, time.Now()
-	var rate float64 // pages a second: the last sample's, or half the one before when slower
-	inFlight := int64(r.pl.Parallel) * readAheadPages
+	type sample struct {
+		at    time.Time
+		pages int64
+	}
+	window := []sample{{time.Now(), start}}
+	inFlight := int64(min(r.pl.Parallel, len(r.pl.Units))) * readAheadPages
 	stopWatching := periodic.Every(ctx, budgetEvery, func(ctx context.Context) bool {
 		n, err := pagesRead(ctx, r.conn)
 		if err != nil {
 			return true
 		}
 		now := time.Now()
-		if dt := now.Sub(lastT).Seconds(); dt > 0 {
-			rate = max(float64(n-lastN)/dt, rate/2)
+		window = append(window, sample{now, n})
+		for len(window) > 2 && now.Sub(window[1].at) >= 100*time.Millisecond {
+			window = window[1:]
 		}
-		lastN, lastT = n, now
-		ahead := int64(rate*3*budgetEvery.Seconds()) + inFlight
-		if n-start+ahead < budget {
+		// Reads complete in bursts (a read-ahead is 64 pages at once): a rate over less
+		// than a few samples would see bursts as speed.
+		span := max(now.Sub(window[0].at), 3*budgetEvery)
+		rate := float64(n-window[0].pages) / span.Seconds()
+		margin := min(int64(rate*3*budgetEvery.Seconds())+inFlight, budget/4)
+		if n-start+margin < budget {
 			return true
 		}
 		reached.Store(true)
