@@ -25,6 +25,13 @@ var (
 	}
 )
 
+// IsLOBPageType says whether a page type (INNODB_BUFFER_PAGE's PAGE_TYPE, as a manifest
+// records it) is of off-page column data: a BLOB or LOB page of a table's records, not
+// MySQL's copy of its dictionary entry (SDI_BLOB).
+func IsLOBPageType(pageType string) bool {
+	return lobPageTypes[pageType] && !strings.HasPrefix(pageType, "SDI_")
+}
+
 // Where an index's size comes from.
 const (
 	SizeFromStatistics = "statistics"          // mysql.innodb_index_stats

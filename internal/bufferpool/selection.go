@@ -160,8 +160,11 @@ func ReadDump(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, 
 	if err != nil {
 		return nil, err
 	}
-	if bad := append(append([]string(nil), namer.unreadable...), namer.unlisted...); len(bad) > 0 {
-		return nil, fmt.Errorf("%w: %s", ErrFilesUnreadable, strings.Join(bad, "; "))
+	if len(namer.unreadable) > 0 {
+		return nil, fmt.Errorf("%w: %s", ErrFilesUnreadable, strings.Join(namer.unreadable, "; "))
+	}
+	if err := namer.unlistedError(conn.Server.IndexesTable()); err != nil {
+		return nil, err
 	}
 	totals, err := ReadTotals(ctx, conn)
 	if err != nil {

@@ -209,7 +209,7 @@ func printPlan(w io.Writer, pl *warm.Plan, verbose bool, limit time.Duration) {
 		fmt.Fprintf(w, "already resident: %s (%d pages)\n", tg.Name(), tg.ResidentBefore)
 	}
 	for _, l := range pl.LeftOut {
-		fmt.Fprintf(w, "left out: %s %s %s: %s\n", sqltext.Table(l.Schema, l.Table), l.Partition, l.Index, l.Reason)
+		fmt.Fprintf(w, "left out: %s: %s\n", l.Name(), l.Reason)
 	}
 	printSkipped(w, pl.Skipped)
 	for _, n := range pl.Notes {
@@ -242,10 +242,7 @@ func printWarmResult(w io.Writer, res *warm.Result) {
 	}
 	t := newTable(w, header, 4)
 	for _, tr := range res.Targets {
-		idx := tr.Index
-		if tr.Kind == warm.KindLOB {
-			idx += " (LOB)"
-		}
+		idx := warm.IndexLabel(tr.Index, tr.Kind)
 		cov := fmtCoverage(tr.CoverageBefore, tr.CoverageExact) + " → " + fmtCoverage(tr.CoverageAfter, tr.CoverageExact)
 		if native {
 			t.AppendRow(table.Row{sqltext.Table(tr.Schema, tr.Table), tr.Partition, idx, tr.ResidentBefore, tr.ResidentAfter, tr.PagesLoaded, cov})
@@ -295,7 +292,7 @@ func printWarmResult(w io.Writer, res *warm.Result) {
 		fmt.Fprintf(w, "residency after: %s\n", res.Proof)
 	}
 	for _, l := range res.LeftOut {
-		fmt.Fprintf(w, "left out: %s %s %s: %s\n", sqltext.Table(l.Schema, l.Table), l.Partition, l.Index, l.Reason)
+		fmt.Fprintf(w, "left out: %s: %s\n", l.Name(), l.Reason)
 	}
 	printSkipped(w, res.Skipped)
 	for _, e := range res.Errors {

@@ -30,7 +30,25 @@ type Kind string
 const (
 	KindIndex Kind = "index" // the B-tree of one index
 	KindLOB   Kind = "lob"   // the off-page column pages of the clustered index
+	// KindFile: pages of a table's file that are no index's (its header, extent
+	// descriptors, inodes, MySQL's copy of its dictionary entry), or pages a snapshot could
+	// not name; a manifest's only, never scanned.
+	KindFile Kind = "file"
+	// KindTablespace: a whole tablespace (a native load of a selection's files).
+	KindTablespace Kind = "tablespace"
 )
+
+// IndexLabel names what a row of results is about: the index, "PRIMARY (LOB)", or the
+// table's file pages of no index.
+func IndexLabel(index string, k Kind) string {
+	switch k {
+	case KindLOB:
+		return index + " (LOB)"
+	case KindFile:
+		return "(file pages)"
+	}
+	return index
+}
 
 // Orders accepted by --order.
 var Orders = []string{"small-first", "large-first", "dense-first", "catalog"}
@@ -142,6 +160,28 @@ func (t *Target) Name() string {
 }
 
 func (t *Target) newPages() int64 { return max(0, t.EstPages-t.ResidentBefore) }
+
+// Name says what was left out: `schema`.`table`, the partition, and the index, its LOB
+// pages, or (a native load's) the tablespace, named by the table alone.
+func (l LeftOut) Name() string {
+	s := sqltext.Table(l.Schema, l.Table)
+	if l.Partition != "" {
+		s += " partition " + sqltext.Ident(l.Partition)
+	}
+	switch l.Kind {
+	case KindLOB:
+		s += " LOB pages"
+	case KindFile:
+		s += " file pages"
+	case KindTablespace:
+		if l.Index != "" {
+			s += " " + l.Index // an auxiliary table's role
+		}
+	default:
+		s += " index " + sqltext.Ident(l.Index)
+	}
+	return s
+}
 
 // LeftOut is a planned target (or part of one) not warmed, with the reason.
 type LeftOut struct {
