@@ -27,6 +27,15 @@ import (
 // SystemSchemas are never selected by --all-databases or wildcards.
 var SystemSchemas = map[string]bool{"mysql": true, "information_schema": true, "performance_schema": true, "sys": true}
 
+// IsOwnerMark says whether a table is innowarm's own mark on a schema it created (bench's
+// innowarm_bench_owner, experiment's innowarm_experiment_owner, where the server has no
+// schema comments): named innowarm_..._owner and commented "created by innowarm ...". It is
+// no data of the user's, and is left out of every selection. A user's table of that name
+// without the comment is not.
+func IsOwnerMark(table, comment string) bool {
+	return strings.HasPrefix(table, "innowarm_") && strings.HasSuffix(table, "_owner") && strings.HasPrefix(comment, "created by innowarm ")
+}
+
 // Filter chooses tables.
 type Filter struct {
 	Schemas []string  // -D a,b
@@ -431,14 +440,14 @@ func Load(ctx context.Context, conn *connection.Conn, f Filter) (*Catalog, error
 	tables := map[string]*Table{}
 	key := func(schema, table string) string { return schema + "\x00" + table }
 	err = sess.Query(ctx, `SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE, COALESCE(ENGINE, ''),
-		COALESCE(TABLE_ROWS, 0), COALESCE(DATA_LENGTH, 0), COALESCE(INDEX_LENGTH, 0)
+		COALESCE(TABLE_ROWS, 0), COALESCE(DATA_LENGTH, 0), COALESCE(INDEX_LENGTH, 0), COALESCE(TABLE_COMMENT, '')
 		FROM information_schema.TABLES WHERE TABLE_SCHEMA IN (`+in+`) ORDER BY TABLE_SCHEMA, TABLE_NAME`, args, func(rows *sql.Rows) error {
 		var t Table
-		var typ string
-		if err := rows.Scan(&t.Schema, &t.Name, &typ, &t.Engine, &t.Rows, &t.DataLength, &t.IndexLength); err != nil {
+		var typ, comment string
+		if err := rows.Scan(&t.Schema, &t.Name, &typ, &t.Engine, &t.Rows, &t.DataLength, &t.IndexLength, &comment); err != nil {
 			return err
 		}
-		if !f.selects(t.Schema, t.Name) {
+		if !f.selects(t.Schema, t.Name) || IsOwnerMark(t.Name, comment) {
 			return nil
 		}
 		switch {

@@ -281,3 +281,33 @@ func TestQuoting(t *testing.T) {
 		t.Error(got)
 	}
 }
+
+// innowarm's own mark on a schema it created (bench's and experiment's marker table, where
+// the server has no schema comments) is no table to warm or inspect; a user's table of the
+// same name is.
+func TestOwnerMarksAreNotSelected(t *testing.T) {
+	db := sandboxtest.Schema(t)
+	mark := sqltext.Table(db, "innowarm_bench_owner")
+	other := sqltext.Table(db, "innowarm_experiment_owner")
+	sandboxtest.Exec(t,
+		"CREATE TABLE "+mark+" (note VARCHAR(64)) COMMENT 'created by innowarm bench, which may drop it'",
+		"CREATE TABLE "+other+" (note VARCHAR(64))",
+		"CREATE TABLE "+sqltext.Table(db, "t1")+" (id INT PRIMARY KEY)")
+	for _, f := range []catalog.Filter{{Schemas: []string{db}}, {All: true}} {
+		cat := load(t, f)
+		var names []string
+		for _, tb := range cat.Tables {
+			if tb.Schema == db {
+				names = append(names, tb.Name)
+			}
+		}
+		for _, s := range cat.Skipped {
+			if s.Schema == db {
+				names = append(names, "skipped "+s.Table)
+			}
+		}
+		if strings.Join(names, ",") != "innowarm_experiment_owner,t1" {
+			t.Errorf("%+v selects %v; want the user's tables only (innowarm_experiment_owner has no innowarm comment)", f, names)
+		}
+	}
+}
