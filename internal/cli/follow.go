@@ -1,13 +1,13 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/innowarm/innowarm/internal/connection"
 	"github.com/innowarm/innowarm/internal/follow"
@@ -22,7 +22,7 @@ func init() { register(newFollowCmd) }
 func newFollowCmd() *cobra.Command {
 	var (
 		sel           selectionFlags
-		databases     string
+		database      string
 		interval      time.Duration
 		budget        string
 		method        string
@@ -74,7 +74,14 @@ lag can be exported in the Prometheus text format (--metrics-listen, --metrics-f
 	sel.bind(cmd)
 	pf := addPacingFlags(cmd)
 	fl := cmd.Flags()
-	fl.StringVarP(&databases, "databases", "D", "", "schemas whose pages to follow, comma-separated (default: every schema)")
+	fl.StringVarP(&database, "database", "D", "", "schemas whose pages to follow, comma-separated, as -D of the other commands (default: every schema)")
+	// --databases was follow's own spelling: it still works.
+	fl.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+		if name == "databases" {
+			name = "database"
+		}
+		return pflag.NormalizedName(name)
+	})
 	fl.DurationVar(&interval, "interval", 10*time.Second, "time between rounds")
 	fl.StringVar(&budget, "budget", "", "pages one round may add to the target's pool, e.g. 2G or 50% (default: the pool less the page cleaner's free target)")
 	fl.StringVar(&method, "method", warm.MethodAuto, "how the target loads: auto, native or scan (as warm)")
@@ -95,7 +102,7 @@ lag can be exported in the Prometheus text format (--metrics-listen, --metrics-f
 		if err != nil {
 			return err
 		}
-		filterOpts := connection.Options{Database: databases}
+		filterOpts := connection.Options{Database: database}
 		filter, err := sel.filter(&filterOpts)
 		if err != nil {
 			return err
@@ -131,7 +138,7 @@ lag can be exported in the Prometheus text format (--metrics-listen, --metrics-f
 		}
 		m := follow.NewMetrics(exp.Registry)
 		w := cmd.OutOrStdout()
-		return follow.Run(cmd.Context(), o, m, func(s follow.Status) {
+		err = follow.Run(cmd.Context(), o, m, func(s follow.Status) {
 			if asJSON {
 				_ = printJSONLine(w, s)
 			} else {
@@ -141,6 +148,7 @@ lag can be exported in the Prometheus text format (--metrics-listen, --metrics-f
 				logx.Warnf("%v", err)
 			}
 		})
+		return serviceEnd(cmd.Context(), err)
 	})
 	return cmd
 }
@@ -157,9 +165,4 @@ func printFollowStatus(w io.Writer, s follow.Status) {
 	}
 	fmt.Fprintf(w, "%s round %d%s: hot set %d pages, %.1f%% resident on the target (lag %.1f%%, age %.1f s); loaded %d pages in %.2f s (%s), captured in %.2f s\n",
 		ts, s.Round, early, s.HotSetPages, 100*s.Coverage, 100*s.Lag, s.AgeSeconds, s.Loaded, s.LoadSeconds, s.Method, s.CaptureSeconds)
-}
-
-// printJSONLine writes v as one line of JSON (a stream of objects, one per round).
-func printJSONLine(w io.Writer, v any) error {
-	return json.NewEncoder(w).Encode(v)
 }

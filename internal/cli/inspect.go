@@ -49,7 +49,8 @@ totals (size, free, data, dirty pages, hit rate since start-up).
 
 Without a selection it lists every index of a user table with resident pages (and, with
 --page-list lru-table, of the system tables); with -D/--tables it lists
-every index of the selected tables, resident or not. It needs the PROCESS privilege.
+every index of the selected tables, resident or not; a selection (or a --manifest) that
+matches nothing on this server exits 2. It needs the PROCESS privilege.
 
 The page list (--page-list): reading INNODB_BUFFER_PAGE_LRU ("lru-table") costs what the
 pool holds: the server builds a row per resident page (about 0.3 s and a temporary table
@@ -144,6 +145,9 @@ Tables sharing a tablespace (MySQL's general tablespaces) are read from the LRU 
 		if err != nil {
 			return err
 		}
+		if err := matchesSomething(selected, cat); err != nil {
+			return err
+		}
 		ro := bufferpool.ReadOptions{IncludeZero: selected || o.zero, OnlyCatalog: selected}
 		res, err := bufferpool.ReadSelection(cmd.Context(), conn, cat, ro, o.pageList, logx.Default())
 		if err != nil {
@@ -187,6 +191,9 @@ func waitCoverage(cmd *cobra.Command, conn *connection.Conn, f catalog.Filter, w
 		if err != nil {
 			return err
 		}
+		if err := matchesSomething(true, cat); err != nil {
+			return err
+		}
 		target, key = readiness.Selection{Conn: conn, Catalog: cat}, fmt.Sprintf("selection %q %v %q %q", f.Schemas, f.All, f.Tables, f.Exclude)
 	}
 	// Probes run again and again (a readiness probe every few seconds): the page counters
@@ -195,7 +202,17 @@ func waitCoverage(cmd *cobra.Command, conn *connection.Conn, f catalog.Filter, w
 	res, err := readiness.Wait(ctx, bounded, want, o.timeout, o.interval, logx.Default())
 	w := cmd.OutOrStdout()
 	if o.asJSON {
-		if jerr := printJSON(w, res); jerr != nil {
+		// One document, with the error in it when the wait failed (a timeout, exit 3).
+		doc := struct {
+			readiness.Result
+			Error    string `json:"error,omitempty"`
+			ExitCode int    `json:"exit_code,omitempty"`
+		}{Result: res}
+		if err != nil {
+			doc.Error, doc.ExitCode = errorFields(ctx, err)
+			err = &shownInJSON{err}
+		}
+		if jerr := printJSON(w, doc); jerr != nil {
 			return jerr
 		}
 	} else if err == nil {
@@ -238,6 +255,9 @@ func (m *manifestProbe) Count(ctx context.Context) (covered, total int64, detail
 		if err != nil {
 			return 0, 0, "", err
 		}
+		if err := warm.CheckResolved(mf, r); err != nil {
+			return 0, 0, "", err
+		}
 		m.target = readiness.Manifest{Conn: m.conn, Resolved: r}
 	}
 	return m.target.Count(ctx)
@@ -273,6 +293,15 @@ func inspectManifest(cmd *cobra.Command, conn *connection.Conn, mf *manifest.Man
 	}
 	fmt.Fprintf(w, "manifest %s (from %s, captured %s): %d entries, %d resolved here, %d dropped; %d resident now: coverage %.1f%%\n",
 		r.Name, r.Source.ServerID, r.Source.CapturedAt.Format("2006-01-02 15:04:05 MST"), r.Entries, len(r.Pages), dropped, mc.Resident, 100*mc.Coverage)
+	return nil
+}
+
+// matchesSomething is a usage error (exit 2) when a selection (selected) names no table on
+// this server: a typo or the wrong server, not an empty report.
+func matchesSomething(selected bool, cat *catalog.Catalog) error {
+	if selected && len(cat.Tables) == 0 && len(cat.Skipped) == 0 {
+		return exitcode.BadValue("Selection", "matches no tables")
+	}
 	return nil
 }
 

@@ -1,13 +1,16 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/innowarm/innowarm/internal/bufferpool"
+	"github.com/innowarm/innowarm/internal/connection"
 	"github.com/innowarm/innowarm/internal/flavor"
+	"github.com/innowarm/innowarm/internal/sqlerr"
 	"github.com/innowarm/innowarm/internal/units"
 )
 
@@ -33,11 +36,16 @@ type serverFacts struct {
 	TimeLimit       string            `json:"statement_time_limit"`
 }
 
-func describeServer(s flavor.Server) (dict []string, limit string) {
+// describeServer lists the dictionary tables innowarm reads, each "ok", "missing", or
+// "needs PROCESS" when the user may not read them (process: whether the user may).
+func describeServer(s flavor.Server, process bool) (dict []string, limit string) {
 	for _, t := range []string{s.TablesTable(), s.IndexesTable(), s.TablespacesTable(), s.BufferPageTable(), s.BufferPageLRUTable()} {
 		name := strings.TrimPrefix(t, "information_schema.")
 		mark := "missing"
-		if s.HasInfoSchema(name) {
+		switch {
+		case s.HasInfoSchema(name) && !process:
+			mark = "needs PROCESS"
+		case s.HasInfoSchema(name):
 			mark = "ok"
 		}
 		dict = append(dict, name+" "+mark)
@@ -69,7 +77,7 @@ dictionary tables exist, and how statements get a time limit on this server.`,
 		if err != nil {
 			return err
 		}
-		dict, limit := describeServer(s)
+		dict, limit := describeServer(s, mayReadInnoDBTables(cmd.Context(), conn))
 		var name, tlsVersion, cipher string
 		_ = conn.DB.QueryRowContext(cmd.Context(), "SHOW SESSION STATUS LIKE 'Ssl_version'").Scan(&name, &tlsVersion)
 		_ = conn.DB.QueryRowContext(cmd.Context(), "SHOW SESSION STATUS LIKE 'Ssl_cipher'").Scan(&name, &cipher)
@@ -105,4 +113,13 @@ dictionary tables exist, and how statements get a time limit on this server.`,
 		return nil
 	})
 	return cmd
+}
+
+// mayReadInnoDBTables reports whether the user may read the InnoDB information_schema
+// tables: the server lists them to everyone and refuses their rows without PROCESS. One
+// row of INNODB_BUFFER_POOL_STATS (a row per pool instance) asks at no cost.
+func mayReadInnoDBTables(ctx context.Context, conn *connection.Conn) bool {
+	var one int
+	err := conn.DB.QueryRowContext(ctx, "SELECT 1 FROM information_schema.INNODB_BUFFER_POOL_STATS LIMIT 1").Scan(&one)
+	return !sqlerr.PrivilegeMissing(err)
 }

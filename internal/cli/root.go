@@ -4,7 +4,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/innowarm/innowarm/internal/connection"
 	"github.com/innowarm/innowarm/internal/exitcode"
+	"github.com/innowarm/innowarm/internal/logx"
 	"github.com/innowarm/innowarm/internal/pacing"
 	"github.com/innowarm/innowarm/internal/sqlerr"
 )
@@ -37,16 +37,20 @@ a failover or a new replica, shows what is resident, and measures the difference
 
 Connection flags follow the mysql client: -h -P -S -u -p, ~/.my.cnf ([client] and
 [innowarm] groups), MYSQL_PWD, --ssl-mode. Results go to stdout (--json for scripts),
-timestamped logs to stderr. Exit codes: 0 ok, 1 runtime failure, 2 bad usage or input,
-3 readiness timeout, 130 interrupted.`,
+timestamped logs to stderr. Exit codes: 0 ok, 1 runtime failure, 2 bad usage or input
+(a missing privilege included), 3 readiness timeout, 130 interrupted (Ctrl-C; SIGTERM too,
+except that snapshot --every and follow end with 0 on SIGTERM, a service manager's stop).
+With --json a failed command prints {"error": ..., "exit_code": N} on stdout.`,
 		Example: `  innowarm sandbox up --pool-size 256M        # a throwaway local server
   innowarm ping -S ~/.cache/innowarm/sandbox/mysqld.sock -u root
   innowarm inspect -u admin -p -D shop --top 20
   innowarm warm -u admin -p -D shop --dry-run`,
+		Version:           versionLine(),
 		SilenceErrors:     true,
 		SilenceUsage:      true,
 		CompletionOptions: cobra.CompletionOptions{HiddenDefaultCmd: false},
 	}
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetFlagErrorFunc(flagError)
 	cobra.AddTemplateFunc("flagUsages", flagUsages)
 	tmpl := root.UsageTemplate()
@@ -74,7 +78,16 @@ func applyToTree(c *cobra.Command, f func(*cobra.Command)) {
 }
 
 func flagError(c *cobra.Command, err error) error {
-	return exitcode.UsageError(fmt.Errorf("%s: %w (see '%s --help')", c.CommandPath(), err, c.CommandPath()))
+	return exitcode.UsageError(fmt.Errorf("%s%w (see '%s --help')", commandPrefix(c), err, c.CommandPath()))
+}
+
+// commandPrefix names the subcommand at the start of an error ("warm: "): the line already
+// starts with "innowarm: ".
+func commandPrefix(c *cobra.Command) string {
+	if !c.HasParent() {
+		return ""
+	}
+	return strings.TrimPrefix(c.CommandPath(), c.Root().Name()+" ") + ": "
 }
 
 // noArgs rejects positional arguments without echoing them: a password typed as
@@ -83,18 +96,13 @@ func noArgs(c *cobra.Command, args []string) error {
 	if len(args) == 0 {
 		return nil
 	}
-	return exitcode.UsageError(fmt.Errorf("%s takes no positional arguments, got %d (a password goes attached: -pSECRET or --password=SECRET; see '%s --help')", c.CommandPath(), len(args), c.CommandPath()))
+	return exitcode.UsageError(fmt.Errorf("%stakes no positional arguments, got %d (a password goes attached: -pSECRET or --password=SECRET; see '%s --help')", commandPrefix(c), len(args), c.CommandPath()))
 }
 
 // Main runs innowarm with args and returns the process exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := notifySignals(context.Background())
 	defer stop()
-	go func() {
-		// After the first signal, a second one kills the process the default way.
-		<-ctx.Done()
-		stop()
-	}()
 	root := NewRoot()
 	root.SetArgs(attachPasswordValues(args))
 	root.SetOut(stdout)
@@ -103,19 +111,120 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		return exitcode.OK
 	}
+	code, msg := classify(ctx, err, cmd != nil && !ranCommand)
+	var shown *shownInJSON
+	if wantsJSON(cmd, args) && !errors.As(err, &shown) {
+		_ = printJSONLine(stdout, errorJSON{Error: msg, ExitCode: code})
+	}
+	fmt.Fprintln(stderr, "innowarm: "+msg)
+	return code
+}
+
+// classify gives err's exit code and its one line; parsing says cobra failed before the
+// command ran (its own parse errors, unknown command or bad arguments, are usage errors).
+func classify(ctx context.Context, err error, parsing bool) (int, string) {
 	code := exitcode.Of(err)
 	var coded *exitcode.Error
-	if !errors.As(err, &coded) && cmd != nil && !ranCommand && !errors.Is(err, context.Canceled) {
-		// cobra's own parse errors (unknown command, bad arguments) are usage errors.
+	if !errors.As(err, &coded) && parsing && !errors.Is(err, context.Canceled) {
 		code = exitcode.Usage
 	}
 	if ctx.Err() != nil && (errors.Is(err, context.Canceled) || code == exitcode.Runtime) {
-		code = exitcode.Interrupted
-		fmt.Fprintln(stderr, "innowarm: interrupted")
-		return code
+		return exitcode.Interrupted, "interrupted"
 	}
-	fmt.Fprintln(stderr, "innowarm: "+oneLine(describe(err)))
-	return code
+	return code, oneLine(describe(err))
+}
+
+// errorJSON is what a command run with --json prints on stdout when it fails.
+type errorJSON struct {
+	Error    string `json:"error"`
+	ExitCode int    `json:"exit_code"`
+}
+
+// shownInJSON is an error a command has already put into the JSON document it printed
+// (a warm that ran in part, a readiness wait that timed out): Main does not print another.
+type shownInJSON struct{ error }
+
+func (e *shownInJSON) Unwrap() error { return e.error }
+
+// withError adds err and its exit code to a JSON document about to be printed, and returns
+// the error to return once it is: a script reads one document, with the outcome in it.
+func withError(ctx context.Context, doc map[string]any, err error) error {
+	if err == nil {
+		return nil
+	}
+	doc["error"], doc["exit_code"] = errorFields(ctx, err)
+	return &shownInJSON{err}
+}
+
+func errorFields(ctx context.Context, err error) (string, int) {
+	code, msg := classify(ctx, err, false)
+	return msg, code
+}
+
+// wantsJSON reports whether the command was asked for --json (on the command line, or
+// by an option file's [innowarm] group), also when its flags failed to parse.
+func wantsJSON(cmd *cobra.Command, args []string) bool {
+	if cmd == nil {
+		return false
+	}
+	f := cmd.Flags().Lookup("json")
+	if f == nil {
+		return false
+	}
+	if f.Value.String() == "true" {
+		return true
+	}
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "--json" || a == "--json=true" || a == "--json=1" {
+			return true
+		}
+	}
+	return false
+}
+
+// stopSignal is the cause of the context a signal cancels.
+type stopSignal struct{ os.Signal }
+
+func (s stopSignal) Error() string { return "stopped by " + s.String() }
+
+// notifySignals cancels ctx on the first SIGINT or SIGTERM, with the signal as its cause;
+// a second one kills the process the default way.
+func notifySignals(parent context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-sigs:
+			cancel(stopSignal{s})
+			signal.Stop(sigs)
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		close(done)
+		signal.Stop(sigs)
+		cancel(nil)
+	}
+}
+
+// serviceEnd is how a long-running command (snapshot --every, follow) ends once it stops:
+// SIGTERM, a service manager's stop, is its normal end (exit 0); Ctrl-C interrupts it as it
+// does any command (exit 130).
+func serviceEnd(ctx context.Context, err error) error {
+	if ctx.Err() == nil || (err != nil && !errors.Is(err, context.Canceled)) {
+		return err
+	}
+	var s stopSignal
+	if errors.As(context.Cause(ctx), &s) && s.Signal == syscall.SIGTERM {
+		logx.Infof("stopped by SIGTERM")
+		return nil
+	}
+	return context.Canceled
 }
 
 // attachPasswordValues rewrites the mysql client's "-pSECRET" as "-p=SECRET": the flag
@@ -158,13 +267,6 @@ func flagUsages(fs *pflag.FlagSet) string {
 	out := fs.FlagUsages()
 	ugly := " string[=\"" + connection.PasswordPromptSentinel + "\"]"
 	return strings.Replace(out, ugly, "[=PW]"+strings.Repeat(" ", len(ugly)-len("[=PW]")), -1)
-}
-
-// printJSON writes v as indented JSON.
-func printJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }
 
 // usagef is a usage error (exit 2).

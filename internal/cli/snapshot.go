@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/innowarm/innowarm/internal/bufferpool"
+	"github.com/innowarm/innowarm/internal/catalog"
 	"github.com/innowarm/innowarm/internal/connection"
 	"github.com/innowarm/innowarm/internal/logx"
 	"github.com/innowarm/innowarm/internal/manifest"
@@ -117,6 +118,17 @@ table). "auto" (the default) takes the dump when it can and says why not when it
 			return err
 		}
 		defer conn.Close()
+		if !filter.Empty() {
+			// A selection that names nothing here is a typo or the wrong server: say so
+			// rather than write (or keep) a manifest of nothing.
+			cat, err := catalog.Load(cmd.Context(), conn, filter)
+			if err != nil {
+				return err
+			}
+			if err := matchesSomething(true, cat); err != nil {
+				return err
+			}
+		}
 		so := snapshot.Options{Path: out, Keep: keep, AllowEmpty: allowEmpty, Filter: filter, ToolVersion: version, PageList: pageList, Log: logx.Default()}
 		if err := so.Validate(); err != nil {
 			return usagef("%v", err)
@@ -141,13 +153,14 @@ table). "auto" (the default) takes the dump when it can and says why not when it
 			defer exp.Close()
 			sm := newSnapshotMetrics(exp.Registry)
 			logx.Infof("capturing every %s to %s until stopped (keeping %d previous)", every, out, keep)
-			return snapshot.Every(cmd.Context(), conn, so, every, func(r *snapshot.Result) {
+			err = snapshot.Every(cmd.Context(), conn, so, every, func(r *snapshot.Result) {
 				report(r)
 				sm.observe(r)
 				if err := exp.Flush(); err != nil {
 					logx.Warnf("%v", err)
 				}
 			}, logx.Default())
+			return serviceEnd(cmd.Context(), err)
 		}
 		if metricsOut != "" || metricsAt != "" {
 			return usagef("--metrics-file and --metrics-listen go with --every")

@@ -58,8 +58,10 @@ statement (COUNT(*) with FORCE INDEX, checked with EXPLAIN) that returns one num
 indexes are cut into key ranges and read by --parallel sessions.
 
 The plan stays within a budget: by default the free pages of the pool, so nothing already
-cached is evicted. Smaller units go first (--order). --dry-run prints the plan. Ctrl-C stops
-every statement on the server (KILL QUERY) and exits 130.
+cached is evicted. Smaller units go first (--order). --dry-run chooses the method and plans
+exactly as the warm would, prints that plan and loads nothing. A selection or a manifest
+that matches nothing here exits 2. Ctrl-C stops every statement on the server (KILL QUERY)
+and exits 130.
 
 FULLTEXT and SPATIAL indexes cannot be read by such statements and are listed as skipped.
 Needs SELECT on the tables and the PROCESS privilege (to read the pool's page list).`,
@@ -71,7 +73,7 @@ Needs SELECT on the tables and the PROCESS privilege (to read the pool's page li
 	cf := addConnFlags(cmd)
 	f.sel.bind(cmd)
 	fl := cmd.Flags()
-	fl.BoolVar(&f.dryRun, "dry-run", false, "print the plan (units, pages, budget, what is left out and why) and read nothing")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "print the plan the warm would follow (method and why, units or tablespaces, pages, budget, what is left out and why) and load nothing")
 	fl.BoolVar(&f.verbose, "verbose", false, "with --dry-run, print every statement")
 	fl.StringVar(&f.budget, "budget", "", "most the warm may add: a size (2G) or a percent of the pool (70%); default: the free pages")
 	fl.StringVar(&f.order, "order", "small-first", "priority: "+strings.Join(warm.Orders, ", "))
@@ -133,7 +135,7 @@ Needs SELECT on the tables and the PROCESS privilege (to read the pool's page li
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return printWarmOutcome(cmd.OutOrStdout(), outcome, &f, runErr)
+		return printWarmOutcome(cmd, outcome, &f, runErr)
 	})
 	return cmd
 }
@@ -179,7 +181,7 @@ func printPlan(w io.Writer, pl *warm.Plan, verbose bool, limit time.Duration) {
 	}
 	fmt.Fprintf(w, "plan: %d units on %d indexes of %d tables, %d parallel sessions\n", len(pl.Units), len(pl.Targets), len(tables), pl.Parallel)
 	fmt.Fprintf(w, "reads ~%d pages (%s), of which ~%d (%s) not resident yet\n", pl.EstPages, mib(pl.EstPages), pl.NewPages, mib(pl.NewPages))
-	fmt.Fprintf(w, "budget %d pages (%s): %s; pool %d pages (%s), %d free\n", pl.BudgetPages, mib(pl.BudgetPages), pl.BudgetSource, pl.PoolPages, mib(pl.PoolPages), pl.FreePages)
+	printBudget(w, pl.BudgetPages, pl.BudgetSource, pl.PoolPages, pl.FreePages, pl.PageSize)
 	t := newTable(w, table.Row{"#", "table", "partition", "index", "units", "est. pages", "new pages", "resident before"}, 5)
 	for i, tg := range pl.Targets {
 		var est, nw int64
@@ -208,9 +210,7 @@ func printPlan(w io.Writer, pl *warm.Plan, verbose bool, limit time.Duration) {
 	for _, tg := range pl.Resident {
 		fmt.Fprintf(w, "already resident: %s (%d pages)\n", tg.Name(), tg.ResidentBefore)
 	}
-	for _, l := range pl.LeftOut {
-		fmt.Fprintf(w, "left out: %s: %s\n", l.Name(), l.Reason)
-	}
+	printLeftOut(w, pl.LeftOut)
 	printSkipped(w, pl.Skipped)
 	for _, n := range pl.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
@@ -258,26 +258,31 @@ func printWarmResult(w io.Writer, res *warm.Result) {
 	if len(res.Targets) > 0 {
 		t.Render()
 	}
-	if n := res.Native; n != nil && n.Seconds == 0 && res.PagesRead == 0 && n.Loaded == 0 {
-		fmt.Fprintf(w, "dry run (%s): would load %d pages (%s)\n", res.Method, n.Requested, units.FormatBytes(n.Requested*res.PageSize))
-	} else if n != nil {
+	nothing := (res.Native != nil && res.Native.Requested == 0) || (res.Native == nil && res.Units == 0)
+	switch n := res.Native; {
+	case nothing && (len(res.LeftOut) > 0 || (res.Manifest != nil && res.Manifest.LeftOut > 0)):
+		fmt.Fprintf(w, "warm (%s): nothing loaded: what is resident stays, what is not is over the budget (left out below)\n", res.Method)
+	case n != nil && n.Requested == 0 && res.Manifest != nil:
+		fmt.Fprintln(w, "warm (native): nothing to load: every page of the manifest that resolves here was already resident")
+	case n != nil && n.Requested == 0:
+		fmt.Fprintln(w, "warm (native): nothing to load: every tablespace of the selection was already resident")
+	case n != nil:
 		fmt.Fprintf(w, "warm (native): %d pages requested, %d loaded by the server in %.2f s; %d pages read from disk (%.0f MB/s); %d pages now resident that were not\n",
 			n.Requested, n.Loaded, n.Seconds, res.PagesRead, n.MBps, res.PagesLoaded)
 		fmt.Fprintf(w, "server load status: %s; dump file %s: %s\n", n.Status, n.DumpFile, n.Restored)
-	} else {
+		if res.PagesRead == 0 && res.PagesLoaded == 0 && n.Loaded == n.Requested {
+			fmt.Fprintln(w, "every requested page was already resident: the server read none from disk")
+		}
+	case res.Units == 0 && len(res.Targets) > 0:
+		fmt.Fprintf(w, "warm (%s): nothing to load: every selected index was already resident\n", res.Method)
+	case res.Units == 0:
+		fmt.Fprintf(w, "warm (%s): nothing to load\n", res.Method)
+	default:
 		fmt.Fprintf(w, "warm (%s): %d of %d units in %.2f s, %d parallel; %d pages read (%s), %.0f MB/s; %d pages now resident that were not\n",
 			res.Method, res.UnitsDone, res.Units, res.Seconds, res.Parallel, res.PagesRead, units.FormatBytes(res.PagesRead*res.PageSize), res.MBps, res.PagesLoaded)
 	}
 	if m := res.Manifest; m != nil {
-		var dropped int64
-		var reasons []string
-		for r, n := range m.Dropped {
-			dropped += n
-			reasons = append(reasons, fmt.Sprintf("%d %s", n, r))
-		}
-		sort.Strings(reasons)
-		fmt.Fprintf(w, "manifest %s (from %s, captured %s): %d entries, %d resolved here, %d dropped%s\n",
-			m.File, m.SourceServer, m.CapturedAt, m.Entries, m.Resolved, dropped, parenList(reasons))
+		printManifestSummary(w, m)
 		fmt.Fprintf(w, "requested %d pages (%d already resident, %d left out by the budget); coverage of the manifest's pages: %.1f%% → %.1f%%\n",
 			m.Requested, m.AlreadyThere, m.LeftOut, 100*m.CoverageBefore, 100*m.CoverageAfter)
 	}
@@ -291,9 +296,7 @@ func printWarmResult(w io.Writer, res *warm.Result) {
 	if res.Proof != "" {
 		fmt.Fprintf(w, "residency after: %s\n", res.Proof)
 	}
-	for _, l := range res.LeftOut {
-		fmt.Fprintf(w, "left out: %s: %s\n", l.Name(), l.Reason)
-	}
+	printLeftOut(w, res.LeftOut)
 	printSkipped(w, res.Skipped)
 	for _, e := range res.Errors {
 		fmt.Fprintf(w, "error: %s\n", e)
@@ -351,32 +354,152 @@ func isSelectionError(err error) bool {
 	return errors.As(err, &fe) && fe.Field == "Selection"
 }
 
-// printWarmOutcome prints a warm's plan (dry run of a scan) or result, as text or JSON, and
-// returns the run's error.
-func printWarmOutcome(out io.Writer, o *warm.Outcome, f *warmFlags, runErr error) error {
-	if o == nil {
+// printWarmOutcome prints a warm's plan (a dry run) or result, as text or JSON, and returns
+// the run's error.
+func printWarmOutcome(cmd *cobra.Command, o *warm.Outcome, f *warmFlags, runErr error) error {
+	out := cmd.OutOrStdout()
+	if o == nil || (o.Result == nil && (runErr != nil || !f.dryRun)) || (runErr != nil && !didWork(o.Result)) {
+		// A failure before anything was read (a privilege, a lost server) is its one line.
 		return runErr
-	}
-	if o.Plan != nil && o.Result == nil && runErr == nil {
-		if f.asJSON {
-			return printJSON(out, map[string]any{"plan": planJSON(o.Plan, f.statementTimeout, f.verbose)})
-		}
-		printPlan(out, o.Plan, f.verbose, f.statementTimeout)
-		return nil
 	}
 	if o.Result == nil {
-		return runErr
+		if f.asJSON {
+			return printJSON(out, map[string]any{"plan": planDoc(o, f.statementTimeout, f.verbose)})
+		}
+		printDryRun(out, o, f.verbose, f.statementTimeout)
+		return nil
 	}
 	if f.asJSON {
-		doc := map[string]any{"result": o.Result}
-		if o.Plan != nil {
-			doc["plan"] = planJSON(o.Plan, f.statementTimeout, false)
+		doc := map[string]any{"result": o.Result, "plan": planDoc(o, f.statementTimeout, false)}
+		err := withError(cmd.Context(), doc, runErr)
+		if perr := printJSON(out, doc); perr != nil {
+			return perr
 		}
-		if err := printJSON(out, doc); err != nil {
-			return err
-		}
-	} else {
-		printWarmResult(out, o.Result)
+		return err
 	}
+	printWarmResult(out, o.Result)
 	return runErr
+}
+
+// didWork reports whether a run read anything before it ended.
+func didWork(res *warm.Result) bool {
+	return res != nil && (len(res.UnitsRun) > 0 || res.PagesRead > 0 || (res.Native != nil && res.Native.Loaded > 0))
+}
+
+// planDoc is the JSON of the plan a warm follows: the method and why, and the scan units,
+// the native load's tablespaces, or a manifest's pages.
+func planDoc(o *warm.Outcome, limit time.Duration, withSQL bool) map[string]any {
+	doc := map[string]any{}
+	switch {
+	case o.Plan != nil:
+		doc = planJSON(o.Plan, limit, withSQL)
+	case o.Native != nil:
+		np := o.Native
+		doc = map[string]any{
+			"tablespaces": np.Spaces, "requested_pages": np.Requested, "new_pages": np.NewPages,
+			"page_size": np.PageSize, "pool_pages": np.PoolPages, "free_pages": np.FreePages,
+			"budget_pages": np.BudgetPages, "budget_source": np.BudgetSource,
+			"left_out": np.LeftOut, "already_resident": np.Resident, "skipped": np.Skipped, "notes": np.Notes,
+		}
+	}
+	doc["method"], doc["method_reason"] = o.Method, o.Why
+	if m := o.Manifest; m != nil {
+		doc["manifest"], doc["manifest_targets"] = m.Report, m.Targets
+	}
+	return doc
+}
+
+// printDryRun prints the plan a warm would follow.
+func printDryRun(w io.Writer, o *warm.Outcome, verbose bool, limit time.Duration) {
+	fmt.Fprintf(w, "method: %s (%s)\n", o.Method, o.Why)
+	if m := o.Manifest; m != nil {
+		printManifestPlan(w, m)
+	}
+	switch {
+	case o.Plan != nil:
+		printPlan(w, o.Plan, verbose, limit)
+	case o.Native != nil && o.Manifest == nil:
+		printNativePlan(w, o.Native)
+	}
+}
+
+// printNativePlan prints a native load of a selection, planned: tablespace by tablespace.
+func printNativePlan(w io.Writer, np *warm.NativePlan) {
+	size := func(pages int64) string { return units.FormatBytes(pages * np.PageSize) }
+	if len(np.Spaces) > 0 {
+		spaces := "tablespaces"
+		if len(np.Spaces) == 1 {
+			spaces = "tablespace"
+		}
+		fmt.Fprintf(w, "plan: the server's loader reads %d pages (%s) of %d %s, ~%d (%s) not resident yet\n",
+			np.Requested, size(np.Requested), len(np.Spaces), spaces, np.NewPages, size(np.NewPages))
+	} else {
+		fmt.Fprintln(w, "plan: nothing to load")
+	}
+	printBudget(w, np.BudgetPages, np.BudgetSource, np.PoolPages, np.FreePages, np.PageSize)
+	if len(np.Spaces) > 0 {
+		t := newTable(w, table.Row{"#", "tablespace", "pages in use", "file pages", "resident before", "to load"}, 3)
+		for i, sp := range np.Spaces {
+			t.AppendRow(table.Row{i + 1, sp.Name, sp.Pages, sp.FilePages, sp.Resident, sp.Load})
+		}
+		t.Render()
+	}
+	for _, name := range np.Resident {
+		fmt.Fprintf(w, "already resident: %s\n", name)
+	}
+	printLeftOut(w, np.LeftOut)
+	printSkipped(w, np.Skipped)
+	for _, n := range np.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+}
+
+// printManifestPlan prints a warm of a manifest's pages, planned: what resolves here, what
+// is resident, and what the budget lets the load read, per index.
+func printManifestPlan(w io.Writer, mp *warm.ManifestPlan) {
+	mr := mp.Report
+	printManifestSummary(w, mr)
+	fmt.Fprintf(w, "of the %d resolved: %d already resident, %d to load, %d left out by the budget\n", mr.Resolved, mr.AlreadyThere, mr.Requested, mr.LeftOut)
+	np := mp.Native
+	if np == nil {
+		return // the scan plan follows
+	}
+	printBudget(w, np.BudgetPages, np.BudgetSource, np.PoolPages, np.FreePages, np.PageSize)
+	t := newTable(w, table.Row{"table", "partition", "index", "manifest pages", "resident before", "to load"}, 4)
+	for _, mt := range mp.Targets {
+		idx := mt.Index
+		if mt.Kind == warm.KindLOB {
+			idx += " (LOB)"
+		}
+		t.AppendRow(table.Row{sqltext.Table(mt.Schema, mt.Table), mt.Partition, idx, mt.ManifestPages, mt.Resident, mt.Load})
+	}
+	t.Render()
+	printSkipped(w, np.Skipped)
+}
+
+func printManifestSummary(w io.Writer, m *warm.ManifestReport) {
+	var dropped int64
+	var reasons []string
+	for r, n := range m.Dropped {
+		dropped += n
+		reasons = append(reasons, fmt.Sprintf("%d %s", n, r))
+	}
+	sort.Strings(reasons)
+	fmt.Fprintf(w, "manifest %s (from %s, captured %s): %d entries, %d resolved here, %d dropped%s\n",
+		m.File, m.SourceServer, m.CapturedAt, m.Entries, m.Resolved, dropped, parenList(reasons))
+}
+
+func printBudget(w io.Writer, budget int64, source string, pool, free, pageSize int64) {
+	size := func(pages int64) string { return units.FormatBytes(pages * pageSize) }
+	fmt.Fprintf(w, "budget %d pages (%s): %s; pool %d pages (%s), %d free\n", budget, size(budget), source, pool, size(pool), free)
+}
+
+func printLeftOut(w io.Writer, leftOut []warm.LeftOut) {
+	for _, l := range leftOut {
+		what := ""
+		if l.Table != "" {
+			what = l.Name() + ": "
+		}
+		fmt.Fprintf(w, "left out: %s%s\n", what, l.Reason)
+	}
 }

@@ -196,7 +196,9 @@ func (f *replayFlags) run(cmd *cobra.Command, conn *connection.Conn, asJSON bool
 	}
 	out := cmd.OutOrStdout()
 	if asJSON {
-		if err := printJSON(out, map[string]any{"replay": res}); err != nil {
+		doc := map[string]any{"replay": res}
+		runErr = withError(ctx, doc, runErr)
+		if err := printJSON(out, doc); err != nil {
 			return err
 		}
 	} else {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"maps"
 	"net"
 	"strconv"
 	"strings"
@@ -66,6 +67,9 @@ func (o Options) Config() (*mysql.Config, error) {
 	return cfg, nil
 }
 
+// sourcePrompt is where a password typed at -p's prompt came from (Options.Sources).
+const sourcePrompt = "prompt"
+
 // Open connects, checks the credentials with a round trip and detects the server flavor.
 // A bare -p prompts here, just before the password is needed.
 func Open(ctx context.Context, o Options) (*Conn, error) {
@@ -75,6 +79,11 @@ func Open(ctx context.Context, o Options) (*Conn, error) {
 			return nil, err
 		}
 		o.Password, o.PasswordPrompt = pw, false
+		o.Sources = maps.Clone(o.Sources)
+		if o.Sources == nil {
+			o.Sources = map[string]string{}
+		}
+		o.Sources["password"] = sourcePrompt
 	}
 	cfg, err := o.Config()
 	if err != nil {
@@ -124,7 +133,10 @@ func Explain(err error, o Options) error {
 		switch me.Number {
 		case sqlerr.AccessDenied:
 			how := "no password"
-			if o.Password != "" {
+			switch {
+			case o.Password != "" && o.source("password") == sourcePrompt:
+				how = "the password typed at the prompt"
+			case o.Password != "":
 				how = "the password from " + o.source("password")
 			}
 			return exitcode.UsageError(fmt.Errorf("access denied for user %q at %s with %s: check -u/--user and -p/--password, MYSQL_PWD or password= in your option files", o.User, target, how))

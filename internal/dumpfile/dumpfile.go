@@ -186,20 +186,27 @@ func hasGlobalPrivilege(ctx context.Context, conn *connection.Conn) (bool, error
 		if err := rows.Scan(&g); err != nil {
 			return false, err
 		}
-		u := strings.ToUpper(g)
-		if !strings.Contains(u, " ON *.* ") {
-			continue
-		}
-		if strings.Contains(u, "ALL PRIVILEGES") {
+		if grantsAny(g, append([]string{"ALL PRIVILEGES"}, conn.Server.GlobalVariablePrivileges()...)) {
 			return true, nil
-		}
-		for _, p := range conn.Server.GlobalVariablePrivileges() {
-			if strings.Contains(u, p) {
-				return true, nil
-			}
 		}
 	}
 	return false, rows.Err()
+}
+
+// grantsAny reports whether a SHOW GRANTS line grants one of privs on *.*. Only the words
+// before ON are privileges: the grantee after TO may be named anything ('nosuper').
+func grantsAny(grant string, privs []string) bool {
+	u := strings.ToUpper(grant)
+	on := strings.Index(u, " ON ")
+	if on < 0 || !strings.HasPrefix(u[on:], " ON *.* ") {
+		return false
+	}
+	for _, p := range privs {
+		if strings.Contains(u[:on], p) {
+			return true
+		}
+	}
+	return false
 }
 
 // lockName serializes innowarm processes borrowing one server's dump file.

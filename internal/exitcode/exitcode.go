@@ -1,6 +1,6 @@
 // Package exitcode classifies errors into the process exit codes innowarm promises:
-// 2 for usage and input errors, 1 for runtime failures, 130 after an interrupt,
-// and 3 when a readiness wait times out.
+// 2 for usage and input errors (a privilege the user lacks among them: it is their setup),
+// 1 for runtime failures, 130 after an interrupt, and 3 when a readiness wait times out.
 package exitcode
 
 import (
@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
+
+	"github.com/innowarm/innowarm/internal/sqlerr"
 )
 
 const (
@@ -56,6 +58,11 @@ func Of(err error) int {
 	}
 	if errors.Is(err, context.Canceled) {
 		return Interrupted
+	}
+	if sqlerr.PrivilegeMissing(err) {
+		// Whichever statement met it first (a SET GLOBAL for --make-young, a read of an
+		// information_schema table), the fix is a GRANT, as for --method native.
+		return Usage
 	}
 	return Runtime
 }

@@ -25,6 +25,7 @@ const (
 	NoSuchThread             uint16 = 1094 // ER_NO_SUCH_THREAD: KILL of a thread that is gone
 	HostNotPrivileged        uint16 = 1130 // ER_HOST_NOT_PRIVILEGED
 	TableAccessDenied        uint16 = 1142 // ER_TABLEACCESS_DENIED_ERROR
+	ColumnAccessDenied       uint16 = 1143 // ER_COLUMNACCESS_DENIED_ERROR
 	NoSuchTable              uint16 = 1146 // ER_NO_SUCH_TABLE
 	AbortingConnection       uint16 = 1152 // ER_ABORTING_CONNECTION
 	KeyDoesNotExist          uint16 = 1176 // ER_KEY_DOES_NOT_EXITS: FORCE INDEX of a dropped index
@@ -39,6 +40,12 @@ const (
 	ServerGone               uint16 = 2006 // CR_SERVER_GONE_ERROR
 	ServerLost               uint16 = 2013 // CR_SERVER_LOST
 )
+
+// PrivilegeMissing reports whether err is the server refusing a statement for a privilege
+// the user lacks (SUPER, PROCESS, SELECT on a table, ...): the user's setup, not a failure.
+func PrivilegeMissing(err error) bool {
+	return Is(err, SpecificAccessDenied, TableAccessDenied, ColumnAccessDenied, DBAccessDenied)
+}
 
 // Number returns the server error number of err, if it carries one.
 func Number(err error) (uint16, bool) {

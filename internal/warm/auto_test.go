@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/innowarm/innowarm/internal/sandbox/sandboxtest"
-	"github.com/innowarm/innowarm/internal/sqltext"
 )
 
 // warm's default method on the database host: the native loader, except on a server whose
@@ -16,10 +15,7 @@ func TestAutoMethodFollowsTheFlavor(t *testing.T) {
 	db := sandboxtest.Schema(t)
 	srv := sandboxtest.Flavor(t)
 	plainTable(t, db, "plain", 20000)
-	texts := sqltext.Table(db, "texts")
-	sandboxtest.Exec(t,
-		"CREATE TABLE "+texts+" (id INT PRIMARY KEY, body VARCHAR(200), FULLTEXT KEY fb (body))",
-		"INSERT INTO "+texts+" SELECT seq, CONCAT('word', seq MOD 50, ' other', seq) FROM "+srv.Series(db, 1, 2000)+" ORDER BY seq")
+	textsTable(t, db, 2000)
 	warmAuto := func(table string) (method, reason string) {
 		t.Helper()
 		stdout := warmAfterColdRestart(t, "-D", db, "--tables", db+"."+table, "--json", "-q")

@@ -28,7 +28,6 @@ type RunOptions struct {
 	// ReplaceStale raises innodb_old_blocks_pct during a native load, so that the load
 	// replaces untouched pages of the young sublist instead of its own (raiseOldBlocksPct).
 	ReplaceStale bool
-	DryRun       bool // native and manifest methods: plan, load nothing
 	// Until stops the run as soon as Measure says the target is Want resident (--until-coverage).
 	Until Until
 	// Pacing holds units back while the server is busy (--max-load, --max-rate, --nice) and

@@ -280,83 +280,153 @@ func (mr *ManifestReport) String() string {
 	return fmt.Sprintf("manifest %s: %d entries, %d resolved here", mr.File, mr.Entries, mr.Resolved)
 }
 
+// ManifestPlan is a warm of a manifest's pages, planned: what of the manifest resolves
+// here, what is resident already, and what the budget lets the method load. A dry run prints
+// it; Run loads it.
+type ManifestPlan struct {
+	Method string
+	Report *ManifestReport
+	// Targets are the manifest's pages per index (or LOB set), most pages first.
+	Targets []ManifestTarget
+	Native  *NativePlan // Method native: the page list handed to the loader
+	Scan    *Plan       // Method scan: the indexes the manifest names, densest first
+
+	r      *Resolved
+	spaces map[uint32]bool
+	before bufferpool.PageSet
+	totals bufferpool.Totals
+}
+
+// ManifestTarget is one index's (or LOB set's) share of a manifest warm's pages: resident
+// before the warm, and requested of the loader within the budget (native).
+type ManifestTarget struct {
+	ManifestRow
+	Load int64 `json:"load_pages"`
+}
+
+// CheckWork returns an error wrapping ErrNothingToWarm when the plan loads nothing while
+// pages of the manifest are cold (the budget has no room); nil when it loads something or
+// the manifest's pages are all resident already.
+func (mp *ManifestPlan) CheckWork() error {
+	if mp.Scan != nil {
+		if mp.Report.AlreadyThere == mp.Report.Resolved {
+			return nil
+		}
+		return mp.Scan.CheckWork()
+	}
+	return mp.Native.CheckWork()
+}
+
 // FromManifest warms the pages a resolved manifest names, hottest first, within the budget
 // (by default the free pages, so nothing already cached is evicted): natively, by handing
 // the remapped page list to the server's own loader, or by scanning the indexes it names,
 // those with the largest share of their pages in the manifest first.
 func FromManifest(ctx context.Context, conn *connection.Conn, r *Resolved, method string, o Options, ro RunOptions) (*Result, error) {
-	spaces := r.Spaces()
-	set, err := bufferpool.Resident(ctx, conn, spaces)
+	mp, err := PlanFromManifest(ctx, conn, r, method, o, ro.Until.set())
 	if err != nil {
+		return nil, err
+	}
+	return mp.Run(ctx, conn, ro)
+}
+
+// PlanFromManifest plans FromManifest: untilCoverage loads the hottest pages first, since
+// the load may stop early.
+func PlanFromManifest(ctx context.Context, conn *connection.Conn, r *Resolved, method string, o Options, untilCoverage bool) (*ManifestPlan, error) {
+	if method != MethodNative && method != MethodScan {
+		return nil, exitcode.BadValue("Method", "%q: a manifest loads with native or scan", method)
+	}
+	mp := &ManifestPlan{Method: method, r: r, spaces: r.Spaces()}
+	var err error
+	if mp.before, err = bufferpool.Resident(ctx, conn, mp.spaces); err != nil {
 		return nil, err
 	}
 	mr := NewManifestReport(r)
-	mr.CoverageBefore, _ = r.Coverage(set)
-	totals, err := bufferpool.ReadTotals(ctx, conn)
-	if err != nil {
+	mr.CoverageBefore, _ = r.Coverage(mp.before)
+	mp.Report = mr
+	if mp.totals, err = bufferpool.ReadTotals(ctx, conn); err != nil {
 		return nil, err
 	}
-	budget, source := budgetPages(o.Budget, totals)
+	budget, source := budgetPages(o.Budget, mp.totals)
+	page := int64(conn.Server.PageSize)
+	byTarget := map[TargetKey]*ManifestTarget{}
 	var req []PageID
-	for _, p := range r.Pages {
+	for i, p := range r.Pages {
+		k := r.targets[r.targetOf[i]]
+		mt := byTarget[k]
+		if mt == nil {
+			mt = &ManifestTarget{ManifestRow: ManifestRow{Schema: k.Schema, Table: k.Table, Partition: k.Partition, Index: k.Index, Kind: k.Kind}}
+			byTarget[k] = mt
+		}
+		mt.ManifestPages++
 		switch {
-		case set.Has(p.Space(), p.Page()):
+		case mp.before.Has(p.Space(), p.Page()):
 			mr.AlreadyThere++
+			mt.Resident++
 		case int64(len(req)) >= budget:
 			mr.LeftOut++
 		default:
 			req = append(req, p)
+			mt.Load++
 		}
 	}
+	for _, mt := range byTarget {
+		mt.Coverage = ratio(mt.Resident, mt.ManifestPages)
+		mp.Targets = append(mp.Targets, *mt)
+	}
+	sort.Slice(mp.Targets, func(i, j int) bool { return mp.Targets[i].ManifestPages > mp.Targets[j].ManifestPages })
 	mr.Requested = int64(len(req))
-	if ro.DryRun {
-		return &Result{Method: method, Manifest: mr, PageSize: int64(conn.Server.PageSize), Native: &NativeResult{Requested: mr.Requested}}, nil
-	}
-	var res *Result
-	switch method {
-	case MethodNative:
-		// Results per index are the manifest's pages of it, before and after: the two page
-		// sets read here are all the checking a native load needs.
-		res = &Result{Method: MethodNative, Skipped: r.Catalog.Skipped, PageSize: int64(conn.Server.PageSize), PoolBefore: totals, manifestOnly: true}
-		if mr.LeftOut > 0 {
-			res.Notes = append(res.Notes, fmt.Sprintf("%d manifest pages left out: over budget (%d pages, %s)", mr.LeftOut, budget, source))
-		}
-		// The order of the pages in the LRU list matters once the workload must evict: when
-		// the load leaves less than a tenth of the pool free.
-		tight := totals.PagesFree-int64(len(req)) < totals.PagesTotal/10
-		ro.ReplaceStale = ro.ReplaceStale || tight
-		res, err = runNativeLoad(ctx, conn, r.Catalog, hotnessTiers(req, tight, ro.Until.set()), res, ro)
-		if err != nil {
-			res.Manifest = mr
-			return res, err
-		}
-	case MethodScan:
+	if method == MethodScan {
 		o.Only = map[TargetKey]float64{}
 		for k, n := range r.ByTarget {
 			o.Only[k] = density(r.Catalog, k, n)
 		}
-		pl, err := BuildPlan(ctx, conn, r.Catalog, o)
-		if err != nil {
-			return nil, err
-		}
-		res, err = Run(ctx, conn, pl, ro)
-		if err != nil {
-			if res != nil {
-				res.Manifest = mr
-			}
-			return res, err
-		}
-	default:
-		return nil, exitcode.BadValue("Method", "%q: a manifest loads with native or scan", method)
+		mp.Scan, err = BuildPlan(ctx, conn, r.Catalog, o)
+		return mp, err
 	}
-	after, err := bufferpool.Resident(ctx, conn, spaces)
+	// Results per index are the manifest's pages of it, before and after: the two page
+	// sets read here are all the checking a native load needs.
+	res := &Result{Method: MethodNative, Skipped: r.Catalog.Skipped, PageSize: page, PoolBefore: mp.totals, manifestOnly: true}
+	np := &NativePlan{Requested: mr.Requested, NewPages: mr.Requested, PageSize: page, PoolPages: mp.totals.PagesTotal, FreePages: mp.totals.PagesFree,
+		BudgetPages: budget, BudgetSource: source, Skipped: res.Skipped, Manifest: mr, cat: r.Catalog, res: res}
+	if mr.LeftOut > 0 {
+		reason := fmt.Sprintf("%d manifest pages left out: over budget (%d pages, %s)", mr.LeftOut, budget, source)
+		res.Notes = append(res.Notes, reason)
+		np.LeftOut = []LeftOut{{Pages: mr.LeftOut, Reason: reason}}
+	}
+	// The order of the pages in the LRU list matters once the workload must evict: when
+	// the load leaves less than a tenth of the pool free.
+	tight := mp.totals.PagesFree-int64(len(req)) < mp.totals.PagesTotal/10
+	np.replaceStale = tight
+	np.tiers = hotnessTiers(req, tight, untilCoverage)
+	mp.Native = np
+	return mp, nil
+}
+
+// Run loads the plan's pages and measures the manifest's coverage after.
+func (mp *ManifestPlan) Run(ctx context.Context, conn *connection.Conn, ro RunOptions) (*Result, error) {
+	mr := mp.Report
+	var res *Result
+	var err error
+	if mp.Scan != nil {
+		res, err = Run(ctx, conn, mp.Scan, ro)
+	} else {
+		res, err = mp.Native.Run(ctx, conn, ro)
+	}
+	if err != nil {
+		if res != nil {
+			res.Manifest = mr
+		}
+		return res, err
+	}
+	after, err := bufferpool.Resident(ctx, conn, mp.spaces)
 	if err != nil {
 		return res, err
 	}
+	r := mp.r
 	mr.CoverageAfter, mr.ResidentAfter = r.Coverage(after)
 	res.Manifest = mr
 	if res.manifestOnly {
-		beforeByTarget, afterByTarget := r.TargetCoverage(set), r.TargetCoverage(after)
+		beforeByTarget, afterByTarget := r.TargetCoverage(mp.before), r.TargetCoverage(after)
 		keys := make([]TargetKey, 0, len(afterByTarget))
 		for k := range afterByTarget {
 			keys = append(keys, k)
@@ -449,10 +519,13 @@ type ManifestCoverage struct {
 }
 
 // MeasureManifest resolves a manifest on this server and measures its pages' residency,
-// overall and per index.
+// overall and per index; a manifest of which nothing resolves here is a usage error.
 func MeasureManifest(ctx context.Context, conn *connection.Conn, mf *manifest.Manifest) (*ManifestCoverage, error) {
 	r, err := Resolve(ctx, conn, mf)
 	if err != nil {
+		return nil, err
+	}
+	if err := CheckResolved(mf, r); err != nil {
 		return nil, err
 	}
 	set, err := bufferpool.Resident(ctx, conn, r.Spaces())

@@ -135,10 +135,76 @@ type spaceUnit struct {
 	filePages int64
 }
 
+// NativePlan is a load by the server's own loader, planned: the pages it hands the loader
+// within the budget (a selection's tablespaces, or a manifest's pages), what it leaves out
+// and why. A dry run prints it; Run loads it.
+type NativePlan struct {
+	// Spaces are a selection's tablespaces, in load order (none for a manifest).
+	Spaces       []NativeSpace   `json:"tablespaces"`
+	Requested    int64           `json:"requested_pages"` // pages handed to the loader
+	NewPages     int64           `json:"new_pages"`       // of those, not resident yet (estimated)
+	PageSize     int64           `json:"page_size"`
+	PoolPages    int64           `json:"pool_pages"`
+	FreePages    int64           `json:"free_pages"`
+	BudgetPages  int64           `json:"budget_pages"`
+	BudgetSource string          `json:"budget_source"`
+	LeftOut      []LeftOut       `json:"left_out"`
+	Resident     []string        `json:"already_resident"` // tablespaces with nothing to load
+	Skipped      []catalog.Skip  `json:"skipped"`
+	Notes        []string        `json:"notes"`
+	Manifest     *ManifestReport `json:"manifest,omitempty"`
+
+	cat   *catalog.Catalog
+	tiers [][]PageID
+	res   *Result // what a run starts from: the targets, skips and the pool before
+	// afterLoad proves the residency after the load from the page counters.
+	afterLoad    func(ctx context.Context) (*bufferpool.Residency, string, error)
+	replaceStale bool
+}
+
+// NativeSpace is one tablespace of a native plan.
+type NativeSpace struct {
+	Name      string `json:"tablespace"` // `schema`.`table` [partition | full-text table]
+	Pages     int64  `json:"pages"`      // pages in use (the file's allocation bitmaps), or the whole file
+	FilePages int64  `json:"file_pages"`
+	Resident  int64  `json:"resident_before"`
+	Load      int64  `json:"load_pages"` // handed to the loader: fewer than Pages when the budget cuts it
+}
+
+// CheckWork returns an error wrapping ErrNothingToWarm when the plan loads nothing and
+// leaves pages cold (the budget has no room, the tablespaces' sizes are unknown); nil when it
+// loads something or everything is resident already.
+func (np *NativePlan) CheckWork() error {
+	if np.Requested > 0 || len(np.Resident) > 0 || (np.Manifest != nil && np.Manifest.AlreadyThere > 0) {
+		return nil
+	}
+	return nothingToWarm(np.LeftOut, np.BudgetPages, np.BudgetSource, np.Skipped)
+}
+
+// Run loads the plan's pages.
+func (np *NativePlan) Run(ctx context.Context, conn *connection.Conn, ro RunOptions) (*Result, error) {
+	ro.afterLoad = np.afterLoad
+	ro.ReplaceStale = ro.ReplaceStale || np.replaceStale
+	return runNativeLoad(ctx, conn, np.cat, np.tiers, np.res, ro)
+}
+
 // NativeFromCatalog loads every page of the chosen tables' tablespaces (and of their FULLTEXT
-// auxiliary tables) with the server's own loader, within the budget: whole tablespaces,
-// smaller first (or --order), and the first pages of the one that fits in part.
+// auxiliary tables) with the server's own loader, within the budget (PlanNative).
 func NativeFromCatalog(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, o Options, ro RunOptions) (*Result, error) {
+	np, err := PlanNative(ctx, conn, cat, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := np.CheckWork(); err != nil {
+		return np.res, err
+	}
+	return np.Run(ctx, conn, ro)
+}
+
+// PlanNative plans a native load of the chosen tables' tablespaces (and of their FULLTEXT
+// auxiliary tables) within the budget: whole tablespaces, smaller first (or --order), and
+// the first pages of the one that fits in part. A tablespace already resident is not loaded.
+func PlanNative(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, o Options) (*NativePlan, error) {
 	srv := conn.Server
 	page := int64(srv.PageSize)
 	before, err := readResidency(ctx, conn, cat)
@@ -172,12 +238,6 @@ func NativeFromCatalog(ctx context.Context, conn *connection.Conn, cat *catalog.
 	default:
 		sort.SliceStable(spaces, func(i, j int) bool { return spaces[i].pages < spaces[j].pages })
 	}
-	if len(spaces) == 0 {
-		pl := &Plan{Skipped: res.Skipped}
-		if err := pl.CheckWork(); err != nil {
-			return res, err
-		}
-	}
 	inUse := pagesInUse(ctx, conn, spaces)
 	for i := range spaces {
 		if m := inUse[spaces[i].space]; m != nil {
@@ -185,12 +245,21 @@ func NativeFromCatalog(ctx context.Context, conn *connection.Conn, cat *catalog.
 		}
 	}
 	budget, source := budgetPages(o.Budget, before.Totals)
+	np := &NativePlan{PageSize: page, PoolPages: before.Totals.PagesTotal, FreePages: before.Totals.PagesFree, BudgetPages: budget, BudgetSource: source,
+		Skipped: res.Skipped, Notes: res.Notes, cat: cat, res: res}
 	remaining := budget
 	var pages []PageID
 	included := map[*catalog.Part]bool{}
 	for _, su := range spaces {
 		need := max(su.pages-residentBySpace[su.space], 0)
 		n := su.pages
+		if need == 0 {
+			np.Resident = append(np.Resident, su.name)
+			if su.p != nil {
+				included[su.p] = true
+			}
+			continue
+		}
 		if need > remaining {
 			if remaining <= 0 {
 				res.LeftOut = append(res.LeftOut, LeftOut{Schema: su.t.Schema, Table: su.t.Name, Partition: su.partition(), Index: su.aux, Kind: KindTablespace, Pages: need,
@@ -200,27 +269,29 @@ func NativeFromCatalog(ctx context.Context, conn *connection.Conn, cat *catalog.
 			n = su.pages * remaining / max(need, 1)
 			res.LeftOut = append(res.LeftOut, LeftOut{Schema: su.t.Schema, Table: su.t.Name, Partition: su.partition(), Index: su.aux, Kind: KindTablespace, Pages: su.pages - n,
 				Reason: fmt.Sprintf("over budget: only the first %d of %d pages fit (%s)", n, su.pages, source)})
+			np.NewPages += remaining
 			remaining = 0
 		} else {
 			remaining -= need
+			np.NewPages += need
 		}
-		for _, pg := range su.pageList(n, inUse[su.space]) {
+		list := su.pageList(n, inUse[su.space])
+		for _, pg := range list {
 			pages = append(pages, MakePageID(su.space, pg))
 		}
+		np.Spaces = append(np.Spaces, NativeSpace{Name: su.name, Pages: su.pages, FilePages: su.filePages, Resident: residentBySpace[su.space], Load: int64(len(list))})
 		if su.p != nil {
 			included[su.p] = true
 		}
 	}
 	pages = SortPages(pages)
+	np.Requested, np.LeftOut = int64(len(pages)), res.LeftOut
+	np.tiers = [][]PageID{pages}
 	res.Targets = targetsForParts(cat, included, before)
-	ro.afterLoad = func(ctx context.Context) (*bufferpool.Residency, string, error) {
+	np.afterLoad = func(ctx context.Context) (*bufferpool.Residency, string, error) {
 		return before.AfterLoad(ctx, conn, pages)
 	}
-	if ro.DryRun {
-		res.Native = &NativeResult{Requested: int64(len(pages))}
-		return res, nil
-	}
-	return runNativeLoad(ctx, conn, cat, [][]PageID{pages}, res, ro)
+	return np, nil
 }
 
 // pagesInUse reads, for each tablespace, which of its pages may hold data, from the file's
@@ -324,7 +395,7 @@ func runNativeLoad(ctx context.Context, conn *connection.Conn, cat *catalog.Cata
 	if chunk == 0 {
 		chunk = DefaultSplitPages
 	}
-	if ro.ReplaceStale && !ro.DryRun {
+	if ro.ReplaceStale {
 		restore, err := raiseOldBlocksPct(ctx, conn, log)
 		if err != nil {
 			return res, err

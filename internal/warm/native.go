@@ -156,13 +156,13 @@ func LoadNativePaced(ctx context.Context, conn *connection.Conn, tiers [][]PageI
 			before = status
 		case ctx.Err() != nil:
 			res.Aborted = true
-			abortLoad(ctx, conn, log)
+			abortLoad(ctx, conn, log, before)
 			rep.Finish(false)
 			res.Seconds = time.Since(t0).Seconds()
 			return res, ctx.Err()
 		case goal.Err() != nil:
 			// The coverage goal is met: the rest of the load is not needed.
-			abortLoad(ctx, conn, log)
+			abortLoad(ctx, conn, log, before)
 			rep.Finish(true)
 			res.Seconds = time.Since(t0).Seconds()
 			res.Stopped = reached()
@@ -281,10 +281,16 @@ func pollInterval(elapsed time.Duration) time.Duration {
 	return min(max(10*time.Millisecond, elapsed/100), 200*time.Millisecond)
 }
 
-func abortLoad(runCtx context.Context, conn *connection.Conn, log *logx.Logger) {
+// abortLoad stops the server's load; before is the load status from before it was started,
+// so that a status the load did not write is not taken for its end.
+func abortLoad(runCtx context.Context, conn *connection.Conn, log *logx.Logger, before string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(runCtx), 5*time.Second)
 	defer cancel()
-	if _, err := conn.DB.ExecContext(ctx, "SET GLOBAL innodb_buffer_pool_load_abort = ON"); err != nil {
+	abort := func() error {
+		_, err := conn.DB.ExecContext(ctx, "SET GLOBAL innodb_buffer_pool_load_abort = ON")
+		return err
+	}
+	if err := abort(); err != nil {
 		log.Warnf("could not abort the buffer pool load: %v", err)
 		return
 	}
@@ -294,16 +300,37 @@ func abortLoad(runCtx context.Context, conn *connection.Conn, log *logx.Logger) 
 	// file can be put back while it winds down).
 	confirm, cancelConfirm := context.WithTimeout(ctx, 800*time.Millisecond)
 	defer cancelConfirm()
+	status, reaborted := before, false
 	for confirm.Err() == nil {
-		var status string
-		if conn.DB.QueryRowContext(confirm, "SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_load_status'").Scan(new(string), &status) == nil &&
-			!flavor.LoadInProgress(status) {
-			log.Infof("buffer pool load aborted: %s", status)
-			return
+		var s string
+		if conn.DB.QueryRowContext(confirm, "SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_load_status'").Scan(new(string), &s) == nil {
+			status = s
+			switch {
+			case flavor.LoadInProgress(s) && !reaborted:
+				// MySQL's loader clears the abort flag as it starts: an abort that came
+				// before it began is lost, so ask again once it runs.
+				reaborted = abort() == nil
+			case !flavor.LoadInProgress(s) && s != before:
+				log.Infof("%s", abortOutcome(s))
+				return
+			}
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	if status == before {
+		log.Infof("buffer pool load abort requested; the server's load status reads as before the load: %s", before)
+		return
+	}
 	log.Infof("buffer pool load abort requested; the server is finishing the reads it had queued")
+}
+
+// abortOutcome says how a load ended after innowarm asked the server to abort it: aborted,
+// or completed before the abort reached it (the server reports that as it does any load).
+func abortOutcome(status string) string {
+	if strings.Contains(status, "completed") {
+		return "the buffer pool load completed before the abort reached it: " + status
+	}
+	return "buffer pool load aborted: " + status
 }
 
 // SortPages sorts and de-duplicates a page list.

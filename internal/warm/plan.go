@@ -663,34 +663,15 @@ func skippable(err error) string {
 }
 
 // ErrNothingToWarm is returned by CheckWork when a plan would load nothing for reasons that
-// leave pages cold (an index the optimizer will not read, a lock, a privilege): a warm that
-// exits 0 promises that pages were loaded or were already there.
+// leave pages cold (no room in the budget, an index the optimizer will not read, a lock, a
+// privilege): a warm that exits 0 promises that pages were loaded or were already there.
 var ErrNothingToWarm = errors.New("nothing to warm")
 
-// CheckWork returns an error wrapping ErrNothingToWarm, naming the first reason, when the
-// plan has no unit to run, nothing already resident, and skipped something that does have
-// pages in the pool.
+// CheckWork returns an error wrapping ErrNothingToWarm, saying why (nothingToWarm), when the
+// plan has no unit to run and nothing already resident.
 func (pl *Plan) CheckWork() error {
 	if len(pl.Units) > 0 || len(pl.Resident) > 0 {
 		return nil
 	}
-	var lost []catalog.Skip
-	for _, s := range pl.Skipped {
-		if !s.NotInPool {
-			lost = append(lost, s)
-		}
-	}
-	if len(lost) == 0 {
-		return nil
-	}
-	first := lost[0]
-	name := sqltext.Table(first.Schema, first.Table)
-	if first.Index != "" {
-		name += " index " + sqltext.Ident(first.Index)
-	}
-	more := ""
-	if len(lost) > 1 {
-		more = fmt.Sprintf(" (and %d more; --dry-run lists them)", len(lost)-1)
-	}
-	return fmt.Errorf("%w: every index was skipped: %s: %s%s", ErrNothingToWarm, name, first.Reason, more)
+	return nothingToWarm(pl.LeftOut, pl.BudgetPages, pl.BudgetSource, pl.Skipped)
 }

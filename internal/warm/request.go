@@ -3,6 +3,7 @@ package warm
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/innowarm/innowarm/internal/exitcode"
 	"github.com/innowarm/innowarm/internal/manifest"
 	"github.com/innowarm/innowarm/internal/pacing"
+	"github.com/innowarm/innowarm/internal/sqltext"
 )
 
 // Request is a warm as asked for: what to warm (a selection of tables, or a manifest's
@@ -77,23 +79,23 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// Outcome is what Execute did: the method and why; for a dry run of a selection by scans,
-// the plan only; otherwise the result (and, for scans, the plan it ran).
+// Outcome is what Execute did: the method and why, the plan it followed (by scans, Plan; by
+// the server's loader, Native; from a manifest, Manifest too), and, unless it was a dry run,
+// the result.
 type Outcome struct {
 	Method, Why string
 	Plan        *Plan
+	Native      *NativePlan
+	Manifest    *ManifestPlan
 	Result      *Result
 }
 
-// Execute runs a validated request on conn. started is called once the method is known,
-// before anything is read. It returns the outcome so far together with any error.
+// Execute runs a validated request on conn: it chooses the method, plans, and (unless the
+// request is a dry run, which returns the plan that run would follow) loads. started is
+// called once the method is known, before anything is read. It returns the outcome so far
+// together with any error.
 func Execute(ctx context.Context, conn *connection.Conn, r Request, started func(method, why string)) (*Outcome, error) {
 	out := &Outcome{}
-	requested := r.Method
-	if r.DryRun && requested == MethodAuto && r.Manifest == nil {
-		// A dry run of a selection shows the scan plan, the one with something to show.
-		requested = MethodScan
-	}
 	if r.Manifest != nil {
 		if err := r.Manifest.CheckPageSize(conn.Server.PageSize); err != nil {
 			return out, err
@@ -105,27 +107,23 @@ func Execute(ctx context.Context, conn *connection.Conn, r Request, started func
 	if unit := r.Run.Pacing.SuggestedUnitBytes(); unit > 0 && !r.SplitPagesGiven {
 		r.Plan.SplitPages = max(unit/int64(conn.Server.PageSize), 16)
 	}
-	var err error
 	if r.Manifest != nil {
-		if out.Method, out.Why, err = ChooseMethod(ctx, conn, requested); err != nil {
-			return out, err
-		}
-		return out, r.executeNative(ctx, conn, out, nil, started)
+		return out, r.executeManifest(ctx, conn, out, started)
 	}
 	cat, err := catalog.Load(ctx, conn, r.Filter)
 	if err != nil {
 		return out, err
 	}
-	if out.Method, out.Why, err = ChooseSelectionMethod(ctx, conn, requested, cat, r.Plan.LOB); err != nil {
-		return out, err
-	}
-	if out.Method == MethodNative {
-		return out, r.executeNative(ctx, conn, out, cat, started)
-	}
 	if len(cat.Tables) == 0 && len(cat.Skipped) == 0 {
 		return out, badValue("Selection", "matches no tables")
 	}
+	if out.Method, out.Why, err = ChooseSelectionMethod(ctx, conn, r.Method, cat, r.Plan.LOB); err != nil {
+		return out, err
+	}
 	started(out.Method, out.Why)
+	if out.Method == MethodNative {
+		return out, r.executeNative(ctx, conn, out, cat)
+	}
 	if out.Plan, err = BuildPlan(ctx, conn, cat, r.Plan); err != nil {
 		return out, err
 	}
@@ -142,51 +140,124 @@ func Execute(ctx context.Context, conn *connection.Conn, r Request, started func
 			return PlanCoverage(ctx, conn, cat, pl)
 		}}
 	}
-	out.Result, err = Run(ctx, conn, out.Plan, r.Run)
-	if out.Result != nil {
-		out.Result.MethodReason = out.Why
-	}
-	return out, err
+	return out, out.record(Run(ctx, conn, out.Plan, r.Run))
 }
 
-// executeNative warms a manifest's pages (natively or by scans of the indexes it names),
-// or a selection with the server's own loader.
-func (r Request) executeNative(ctx context.Context, conn *connection.Conn, out *Outcome, cat *catalog.Catalog, started func(method, why string)) error {
-	r.Run.DryRun = r.DryRun
-	var err error
-	if r.Manifest != nil {
-		resolved, rerr := Resolve(ctx, conn, r.Manifest)
-		if rerr != nil {
-			return rerr
-		}
-		if r.UntilCoverage > 0 {
-			r.Run.Until = Until{Want: r.UntilCoverage, Measure: func(ctx context.Context) (float64, string, error) {
-				// The LRU table: a native load holds the dump file while this measures.
-				set, err := bufferpool.ResidentFromLRUTable(ctx, conn, resolved.Spaces())
-				if err != nil {
-					return 0, "", err
-				}
-				c, n := resolved.Coverage(set)
-				return c, fmt.Sprintf("%d of %d manifest pages resident", n, len(resolved.Pages)), nil
-			}}
-		}
-		started(out.Method, out.Why)
-		out.Result, err = FromManifest(ctx, conn, resolved, out.Method, r.Plan, r.Run)
-	} else {
-		if r.UntilCoverage > 0 {
-			r.Run.Until = Until{Want: r.UntilCoverage, Measure: func(ctx context.Context) (float64, string, error) {
-				covered, total, err := bufferpool.SelectionCountFrom(ctx, conn, cat, bufferpool.SourceLRUTable)
-				if err != nil || total == 0 {
-					return 0, "", err
-				}
-				return float64(covered) / float64(total), fmt.Sprintf("%d of %d index pages resident", covered, total), nil
-			}}
-		}
-		started(out.Method, out.Why)
-		out.Result, err = NativeFromCatalog(ctx, conn, cat, r.Plan, r.Run)
-	}
-	if out.Result != nil {
-		out.Result.MethodReason = out.Why
+// record keeps a run's result, with the reason for its method.
+func (o *Outcome) record(res *Result, err error) error {
+	o.Result = res
+	if res != nil {
+		res.MethodReason = o.Why
 	}
 	return err
+}
+
+// executeNative loads a selection with the server's own loader.
+func (r Request) executeNative(ctx context.Context, conn *connection.Conn, out *Outcome, cat *catalog.Catalog) error {
+	np, err := PlanNative(ctx, conn, cat, r.Plan)
+	if err != nil {
+		return err
+	}
+	out.Native = np
+	if r.DryRun {
+		return nil
+	}
+	if err := np.CheckWork(); err != nil {
+		return err
+	}
+	if r.UntilCoverage > 0 {
+		r.Run.Until = Until{Want: r.UntilCoverage, Measure: func(ctx context.Context) (float64, string, error) {
+			covered, total, err := bufferpool.SelectionCountFrom(ctx, conn, cat, bufferpool.SourceLRUTable)
+			if err != nil || total == 0 {
+				return 0, "", err
+			}
+			return float64(covered) / float64(total), fmt.Sprintf("%d of %d index pages resident", covered, total), nil
+		}}
+	}
+	return out.record(np.Run(ctx, conn, r.Run))
+}
+
+// executeManifest warms a manifest's pages, natively or by scans of the indexes it names.
+// A manifest of which nothing resolves here is a usage error: it names another server's
+// schemas or tables.
+func (r Request) executeManifest(ctx context.Context, conn *connection.Conn, out *Outcome, started func(method, why string)) error {
+	var err error
+	if out.Method, out.Why, err = ChooseMethod(ctx, conn, r.Method); err != nil {
+		return err
+	}
+	resolved, err := Resolve(ctx, conn, r.Manifest)
+	if err != nil {
+		return err
+	}
+	if err := CheckResolved(r.Manifest, resolved); err != nil {
+		return err
+	}
+	started(out.Method, out.Why)
+	mp, err := PlanFromManifest(ctx, conn, resolved, out.Method, r.Plan, r.UntilCoverage > 0)
+	if err != nil {
+		return err
+	}
+	out.Manifest, out.Plan, out.Native = mp, mp.Scan, mp.Native
+	if r.DryRun {
+		return nil
+	}
+	if err := mp.CheckWork(); err != nil {
+		return err
+	}
+	if r.UntilCoverage > 0 {
+		r.Run.Until = Until{Want: r.UntilCoverage, Measure: func(ctx context.Context) (float64, string, error) {
+			// The LRU table: a native load holds the dump file while this measures.
+			set, err := bufferpool.ResidentFromLRUTable(ctx, conn, resolved.Spaces())
+			if err != nil {
+				return 0, "", err
+			}
+			c, n := resolved.Coverage(set)
+			return c, fmt.Sprintf("%d of %d manifest pages resident", n, len(resolved.Pages)), nil
+		}}
+	}
+	r.Run.Catalog = resolved.Catalog
+	return out.record(mp.Run(ctx, conn, r.Run))
+}
+
+// CheckResolved is a usage error (exit 2) when nothing of manifest m resolves on this server
+// (r): it names another server's schemas or tables, or is empty; nil otherwise.
+func CheckResolved(m *manifest.Manifest, r *Resolved) error {
+	if len(r.Pages) > 0 {
+		return nil
+	}
+	return exitcode.UsageError(fmt.Errorf("manifest %s matches nothing here: %s", r.Name, unresolved(m, r)))
+}
+
+// unresolved says why none of a manifest's entries resolve here: the drop reasons, most
+// entries first, and the schemas the manifest names.
+func unresolved(m *manifest.Manifest, r *Resolved) string {
+	if r.Entries == 0 {
+		return "it has no entries"
+	}
+	reasons := make([]string, 0, len(r.Dropped))
+	for reason := range r.Dropped {
+		reasons = append(reasons, reason)
+	}
+	sort.Slice(reasons, func(i, j int) bool {
+		if r.Dropped[reasons[i]] != r.Dropped[reasons[j]] {
+			return r.Dropped[reasons[i]] > r.Dropped[reasons[j]]
+		}
+		return reasons[i] < reasons[j]
+	})
+	for i, reason := range reasons {
+		reasons[i] = fmt.Sprintf("%d of them: %s", r.Dropped[reason], reason)
+	}
+	seen := map[string]bool{}
+	var schemas []string
+	for _, o := range m.Objects {
+		if !seen[o.Schema] {
+			seen[o.Schema] = true
+			schemas = append(schemas, sqltext.Ident(o.Schema))
+		}
+	}
+	sort.Strings(schemas)
+	if len(schemas) > 5 {
+		schemas = append(schemas[:5], fmt.Sprintf("and %d more", len(schemas)-5))
+	}
+	return fmt.Sprintf("none of its %d entries resolve on this server (%s); it names the schemas %s", r.Entries, strings.Join(reasons, ", "), strings.Join(schemas, ", "))
 }

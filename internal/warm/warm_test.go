@@ -41,6 +41,17 @@ func plainTable(t *testing.T, db, name string, rows int64) string {
 	return q
 }
 
+// textsTable creates db.texts with a FULLTEXT index (which no index scan reads) on rows of
+// words, and returns its quoted name.
+func textsTable(t *testing.T, db string, rows int64) string {
+	t.Helper()
+	q := sqltext.Table(db, "texts")
+	sandboxtest.Exec(t,
+		"CREATE TABLE "+q+" (id INT PRIMARY KEY, body VARCHAR(200), FULLTEXT KEY fb (body))",
+		"INSERT INTO "+q+" SELECT seq, CONCAT('word', seq MOD 50, ' other', seq) FROM "+sandboxtest.Flavor(t).Series(db, 1, rows)+" ORDER BY seq")
+	return q
+}
+
 // warmAfterColdRestart restarts the sandbox cold and runs innowarm warm with args against
 // it; it fails the test unless warm exits 0, and returns what warm printed.
 func warmAfterColdRestart(t *testing.T, args ...string) string {
