@@ -467,11 +467,7 @@ func printManifestPlan(w io.Writer, mp *warm.ManifestPlan) {
 	printBudget(w, np.BudgetPages, np.BudgetSource, np.PoolPages, np.FreePages, np.PageSize)
 	t := newTable(w, table.Row{"table", "partition", "index", "manifest pages", "resident before", "to load"}, 4)
 	for _, mt := range mp.Targets {
-		idx := mt.Index
-		if mt.Kind == warm.KindLOB {
-			idx += " (LOB)"
-		}
-		t.AppendRow(table.Row{sqltext.Table(mt.Schema, mt.Table), mt.Partition, idx, mt.ManifestPages, mt.Resident, mt.Load})
+		t.AppendRow(table.Row{sqltext.Table(mt.Schema, mt.Table), mt.Partition, warm.IndexLabel(mt.Index, mt.Kind), mt.ManifestPages, mt.Resident, mt.Load})
 	}
 	t.Render()
 	printSkipped(w, np.Skipped)
