@@ -96,7 +96,7 @@ func (before *Residency) AfterLoad(ctx context.Context, conn *connection.Conn, r
 			k := indexKey{space, name}
 			lob, seen := lobs[k]
 			if !seen {
-				lob = mayHoldLOBs(owner.t, name, conn.Server.PageSize)
+				lob = mayHoldLOBs(owner.t, name)
 				lobs[k] = lob
 			}
 			if leaf && lob {

@@ -38,7 +38,9 @@ const (
 
 // StreamDump is StreamLRU from the server's own dump of its LRU list: the same pages in the
 // same order with the same LRU distances and old flags, named from the tablespace files
-// instead of by the server. It needs innowarm on the database host (dumpfile.Check).
+// instead of by the server. It needs innowarm on the database host (dumpfile.Check). A
+// tablespace with resident pages whose indexes the server's dictionary view does not list
+// (MySQL's partitions) fails it with ErrFilesUnreadable before any page is given to each.
 // Differences: page types are PageTypeSegment/FileMetadata/Unnamed rather than the
 // server's; pages of tables outside the catalog (system tables) are not named; the old flag
 // comes from each instance's old sublist length read just after the dump.
@@ -80,6 +82,9 @@ func StreamDump(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog
 	}
 	namer, err := newFileNamer(ctx, conn, present)
 	if err != nil {
+		return st, err
+	}
+	if err := namer.unlistedError(conn.Server.IndexesTable()); err != nil {
 		return st, err
 	}
 	for _, n := range namer.unreadable {
@@ -190,6 +195,16 @@ type fileNamer struct {
 	// unlisted: tablespaces whose indexes the dictionary view does not list (their pages
 	// are named FileMetadata or Unnamed only).
 	unlisted []string
+}
+
+// unlistedError says, where there are such tablespaces, that the dictionary view lists no
+// index of some: MySQL's partitions, whose pages could be named by table only, where the
+// LRU table names their indexes.
+func (fn *fileNamer) unlistedError(indexesTable string) error {
+	if len(fn.unlisted) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %s lists no index of %d of the selection's tablespaces with resident pages (partitions, on MySQL), so the files cannot say which index their pages are of", ErrFilesUnreadable, indexesTable, len(fn.unlisted))
 }
 
 // newFileNamer reads the allocation metadata of the present tablespaces: a few pages per

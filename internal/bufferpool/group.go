@@ -57,8 +57,11 @@ func Group(rows []IndexResidency, by string) []IndexResidency {
 }
 
 // SelectionCount is how many B-tree pages of the catalog's indexes are resident, and how
-// many they have. Where statistics only bound an index's size (small indexes, or no access
-// to the statistics), an index counts whole once its resident pages reach the lower bound.
+// many they have at most: a readiness gate must not say ready on a size that may be too
+// small, so where an index's size is only a range (no file to count it in, statistics of a
+// small index, estimates from information_schema.TABLES) it counts against its upper
+// bound. Where that bound is of the B-tree and its off-page LOB pages together
+// (PagesIncludeLOB), resident LOB pages count too.
 func SelectionCount(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog) (covered, total int64, err error) {
 	// The server's dump where it can be borrowed (ReadSelection): a probe then costs what
 	// the selection holds, not what the pool holds.
@@ -74,12 +77,12 @@ func SelectionCountFrom(ctx context.Context, conn *connection.Conn, cat *catalog
 		return 0, 0, err
 	}
 	for _, r := range res.Indexes {
-		d := r.Pages
-		if !r.Known {
-			d = min(max(r.Resident, r.MinPages), r.Pages)
+		have := r.Resident
+		if r.PagesIncludeLOB {
+			have += r.LOBResident
 		}
-		total += d
-		covered += min(r.Resident, d)
+		total += r.Pages
+		covered += min(have, r.Pages)
 	}
 	return covered, total, nil
 }

@@ -25,10 +25,18 @@ var (
 	}
 )
 
+// IsLOBPageType says whether a page type (INNODB_BUFFER_PAGE's PAGE_TYPE, as a manifest
+// records it) is of off-page column data: a BLOB or LOB page of a table's records, not
+// MySQL's copy of its dictionary entry (SDI_BLOB).
+func IsLOBPageType(pageType string) bool {
+	return lobPageTypes[pageType] && !strings.HasPrefix(pageType, "SDI_")
+}
+
 // Where an index's size comes from.
 const (
 	SizeFromStatistics = "statistics"          // mysql.innodb_index_stats
 	SizeEstimated      = "estimate"            // information_schema.TABLES, no statistics
+	SizeCounted        = "counted in the file" // the tablespace file's segments (catalog.IndexSize.FromFile)
 	SizeFromFile       = "tablespace file"     // statistics below what is resident: the file bounds it
 	SizeResidentFloor  = "resident (at least)" // and no file size either
 )
@@ -56,6 +64,9 @@ type IndexResidency struct {
 	SizePages int64 `json:"size_pages"`
 	LOBPages  int64 `json:"lob_pages_estimate,omitempty"`
 	Known     bool  `json:"size_known"` // Pages is exact: coverage is exact, else a lower bound
+	// PagesIncludeLOB: Pages bounds the B-tree and the off-page LOB pages together (a
+	// clustered index whose statistics count both, and no file to tell them apart).
+	PagesIncludeLOB bool `json:"pages_include_lob,omitempty"`
 	// SizeSource says where Pages comes from (SizeFromStatistics, SizeEstimated,
 	// SizeFromFile, SizeResidentFloor); SizeNote why a statistic was not believed.
 	SizeSource string  `json:"size_source,omitempty"`
@@ -253,12 +264,23 @@ func (rb *residencyBuilder) finish(res *Residency, cat *catalog.Catalog, include
 					sz := ix.Sizes[p.Name]
 					lo, hi := t.IndexPages(ix, p)
 					r.LeafPages, r.Pages, r.MinPages, r.SizePages, r.Clustered = sz.LeafPages, hi, lo, sz.Pages, ix.Clustered
-					r.Known = sz.Known && lo == hi
-					r.SizeSource = SizeFromStatistics
-					if !sz.Known {
+					r.Known = lo == hi && (sz.Known || sz.FromFile)
+					r.PagesIncludeLOB = ix.Clustered && lo != hi && t.MayHoldLOBs()
+					switch {
+					case sz.FromFile:
+						r.SizeSource = SizeCounted
+					case sz.Known:
+						r.SizeSource = SizeFromStatistics
+					default:
 						r.SizeSource = SizeEstimated
 					}
-					if r.Resident > hi {
+					switch {
+					case r.Resident <= hi:
+					case sz.FromFile:
+						// Pages allocated since the server last wrote the file's descriptors.
+						r.Known, r.MinPages, r.Pages, r.SizeSource = false, r.Resident, r.Resident, SizeResidentFloor
+						r.SizeNote = fmt.Sprintf("the file counts %d pages as last written, fewer than the %d resident", hi, r.Resident)
+					default:
 						// Statistics not recomputed since the table grew (a bulk load):
 						// a size smaller than what is resident is not believed. The
 						// tablespace file bounds every index in it.

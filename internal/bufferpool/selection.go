@@ -160,8 +160,11 @@ func ReadDump(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, 
 	if err != nil {
 		return nil, err
 	}
-	if bad := append(append([]string(nil), namer.unreadable...), namer.unlisted...); len(bad) > 0 {
-		return nil, fmt.Errorf("%w: %s", ErrFilesUnreadable, strings.Join(bad, "; "))
+	if len(namer.unreadable) > 0 {
+		return nil, fmt.Errorf("%w: %s", ErrFilesUnreadable, strings.Join(namer.unreadable, "; "))
+	}
+	if err := namer.unlistedError(conn.Server.IndexesTable()); err != nil {
+		return nil, err
 	}
 	totals, err := ReadTotals(ctx, conn)
 	if err != nil {
@@ -195,7 +198,7 @@ func ReadDump(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, 
 		k := indexKey{space, name}
 		v, ok := lobs[k]
 		if !ok {
-			v = mayHoldLOBs(t, name, conn.Server.PageSize)
+			v = mayHoldLOBs(t, name)
 			lobs[k] = v
 		}
 		return v
@@ -276,27 +279,10 @@ func ReadDump(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, 
 }
 
 // mayHoldLOBs says whether the leaf segment of index name of t can hold off-page column
-// pages: only a clustered index's, and only where a record can outgrow what InnoDB keeps in
-// the page (half a page): a table with a BLOB/TEXT/JSON/geometry column, or whose columns'
-// longest values add up to a quarter page or more (long CHAR and VARCHAR columns go off-page
-// too when the record is too long). A table of short columns has no LOB page, and its
-// clustered pages need no reading.
-func mayHoldLOBs(t *catalog.Table, name string, pageSize int) bool {
+// pages: only a clustered index's, of a table whose records can outgrow the page
+// (catalog.Table.MayHoldLOBs). A table of short columns has no LOB page, and its clustered
+// pages need no reading.
+func mayHoldLOBs(t *catalog.Table, name string) bool {
 	c := t.Clustered()
-	if c == nil || c.Name != name {
-		return false
-	}
-	total := int64(0)
-	for _, col := range t.Columns {
-		if col.Generated && strings.Contains(strings.ToLower(col.ColumnType), "virtual") {
-			continue
-		}
-		switch strings.ToLower(col.DataType) {
-		case "tinyblob", "blob", "mediumblob", "longblob", "tinytext", "text", "mediumtext", "longtext", "json",
-			"geometry", "point", "linestring", "polygon", "multipoint", "multilinestring", "multipolygon", "geometrycollection":
-			return true
-		}
-		total += max(col.OctetLength, 32) // 32 bounds every numeric and temporal type
-	}
-	return total >= int64(pageSize)/4
+	return c != nil && c.Name == name && t.MayHoldLOBs()
 }

@@ -27,6 +27,15 @@ import (
 // SystemSchemas are never selected by --all-databases or wildcards.
 var SystemSchemas = map[string]bool{"mysql": true, "information_schema": true, "performance_schema": true, "sys": true}
 
+// IsOwnerMark says whether a table is innowarm's own mark on a schema it created (bench's
+// innowarm_bench_owner, experiment's innowarm_experiment_owner, where the server has no
+// schema comments): named innowarm_..._owner and commented "created by innowarm ...". It is
+// no data of the user's, and is left out of every selection. A user's table of that name
+// without the comment is not.
+func IsOwnerMark(table, comment string) bool {
+	return strings.HasPrefix(table, "innowarm_") && strings.HasSuffix(table, "_owner") && strings.HasPrefix(comment, "created by innowarm ")
+}
+
 // Filter chooses tables.
 type Filter struct {
 	Schemas []string  // -D a,b
@@ -44,6 +53,31 @@ type Catalog struct {
 	Tables  []*Table
 	Skipped []Skip
 	Notes   []string
+
+	// StatisticsDenied is why mysql.innodb_index_stats could not be read (a least-privilege
+	// user), empty when it could.
+	StatisticsDenied string
+
+	// estimateNotes say why sizes were estimated; they are notes only where the files did
+	// not count those indexes instead.
+	estimateNotes []string
+}
+
+// Estimated lists the indexes (schema.table index, with the partition) whose size is
+// neither from statistics nor counted in their file: information_schema.TABLES's
+// allocation, shared out among a table's secondary indexes, which only bounds them.
+func (c *Catalog) Estimated() []string {
+	var out []string
+	for _, t := range c.Tables {
+		for _, p := range t.Parts {
+			for _, ix := range t.Indexes {
+				if sz, ok := ix.Sizes[p.Name]; ok && !sz.Known && !sz.FromFile {
+					out = append(out, t.FullName()+partLabel(p)+" index "+ix.Name)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // Skip is something that was chosen but cannot be warmed, with the reason.
@@ -71,6 +105,8 @@ type Table struct {
 	// Aux are hidden InnoDB tables that belong to this one: the auxiliary tables of its
 	// FULLTEXT indexes. SQL cannot scan them; the native loader can read their pages.
 	Aux []AuxSpace
+
+	pageSize int // the server's innodb_page_size, for MayHoldLOBs
 }
 
 // AuxSpace is a hidden table's tablespace.
@@ -129,29 +165,40 @@ type IndexColumn struct {
 	seq     int
 }
 
-// IndexSize comes from mysql.innodb_index_stats (or an estimate when it is unreadable).
+// IndexSize comes from mysql.innodb_index_stats (or an estimate when it is unreadable), and
+// where the tablespace file can be read and the statistics only bound the size, from the
+// file (FromFile).
 type IndexSize struct {
 	Pages     int64 `json:"pages"`      // allocated ("size"): whole extents, and LOB pages for the clustered index
 	LeafPages int64 `json:"leaf_pages"` // B-tree leaf pages in use
 	Known     bool  `json:"known"`      // false: estimated from information_schema.TABLES
 	// LeafCountsLOB: the server's n_leaf_pages counts the leaf segment's pages, which for a
-	// clustered index with off-page columns include their BLOB pages (MySQL): the leaf
-	// count is then only an upper bound of the B-tree's leaves.
+	// clustered index with off-page columns include their BLOB pages (MySQL, and MariaDB
+	// once the tree has a level above its leaves): the leaf count is then only an upper
+	// bound of the B-tree's leaves.
 	LeafCountsLOB bool `json:"leaf_counts_lob,omitempty"`
+	// FromFile: TreePages and FileLOBPages were counted in the tablespace file (ibd.Tree),
+	// as it was on disk when the catalog was read.
+	FromFile     bool  `json:"from_file,omitempty"`
+	TreePages    int64 `json:"tree_pages,omitempty"`
+	FileLOBPages int64 `json:"file_lob_pages,omitempty"`
 }
 
 // fragmentPages is how many single pages a segment gets before InnoDB reserves whole
 // extents for it.
 const fragmentPages = 32
 
-// PageRange bounds how many pages the index's B-tree really has. Persistent statistics
-// count leaves exactly for indexes of more than a few dozen pages; for smaller ones MariaDB
-// 10.11 leaves n_leaf_pages at 1 (it sampled them all), and then "size" is exact while the
-// segment still lives in fragment pages and an upper bound after that. A clustered index
-// with off-page columns has its LOB pages in "size" too (lobs). The levels above the leaves
-// add a few per mille.
+// PageRange bounds how many pages the index's B-tree really has. Counted in the file, it is
+// exact. Persistent statistics count leaves exactly for indexes of more than a few dozen
+// pages; for smaller ones MariaDB 10.11 leaves n_leaf_pages at 1 (it sampled them all), and
+// then "size" is exact while the segment still lives in fragment pages and an upper bound
+// after that. A clustered index with off-page columns has its LOB pages in "size" too
+// (lobs), and in n_leaf_pages where LeafCountsLOB. The levels above the leaves add a few
+// per mille.
 func (s IndexSize) PageRange(lobs bool, fanout int64) (lo, hi int64) {
 	switch {
+	case s.FromFile:
+		return s.TreePages, s.TreePages
 	case !s.Known:
 		// Estimated from information_schema.TABLES: allocated pages, an upper bound.
 		return 1, max(s.Pages, 1)
@@ -227,26 +274,62 @@ func (t *Table) LOBColumns() []*Column {
 	return out
 }
 
-// LOBPages estimates the off-page LOB pages of a part. They are allocated to the clustered
-// index but are not its leaf pages, so they are in what its allocation has beyond the
-// B-tree; but so is the slack of reserved extents. Rows averaging more than a quarter page
-// cannot all be stored inline, which tells the two apart. Zero without LOB-capable columns.
+// MayHoldLOBs says whether the clustered index's records can have columns stored on off-page
+// BLOB/TEXT pages: only where a record can outgrow what InnoDB keeps in the page (half a
+// page): a table with a BLOB/TEXT/JSON/geometry column, or whose columns' longest values
+// add up to a quarter page or more (long CHAR and VARCHAR columns go off-page too when the
+// record is too long). A table of short columns has no LOB page.
+func (t *Table) MayHoldLOBs() bool {
+	pageSize := t.pageSize
+	if pageSize == 0 {
+		pageSize = 16384
+	}
+	total := int64(0)
+	for _, col := range t.Columns {
+		if col.Generated && strings.Contains(strings.ToLower(col.ColumnType), "virtual") {
+			continue
+		}
+		switch strings.ToLower(col.DataType) {
+		case "tinyblob", "blob", "mediumblob", "longblob", "tinytext", "text", "mediumtext", "longtext", "json",
+			"geometry", "point", "linestring", "polygon", "multipoint", "multilinestring", "multipolygon", "geometrycollection":
+			return true
+		}
+		total += max(col.OctetLength, 32) // 32 bounds every numeric and temporal type
+	}
+	return total >= int64(pageSize)/4
+}
+
+// LOBPages estimates the off-page LOB pages of a part: counted in the file where it could
+// be read (exact as of the last write), else from statistics. They are allocated to the
+// clustered index but are not its leaf pages, so they are in what its allocation has
+// beyond the B-tree; but so is the slack of reserved extents. Rows averaging more than a
+// quarter page cannot all be stored inline, which tells the two apart. Zero without
+// LOB-capable columns.
 func (t *Table) LOBPages(p *Part) int64 {
 	c := t.Clustered()
-	if c == nil || len(t.LOBColumns()) == 0 || p.Rows <= 0 {
+	if c == nil || !t.MayHoldLOBs() {
 		return 0
 	}
 	sz := c.Sizes[p.Name]
-	if p.DataLength/p.Rows < 4096 {
+	if sz.FromFile {
+		return sz.FileLOBPages
+	}
+	if p.Rows <= 0 || p.DataLength/p.Rows < 4096 {
 		return 0
 	}
 	lo, _ := sz.PageRange(true, t.fanout(c))
 	return max(sz.Pages-lo, 0)
 }
 
+// SizeExact says whether ix's size in part p is one number rather than a range.
+func (t *Table) SizeExact(ix *Index, p *Part) bool {
+	lo, hi := t.IndexPages(ix, p)
+	return lo == hi
+}
+
 // IndexPages bounds the B-tree pages of ix in part p (see IndexSize.PageRange).
 func (t *Table) IndexPages(ix *Index, p *Part) (lo, hi int64) {
-	return ix.Sizes[p.Name].PageRange(ix.Clustered && len(t.LOBColumns()) > 0, t.fanout(ix))
+	return ix.Sizes[p.Name].PageRange(ix.Clustered && t.MayHoldLOBs(), t.fanout(ix))
 }
 
 // upperLevels counts the pages above the leaves of a B-tree with this fanout.
@@ -340,6 +423,11 @@ func Load(ctx context.Context, conn *connection.Conn, f Filter) (*Catalog, error
 		return nil, err
 	}
 	defer sess.Close()
+	if q := srv.FreshTableStatsStatement(); q != "" {
+		if _, err := sess.Exec(ctx, q); err != nil {
+			return nil, fmt.Errorf("read current table sizes: %w", err)
+		}
+	}
 	schemas, err := selectSchemas(ctx, sess, f)
 	if err != nil {
 		return nil, err
@@ -352,14 +440,14 @@ func Load(ctx context.Context, conn *connection.Conn, f Filter) (*Catalog, error
 	tables := map[string]*Table{}
 	key := func(schema, table string) string { return schema + "\x00" + table }
 	err = sess.Query(ctx, `SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE, COALESCE(ENGINE, ''),
-		COALESCE(TABLE_ROWS, 0), COALESCE(DATA_LENGTH, 0), COALESCE(INDEX_LENGTH, 0)
+		COALESCE(TABLE_ROWS, 0), COALESCE(DATA_LENGTH, 0), COALESCE(INDEX_LENGTH, 0), COALESCE(TABLE_COMMENT, '')
 		FROM information_schema.TABLES WHERE TABLE_SCHEMA IN (`+in+`) ORDER BY TABLE_SCHEMA, TABLE_NAME`, args, func(rows *sql.Rows) error {
 		var t Table
-		var typ string
-		if err := rows.Scan(&t.Schema, &t.Name, &typ, &t.Engine, &t.Rows, &t.DataLength, &t.IndexLength); err != nil {
+		var typ, comment string
+		if err := rows.Scan(&t.Schema, &t.Name, &typ, &t.Engine, &t.Rows, &t.DataLength, &t.IndexLength, &comment); err != nil {
 			return err
 		}
-		if !f.selects(t.Schema, t.Name) {
+		if !f.selects(t.Schema, t.Name) || IsOwnerMark(t.Name, comment) {
 			return nil
 		}
 		switch {
@@ -380,6 +468,7 @@ func Load(ctx context.Context, conn *connection.Conn, f Filter) (*Catalog, error
 			return nil
 		}
 		t.SystemVersioned = typ == "SYSTEM VERSIONED"
+		t.pageSize = srv.PageSize
 		tt := t
 		tables[key(t.Schema, t.Name)] = &tt
 		cat.Tables = append(cat.Tables, &tt)
@@ -406,6 +495,10 @@ func Load(ctx context.Context, conn *connection.Conn, f Filter) (*Catalog, error
 	}
 	if err := loadSpaces(ctx, sess, srv, cat); err != nil {
 		return nil, err
+	}
+	sizesFromFiles(ctx, conn, sess, cat)
+	if len(cat.Estimated()) > 0 {
+		cat.Notes = append(cat.Notes, cat.estimateNotes...)
 	}
 	return cat, nil
 }
@@ -670,7 +763,8 @@ func loadSizes(ctx context.Context, sess *connection.Session, srv flavor.Server,
 	if err != nil {
 		var me *mysql.MySQLError
 		if errors.As(err, &me) && sqlerr.Is(err, sqlerr.TableAccessDenied, sqlerr.DBAccessDenied, sqlerr.NoSuchTable) {
-			cat.Notes = append(cat.Notes, "cannot read mysql.innodb_index_stats ("+me.Message+"): index sizes are estimated from information_schema.TABLES")
+			cat.StatisticsDenied = me.Message
+			cat.estimateNotes = append(cat.estimateNotes, "cannot read mysql.innodb_index_stats ("+me.Message+"): index sizes are estimated from information_schema.TABLES")
 		} else {
 			return fmt.Errorf("read index sizes from mysql.innodb_index_stats: %w", err)
 		}
@@ -688,7 +782,7 @@ func loadSizes(ctx context.Context, sess *connection.Session, srv flavor.Server,
 			for _, ix := range t.Indexes {
 				if s, ok := stats[statKey{t.Schema, p.StatsName, ix.Name}]; ok {
 					sz := *s
-					sz.LeafCountsLOB = ix.Clustered && srv.LeafStatCountsLOBPages()
+					sz.LeafCountsLOB = ix.Clustered
 					ix.Sizes[p.Name] = sz
 					continue
 				}
@@ -708,7 +802,7 @@ func loadSizes(ctx context.Context, sess *connection.Session, srv flavor.Server,
 		}
 	}
 	if estimated && len(stats) > 0 {
-		cat.Notes = append(cat.Notes, "some indexes have no persistent statistics (STATS_PERSISTENT=0 or never analyzed): their sizes are estimated")
+		cat.estimateNotes = append(cat.estimateNotes, "some indexes have no persistent statistics (STATS_PERSISTENT=0 or never analyzed): their sizes are estimated")
 	}
 	return nil
 }

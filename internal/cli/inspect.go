@@ -274,10 +274,7 @@ func inspectManifest(cmd *cobra.Command, conn *connection.Conn, mf *manifest.Man
 	}
 	t := newTable(w, table.Row{"schema", "table", "partition", "index", "manifest pages", "resident", "coverage"}, 5)
 	for _, row := range rows {
-		idx := row.Index
-		if row.Kind == warm.KindLOB {
-			idx += " (LOB)"
-		}
+		idx := warm.IndexLabel(row.Index, row.Kind)
 		t.AppendRow(table.Row{row.Schema, row.Table, row.Partition, idx, row.ManifestPages, row.Resident, fmt.Sprintf("%.1f%%", 100*row.Coverage)})
 	}
 	t.Render()

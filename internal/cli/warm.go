@@ -243,10 +243,7 @@ func printWarmResult(w io.Writer, res *warm.Result) {
 	}
 	t := newTable(w, header, 4)
 	for _, tr := range res.Targets {
-		idx := tr.Index
-		if tr.Kind == warm.KindLOB {
-			idx += " (LOB)"
-		}
+		idx := warm.IndexLabel(tr.Index, tr.Kind)
 		cov := fmtCoverage(tr.CoverageBefore, tr.CoverageExact) + " → " + fmtCoverage(tr.CoverageAfter, tr.CoverageExact)
 		if native {
 			t.AppendRow(table.Row{sqltext.Table(tr.Schema, tr.Table), tr.Partition, idx, tr.ResidentBefore, tr.ResidentAfter, tr.PagesLoaded, cov})
@@ -471,11 +468,7 @@ func printManifestPlan(w io.Writer, mp *warm.ManifestPlan) {
 	printBudget(w, np.BudgetPages, np.BudgetSource, np.PoolPages, np.FreePages, np.PageSize)
 	t := newTable(w, table.Row{"table", "partition", "index", "manifest pages", "resident before", "to load"}, 4)
 	for _, mt := range mp.Targets {
-		idx := mt.Index
-		if mt.Kind == warm.KindLOB {
-			idx += " (LOB)"
-		}
-		t.AppendRow(table.Row{sqltext.Table(mt.Schema, mt.Table), mt.Partition, idx, mt.ManifestPages, mt.Resident, mt.Load})
+		t.AppendRow(table.Row{sqltext.Table(mt.Schema, mt.Table), mt.Partition, warm.IndexLabel(mt.Index, mt.Kind), mt.ManifestPages, mt.Resident, mt.Load})
 	}
 	t.Render()
 	printSkipped(w, np.Skipped)
@@ -502,7 +495,7 @@ func printLeftOut(w io.Writer, leftOut []warm.LeftOut) {
 	for _, l := range leftOut {
 		what := ""
 		if l.Table != "" {
-			what = fmt.Sprintf("%s %s %s: ", sqltext.Table(l.Schema, l.Table), l.Partition, l.Index)
+			what = l.Name() + ": "
 		}
 		fmt.Fprintf(w, "left out: %s%s\n", what, l.Reason)
 	}

@@ -534,3 +534,15 @@ func LoadInProgress(status string) bool {
 	}
 	return strings.HasPrefix(status, "Loaded ") || strings.HasPrefix(status, "Loading")
 }
+
+// FreshTableStatsStatement makes information_schema.TABLES and PARTITIONS report sizes as
+// the storage engine has them now, for the session: MySQL 8.0+ answers from a cache of up to
+// information_schema_stats_expiry seconds (a day by default), so a table loaded since its
+// sizes were cached still shows the size it had, 1 page for a table cached empty ("" where
+// there is no such cache: MariaDB asks the engine each time).
+func (s Server) FreshTableStatsStatement() string {
+	if s.Kind == MySQL && s.Version.AtLeast(8, 0, 3) {
+		return "SET SESSION information_schema_stats_expiry = 0"
+	}
+	return ""
+}

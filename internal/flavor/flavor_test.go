@@ -318,3 +318,18 @@ func TestBootstrapProvisionedRoot(t *testing.T) {
 		last = i
 	}
 }
+
+// MySQL 8.0+ answers information_schema.TABLES from a cache; the catalog's session asks for
+// current sizes there, and nowhere else.
+func TestFreshTableStatsStatement(t *testing.T) {
+	for fixture, want := range map[string]string{
+		"mariadb-10.11.19.json": "",
+		"mysql-5.7.44.json":     "",
+		"mysql-8.0.36.json":     "SET SESSION information_schema_stats_expiry = 0",
+		"mysql-8.4.3.json":      "SET SESSION information_schema_stats_expiry = 0",
+	} {
+		if got := loadFixture(t, fixture).FreshTableStatsStatement(); got != want {
+			t.Errorf("%s: %q, want %q", fixture, got, want)
+		}
+	}
+}

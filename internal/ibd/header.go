@@ -29,6 +29,9 @@ type Header struct {
 	Type uint16
 	// IndexID is PAGE_INDEX_ID, for B-tree pages (IsIndex).
 	IndexID uint64
+	// Level (PAGE_LEVEL: 0 for a leaf) and Records (PAGE_N_RECS, the user records), for
+	// B-tree pages.
+	Level, Records uint16
 	// Written is false for a page that reads as zeros, or lies past the end of the file:
 	// the server allocated it but has not written it yet.
 	Written bool
@@ -95,6 +98,8 @@ func ReadHeaders(path string, pageSize int, pages []uint32, each func(page uint3
 					h = Header{Type: be16(b, filPageType), Written: true}
 					if h.IsIndex() {
 						h.IndexID = be64(b, pageHeader+pageIndexID)
+						h.Level = be16(b, pageHeader+pageLevel)
+						h.Records = be16(b, pageHeader+pageNRecs)
 					}
 				}
 			}

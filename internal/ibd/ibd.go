@@ -61,6 +61,8 @@ const (
 	filNull       = 0xFFFFFFFF
 
 	pageHeader     = filPageData // PAGE_HEADER
+	pageNRecs      = 16          // PAGE_N_RECS: user records on the page
+	pageLevel      = 26          // PAGE_LEVEL: 0 for a leaf
 	pageIndexID    = 28          // PAGE_INDEX_ID
 	pageBtrSegLeaf = 36          // PAGE_BTR_SEG_LEAF: FSEG header of the leaf segment
 	pageBtrSegTop  = 46          // PAGE_BTR_SEG_TOP: FSEG header of the non-leaf segment
@@ -111,6 +113,7 @@ type Map struct {
 	fragOwner   map[uint32]uint64 // fragment page -> segment
 	segIndex    map[uint64]uint64 // segment -> index
 	segLeaf     map[uint64]bool   // segment -> it is its index's leaf segment
+	roots       map[uint64]root   // index -> its root page, for the indexes found
 	inodePages  map[uint32]bool
 }
 
@@ -141,7 +144,7 @@ func Read(r io.ReaderAt, size int64, logicalPageSize int, indexes []Index) (*Map
 	if t := be16(head, filPageType); t != typeFSPHdr {
 		return nil, fmt.Errorf("%w: page 0 has type %d, not a space header", ErrUnreadable, t)
 	}
-	m := &Map{SpaceID: be32(head, fspHeader+fspSpaceID), fragOwner: map[uint32]uint64{}, segIndex: map[uint64]uint64{}, segLeaf: map[uint64]bool{}, inodePages: map[uint32]bool{}}
+	m := &Map{SpaceID: be32(head, fspHeader+fspSpaceID), fragOwner: map[uint32]uint64{}, segIndex: map[uint64]uint64{}, segLeaf: map[uint64]bool{}, inodePages: map[uint32]bool{}, roots: map[uint64]root{}}
 	if id := be32(head, filPageSpaceID); id != m.SpaceID {
 		return nil, fmt.Errorf("%w: page 0 names space %d and %d", ErrUnreadable, id, m.SpaceID)
 	}
@@ -240,6 +243,8 @@ func Read(r io.ReaderAt, size int64, logicalPageSize int, indexes []Index) (*Map
 			o := pageHeader + at
 			segHeaders[i] = [3]uint32{be32(p, o), be32(p, o+4), uint32(be16(p, o+8))}
 		}
+		// The page buffer is reused for the inode pages below.
+		rootLevel := be16(p, pageHeader+pageLevel)
 		found := false
 		for i, h := range segHeaders {
 			space, inodePage, inodeOff := h[0], h[1], h[2]
@@ -270,6 +275,7 @@ func Read(r io.ReaderAt, size int64, logicalPageSize int, indexes []Index) (*Map
 		}
 		if found {
 			m.Indexes = append(m.Indexes, ix.ID)
+			m.roots[ix.ID] = root{page: ix.Root, level: rootLevel}
 		} else {
 			m.Missing = append(m.Missing, ix.ID)
 		}

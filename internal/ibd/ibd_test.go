@@ -281,3 +281,63 @@ func TestReadHeaders(t *testing.T) {
 		t.Errorf("kinds: %+v", got)
 	}
 }
+
+// Tree counts a B-tree from its segments: the node pointers of the level above the leaves
+// are the leaves, the rest of the leaf segment is off-page column pages.
+func TestTree(t *testing.T) {
+	const ps, space = 16384, 7
+	f := newFakeSpace(ps, 1000, space, 0x15)
+	f.extent(0, 2, 0)
+	f.extent(1, xdesFSeg, 2) // leaf segment of index 10: pages 64-127, and fragment page 4
+	f.extent(2, xdesFSeg, 1) // its non-leaf segment: pages 128-131 in use
+	for p := 132; p < 192; p++ {
+		f.free(p)
+	}
+	f.index(10, 3, space, 2, 1, 50, 242, 4)
+	node := func(page uint32, id uint64, level, recs uint16) {
+		b := f.pages[page]
+		binary.BigEndian.PutUint16(b[filPageType:], typeIndex)
+		binary.BigEndian.PutUint64(b[pageHeader+pageIndexID:], id)
+		binary.BigEndian.PutUint16(b[pageHeader+pageLevel:], level)
+		binary.BigEndian.PutUint16(b[pageHeader+pageNRecs:], recs)
+	}
+	node(3, 10, 2, 3) // the root, two levels above the leaves
+	node(128, 10, 1, 30)
+	node(129, 10, 1, 20)
+	node(130, 10, 1, 5)
+	node(131, 99, 1, 400) // a stale page of another index: not counted
+	path := filepath.Join(t.TempDir(), "t.ibd")
+	open := func() *Map {
+		t.Helper()
+		if err := os.WriteFile(path, bytes.Join(f.pages, nil), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		m, err := Open(path, ps, []Index{{ID: 10, Root: 3}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	m := open()
+	// A secondary index's segments are its B-tree: 65 leaf pages, 5 above them.
+	if got, err := m.Tree(path, 10, false, 0); err != nil || got != (Tree{Pages: 70, Leaves: 65, Levels: 3}) {
+		t.Errorf("without LOB pages: %+v, %v", got, err)
+	}
+	got, err := m.Tree(path, 10, true, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Leaves: 30 + 20 + 5; above them the root and three level-1 pages; the leaf segment's
+	// 65 pages less the 55 leaves are LOB pages.
+	if want := (Tree{Pages: 59, Leaves: 55, LOBPages: 10, Levels: 3}); got != want {
+		t.Errorf("Tree = %+v, want %+v", got, want)
+	}
+	if _, err := m.Tree(path, 10, true, 2); !errors.Is(err, ErrTreeTooBig) {
+		t.Errorf("with 2 pages allowed: %v, want ErrTreeTooBig", err)
+	}
+	// A root that is its only leaf: the leaf segment is all LOB pages.
+	node(3, 10, 0, 7)
+	if got, err := open().Tree(path, 10, true, 100); err != nil || got != (Tree{Pages: 1, Leaves: 1, LOBPages: 65, Levels: 1}) {
+		t.Errorf("one-page tree: %+v, %v", got, err)
+	}
+}

@@ -54,35 +54,8 @@ func checkAgainstServer(t *testing.T, flushed bool) {
 		"SELECT SUM(LENGTH(body)) FROM "+tbl,
 	)
 	conn := sandboxtest.Conn(t)
-	var space uint32
-	var file string
-	innodbName := db + "/t"
-	if srv.IsMariaDB() {
-		if err := conn.DB.QueryRowContext(ctx, "SELECT SPACE, FILENAME FROM information_schema.INNODB_SYS_TABLESPACES WHERE NAME = ?", innodbName).Scan(&space, &file); err != nil {
-			t.Fatal(err)
-		}
-	} else if err := conn.DB.QueryRowContext(ctx, "SELECT d.SPACE, d.PATH FROM information_schema.INNODB_DATAFILES d JOIN information_schema.INNODB_TABLESPACES s USING (SPACE) WHERE s.NAME = ?", innodbName).Scan(&space, &file); err != nil {
-		t.Fatal(err)
-	}
-	if !filepath.IsAbs(file) {
-		file = filepath.Join(sandboxtest.Server(t).Datadir, file)
-	}
-	var indexes []ibd.Index
-	names := map[uint64]string{}
-	rows, err := conn.DB.QueryContext(ctx, fmt.Sprintf("SELECT INDEX_ID, NAME, PAGE_NO FROM %s WHERE SPACE = ?", srv.IndexesTable()), space)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var ix ibd.Index
-		var name string
-		if err := rows.Scan(&ix.ID, &name, &ix.Root); err != nil {
-			t.Fatal(err)
-		}
-		indexes = append(indexes, ix)
-		names[ix.ID] = name
-	}
-	rows.Close()
+	file, space := tablespaceFile(t, db+"/t")
+	indexes, names := indexesOf(t, space)
 	if len(indexes) != 3 {
 		t.Fatalf("indexes of %s: %v", tbl, names)
 	}
@@ -100,7 +73,7 @@ func checkAgainstServer(t *testing.T, flushed bool) {
 		t.Errorf("indexes whose segments were not found: %v", m.Missing)
 	}
 
-	rows, err = conn.DB.QueryContext(ctx, "SELECT PAGE_NUMBER, COALESCE(INDEX_NAME, ''), PAGE_TYPE FROM information_schema.INNODB_BUFFER_PAGE WHERE SPACE = ? AND PAGE_STATE = 'FILE_PAGE'", space)
+	rows, err := conn.DB.QueryContext(ctx, "SELECT PAGE_NUMBER, COALESCE(INDEX_NAME, ''), PAGE_TYPE FROM information_schema.INNODB_BUFFER_PAGE WHERE SPACE = ? AND PAGE_STATE = 'FILE_PAGE'", space)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,4 +154,106 @@ func checkAgainstServer(t *testing.T, flushed bool) {
 		t.Errorf("%d of %d resident pages attributed as the server does, %d unattributed", agree, total, unattributed)
 	}
 	t.Logf("%s: %d of %d resident pages agree, %d not attributable yet (%d BLOB pages), file of %d pages, %d in use", srv, agree, total, unattributed, blobs, m.Pages, m.InUsePages())
+}
+
+// Tree counts what the server's own page list holds once every page of the table has been
+// read: the clustered index's B-tree pages and its off-page BLOB pages, which its
+// n_leaf_pages statistic counts together on both servers, and a secondary index's pages.
+func TestTreeAgreesWithTheServer(t *testing.T) {
+	ctx := context.Background()
+	srv := sandboxtest.Flavor(t)
+	db := sandboxtest.Schema(t)
+	tbl := sqltext.Table(db, "t")
+	sandboxtest.Exec(t,
+		"CREATE TABLE "+tbl+" (id INT PRIMARY KEY, k INT, note TEXT, KEY kk (k)) ROW_FORMAT=DYNAMIC",
+		// A tree of several levels, and one row in eight with a 20-60 KB off-page value (about
+		// 1,900 pages: the whole table fits in the pool).
+		"INSERT INTO "+tbl+" SELECT seq, seq MOD 977, IF(seq MOD 8 = 0, REPEAT(CHAR(65 + seq MOD 26), 20000 + seq * 37 MOD 40000), 'short') FROM "+srv.Series(db, 1, 6000)+" ORDER BY seq",
+		"ANALYZE TABLE "+tbl,
+		"FLUSH TABLES "+tbl+" FOR EXPORT", "UNLOCK TABLES",
+		"SELECT COUNT(*) FROM "+tbl+" FORCE INDEX (PRIMARY)",
+		"SELECT COUNT(*) FROM "+tbl+" FORCE INDEX (kk)",
+		"SELECT SUM(LENGTH(note)) FROM "+tbl,
+	)
+	conn := sandboxtest.Conn(t)
+	file, space := tablespaceFile(t, db+"/t")
+	indexes, names := indexesOf(t, space)
+	m, err := ibd.Open(file, srv.PageSize, indexes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resident := func(cond string) int64 {
+		t.Helper()
+		var n int64
+		if err := conn.DB.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.INNODB_BUFFER_PAGE WHERE SPACE = ? AND PAGE_STATE = 'FILE_PAGE' AND "+cond, space).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	var stat int64
+	if err := conn.DB.QueryRowContext(ctx, "SELECT stat_value FROM mysql.innodb_index_stats WHERE database_name = ? AND table_name = 't' AND index_name = 'PRIMARY' AND stat_name = 'n_leaf_pages'", db).Scan(&stat); err != nil {
+		t.Fatal(err)
+	}
+	for _, ix := range indexes {
+		tree, err := m.Tree(file, ix.ID, names[ix.ID] == "PRIMARY", 1000)
+		if err != nil {
+			t.Fatalf("%s: %v", names[ix.ID], err)
+		}
+		btree := resident(fmt.Sprintf("PAGE_TYPE = 'INDEX' AND INDEX_NAME = '%s'", names[ix.ID]))
+		lobs := int64(0)
+		if names[ix.ID] == "PRIMARY" {
+			lobs = resident("PAGE_TYPE IN ('BLOB', 'LOB_FIRST', 'LOB_DATA', 'LOB_INDEX')")
+			t.Logf("%s: PRIMARY n_leaf_pages %d; the file: %+v", srv, stat, tree)
+			if tree.Levels < 2 || lobs < 1000 {
+				t.Fatalf("the test table has %d levels and %d LOB pages: too small to tell", tree.Levels, lobs)
+			}
+			if stat < lobs {
+				t.Errorf("n_leaf_pages %d no longer counts the %d LOB pages: the statistic may be believed again", stat, lobs)
+			}
+		}
+		if tree.Pages != btree || tree.LOBPages != lobs {
+			t.Errorf("%s: the file counts %d B-tree and %d LOB pages; the server holds %d and %d", names[ix.ID], tree.Pages, tree.LOBPages, btree, lobs)
+		}
+	}
+}
+
+func tablespaceFile(t *testing.T, innodbName string) (string, uint32) {
+	t.Helper()
+	ctx := context.Background()
+	srv := sandboxtest.Flavor(t)
+	conn := sandboxtest.Conn(t)
+	var space uint32
+	var file string
+	if srv.IsMariaDB() {
+		if err := conn.DB.QueryRowContext(ctx, "SELECT SPACE, FILENAME FROM information_schema.INNODB_SYS_TABLESPACES WHERE NAME = ?", innodbName).Scan(&space, &file); err != nil {
+			t.Fatal(err)
+		}
+	} else if err := conn.DB.QueryRowContext(ctx, "SELECT d.SPACE, d.PATH FROM information_schema.INNODB_DATAFILES d JOIN information_schema.INNODB_TABLESPACES s USING (SPACE) WHERE s.NAME = ?", innodbName).Scan(&space, &file); err != nil {
+		t.Fatal(err)
+	}
+	if !filepath.IsAbs(file) {
+		file = filepath.Join(sandboxtest.Server(t).Datadir, file)
+	}
+	return file, space
+}
+
+func indexesOf(t *testing.T, space uint32) ([]ibd.Index, map[uint64]string) {
+	t.Helper()
+	rows, err := sandboxtest.Conn(t).DB.QueryContext(context.Background(), fmt.Sprintf("SELECT INDEX_ID, NAME, PAGE_NO FROM %s WHERE SPACE = ?", sandboxtest.Flavor(t).IndexesTable()), space)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var indexes []ibd.Index
+	names := map[uint64]string{}
+	for rows.Next() {
+		var ix ibd.Index
+		var name string
+		if err := rows.Scan(&ix.ID, &name, &ix.Root); err != nil {
+			t.Fatal(err)
+		}
+		indexes = append(indexes, ix)
+		names[ix.ID] = name
+	}
+	return indexes, names
 }

@@ -132,7 +132,8 @@ func (b *Bounded) statePath() string {
 		}
 	}
 	srv := b.Conn.Server
-	id := strings.Join([]string{srv.Identity(), srv.Datadir, b.Conn.Opts.Host, strconv.Itoa(b.Conn.Opts.Port), b.Conn.Opts.Socket, b.Key}, "\x00")
+	// The user too: what a user may see decides the sizes the target is counted against.
+	id := strings.Join([]string{srv.Identity(), srv.Datadir, b.Conn.Opts.Host, strconv.Itoa(b.Conn.Opts.Port), b.Conn.Opts.Socket, b.Conn.Opts.User, b.Key}, "\x00")
 	sum := sha256.Sum256([]byte(id))
 	return filepath.Join(dir, hex.EncodeToString(sum[:12])+".json")
 }

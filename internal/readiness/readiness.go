@@ -53,7 +53,17 @@ func (s Selection) Coverage(ctx context.Context) (float64, string, error) {
 }
 
 // Count implements Counted: resident B-tree pages of the selected indexes, and their pages.
+// Each index counts against the most pages it may have (bufferpool.SelectionCount), never
+// the fewest: a gate must not say ready on a cold server. Where those sizes are only
+// information_schema.TABLES's (a user who may not read the statistics, innowarm away from
+// the database host's files), that bound can be far above the index (a secondary index's
+// allocation, or a table's whole allocation shared out among its indexes), and the gate
+// could wait forever on a warm server: it refuses, naming the grant.
 func (s Selection) Count(ctx context.Context) (covered, total int64, detail string, err error) {
+	if est := s.Catalog.Estimated(); len(est) > 0 && s.Catalog.StatisticsDenied != "" {
+		return 0, 0, "", exitcode.UsageError(fmt.Errorf("the readiness gate needs index sizes: GRANT SELECT ON mysql.innodb_index_stats TO %s, or run innowarm on the database host (it counts them in the tablespace files); information_schema.TABLES only bounds them (%d indexes, such as %s)",
+			s.Conn.Opts.User, len(est), est[0]))
+	}
 	if covered, total, err = bufferpool.SelectionCount(ctx, s.Conn, s.Catalog); err != nil {
 		return 0, 0, "", err
 	}

@@ -140,7 +140,7 @@ func Capture(ctx context.Context, conn *connection.Conn, o Options) (*Result, er
 		if o.ObserveOnly {
 			return &Result{Path: o.Path, Entries: int64(len(pages)), Seconds: time.Since(t0).Seconds(), ReadSeconds: st.Seconds,
 				PoolPages: h.PoolPages, Unattributed: st.Unattributed, CapturedAt: h.CapturedAt,
-				PageList: st.Source, PageListNote: note, Unnamed: st.Unnamed, ObservedOnly: true}, nil
+				PageList: st.Source, PageListNote: *note, Unnamed: st.Unnamed, ObservedOnly: true}, nil
 		}
 		h.Captures = min(hist.Captures(), math.MaxUint16)
 		produce = func(w *manifest.Writer) error {
@@ -171,34 +171,51 @@ func Capture(ctx context.Context, conn *connection.Conn, o Options) (*Result, er
 	hdr := written.Header
 	return &Result{Path: o.Path, Entries: hdr.Entries, Objects: hdr.Objects, Bytes: written.Bytes, Seconds: time.Since(t0).Seconds(), ReadSeconds: st.Seconds,
 		PoolPages: h.PoolPages, Unattributed: st.Unattributed, Header: hdr, CapturedAt: h.CapturedAt,
-		PageList: st.Source, PageListNote: note, Unnamed: st.Unnamed}, nil
+		PageList: st.Source, PageListNote: *note, Unnamed: st.Unnamed}, nil
 }
 
 type pageStream func(context.Context, *connection.Conn, *catalog.Catalog, func(bufferpool.LRUPage) error) (bufferpool.LRUStats, error)
 
-// choosePageList returns the page list reader the options ask for, and when auto falls
-// back to the LRU table, why.
-func choosePageList(ctx context.Context, conn *connection.Conn, o Options) (pageStream, string, error) {
+// choosePageList returns the page list reader the options ask for, and where auto reads
+// the LRU table instead of the dump, why (set once the reader has run: the dump may turn
+// out unable to name some pages, MySQL's partitions, which the table names).
+func choosePageList(ctx context.Context, conn *connection.Conn, o Options) (pageStream, *string, error) {
 	log := o.Log
 	if log == nil {
 		log = logx.New(os.Stderr, true)
 	}
+	note := new(string)
 	fromDump := func(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, each func(bufferpool.LRUPage) error) (bufferpool.LRUStats, error) {
 		return bufferpool.StreamDump(ctx, conn, cat, log, each)
 	}
 	switch o.PageList {
 	case bufferpool.SourceLRUTable:
-		return bufferpool.StreamLRU, "", nil
+		return bufferpool.StreamLRU, note, nil
 	case bufferpool.SourceDump:
 		if a := dumpfile.Check(ctx, conn); !a.OK {
-			return nil, "", fmt.Errorf("the server's dump cannot be used: %s", a.Reason)
+			return nil, note, fmt.Errorf("the server's dump cannot be used: %s", a.Reason)
 		}
-		return fromDump, "", nil
+		return func(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, each func(bufferpool.LRUPage) error) (bufferpool.LRUStats, error) {
+			st, err := fromDump(ctx, conn, cat, each)
+			if errors.Is(err, bufferpool.ErrFilesUnreadable) {
+				err = fmt.Errorf("the server's dump cannot name every page: %w (--page-list lru-table can)", err)
+			}
+			return st, err
+		}, note, nil
 	}
 	if a := dumpfile.Check(ctx, conn); !a.OK {
-		return bufferpool.StreamLRU, a.Reason, nil
+		*note = a.Reason
+		return bufferpool.StreamLRU, note, nil
 	}
-	return fromDump, "", nil
+	return func(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, each func(bufferpool.LRUPage) error) (bufferpool.LRUStats, error) {
+		st, err := fromDump(ctx, conn, cat, each)
+		if errors.Is(err, bufferpool.ErrFilesUnreadable) {
+			// StreamDump gave no page yet.
+			*note = err.Error()
+			return bufferpool.StreamLRU(ctx, conn, cat, each)
+		}
+		return st, err
+	}, note, nil
 }
 
 // ChurnShare is the share of the pool read from disk after which Every takes an extra

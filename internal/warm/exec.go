@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/innowarm/innowarm/internal/bufferpool"
@@ -143,7 +144,7 @@ type Result struct {
 	PoolAfter   bufferpool.Totals `json:"pool_after"`
 	PageSize    int64             `json:"page_size"`
 	UnitsRun    []UnitReport      `json:"unit_results,omitempty"`
-	// Stopped says why the run ended before its last unit (--until-coverage).
+	// Stopped says why the run ended before its last unit (--until-coverage, the budget).
 	Stopped     string `json:"stopped,omitempty"`
 	UnitsCancel int    `json:"units_stopped,omitempty"`
 	// Pacing says what --max-load, --max-rate and --nice did.
@@ -214,7 +215,7 @@ type scanRun struct {
 
 func newScanRun(conn *connection.Conn, pl *Plan, o RunOptions) *scanRun {
 	r := &scanRun{conn: conn, pl: pl, o: o, targets: map[*Target]*TargetResult{}, log: logx.Default(),
-		res: &Result{Method: "scan", Skipped: pl.Skipped, LeftOut: pl.LeftOut, Units: len(pl.Units), Parallel: pl.Parallel, Notes: pl.Notes, PageSize: pl.PageSize}}
+		res: &Result{Method: "scan", Skipped: pl.Skipped, LeftOut: append([]LeftOut(nil), pl.LeftOut...), Units: len(pl.Units), Parallel: pl.Parallel, Notes: pl.Notes, PageSize: pl.PageSize}}
 	if pl.Before != nil {
 		r.res.PoolBefore = pl.Before.Totals
 	}
@@ -248,6 +249,7 @@ func (r *scanRun) run(parent context.Context) (*Result, error) {
 	defer stopRun()
 	stopped := r.o.Until.watch(ctx, stopRun)
 	resized := r.guard.watch(ctx, stopRun)
+	atBudget := r.watchBudget(ctx, pagesReadStart, stopRun)
 	go func() {
 		// --critical-load stops the units in flight too.
 		select {
@@ -335,6 +337,9 @@ func (r *scanRun) run(parent context.Context) (*Result, error) {
 	if pr := res.PoolResize; pr != nil && pr.Stopped && res.Stopped == "" {
 		res.Stopped = "stopped: " + pr.Text()
 	}
+	if reached := atBudget(); reached && res.Stopped == "" {
+		res.Stopped = r.budgetStop()
+	}
 	if r.gov != nil { // no pacing asked for
 		st := r.gov.Stats()
 		res.Pacing = &st
@@ -352,7 +357,90 @@ func (r *scanRun) run(parent context.Context) (*Result, error) {
 		}
 		return res, cerr
 	}
+	if res.Stopped != "" && errors.Is(firstStartErr, context.Canceled) {
+		// A session that could not open because the run was stopped (the budget, the
+		// coverage goal) is the stop, not a failure.
+		firstStartErr = nil
+	}
 	return res, finish(parent, conn, pl, res, r.o, firstStartErr)
+}
+
+// budgetEvery is how often a scan run reads its pages read against the budget: a scan reads
+// up to some 20,000 pages a second, and the run must stop before it passes its budget.
+const budgetEvery = 10 * time.Millisecond
+
+// readAheadPages is what one session may still have in flight when its statement is
+// stopped: a linear read-ahead of a whole extent.
+const readAheadPages = 64
+
+// watchBudget stops the run before the pages it reads pass the plan's budget: sizes are
+// estimates (statistics can count a clustered index's BLOB pages as its leaves; a LOB
+// unit's pages are a guess without the file), and a warm that reads past its budget evicts
+// what was resident before. The pages read (Innodb_pages_read, every session's: on a busy
+// server the run stops sooner, never later) are sampled every budgetEvery; the run stops
+// (its statements get KILL QUERY) once they, with a margin for what is read before the
+// stop takes effect, reach the budget. The margin is what the rate of the last 100 ms reads
+// in three samples, and a read-ahead in flight per session, at most a quarter of the
+// budget. The returned func says whether it stopped the run.
+func (r *scanRun) watchBudget(ctx context.Context, start int64, stop func()) func() bool {
+	budget := r.pl.BudgetPages
+	if budget <= 0 || len(r.pl.Units) == 0 {
+		return func() bool { return false }
+	}
+	var reached atomic.Bool
+	type sample struct {
+		at    time.Time
+		pages int64
+	}
+	window := []sample{{time.Now(), start}}
+	inFlight := int64(min(r.pl.Parallel, len(r.pl.Units))) * readAheadPages
+	stopWatching := periodic.Every(ctx, budgetEvery, func(ctx context.Context) bool {
+		n, err := pagesRead(ctx, r.conn)
+		if err != nil {
+			return true
+		}
+		now := time.Now()
+		window = append(window, sample{now, n})
+		for len(window) > 2 && now.Sub(window[1].at) >= 100*time.Millisecond {
+			window = window[1:]
+		}
+		// Reads complete in bursts (a read-ahead is 64 pages at once): a rate over less
+		// than a few samples would see bursts as speed.
+		span := max(now.Sub(window[0].at), 3*budgetEvery)
+		rate := float64(n-window[0].pages) / span.Seconds()
+		margin := min(int64(rate*3*budgetEvery.Seconds())+inFlight, budget/4)
+		if n-start+margin < budget {
+			return true
+		}
+		reached.Store(true)
+		stop()
+		return false
+	})
+	return func() bool {
+		stopWatching()
+		return reached.Load()
+	}
+}
+
+// budgetStop says how a run that reached its budget ended, and leaves out what it did not
+// read.
+func (r *scanRun) budgetStop() string {
+	res, pl := r.res, r.pl
+	notRun := 0
+	for _, tg := range pl.Targets {
+		tr := r.targets[tg]
+		if tr == nil || tr.UnitsDone == tr.Units {
+			continue
+		}
+		left := len(tg.Units) - tr.UnitsDone
+		notRun += left
+		tr.Partial = true
+		res.LeftOut = append(res.LeftOut, LeftOut{Schema: tg.Table.Schema, Table: tg.Table.Name, Partition: tg.Part.Name, Index: tg.Index.Name, Kind: tg.Kind,
+			Pages:  tg.newPages() * int64(left) / int64(max(len(tg.Units), 1)),
+			Reason: fmt.Sprintf("the run reached its budget: %d of %d units not read to their end", left, len(tg.Units))})
+	}
+	return fmt.Sprintf("stopped at the budget: %d pages read, budget %d pages (%s); %d units stopped (KILL QUERY) or not started",
+		res.PagesRead, pl.BudgetPages, pl.BudgetSource, notRun)
 }
 
 // record takes one unit's outcome into the result: done, failed, or ended by the coverage

@@ -136,8 +136,12 @@ func Resolve(ctx context.Context, conn *connection.Conn, m *manifest.Manifest) (
 			targets[i] = objTarget{space: a.Space, limit: uint32(a.FileSize / page), key: key}
 			continue
 		}
-		if o.Index == "" {
-			if c := t.Clustered(); c != nil {
+		if o.Index == "" || strings.HasPrefix(o.PageType, "SDI") {
+			// Off-page column pages name no index: they are the clustered index's. The
+			// space header, descriptors and inodes, MySQL's dictionary copy and pages the
+			// snapshot could not name are no index's.
+			key.Index, key.Kind = "", KindFile
+			if c := t.Clustered(); c != nil && bufferpool.IsLOBPageType(o.PageType) {
 				key.Index, key.Kind = c.Name, KindLOB
 			}
 		}

@@ -128,6 +128,7 @@ func PlanCoverage(ctx context.Context, conn *connection.Conn, cat *catalog.Catal
 type spaceUnit struct {
 	t         *catalog.Table
 	p         *catalog.Part // nil for an auxiliary table
+	aux       string        // an auxiliary table's role (catalog.AuxSpace.Role)
 	name      string
 	space     uint32
 	pages     int64 // to load: the pages in use, or the whole file
@@ -230,7 +231,7 @@ func PlanNative(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog
 		}
 		for _, a := range t.Aux {
 			if a.FileSize > 0 {
-				spaces = append(spaces, spaceUnit{t: t, name: t.Quoted() + " " + a.Name, space: a.Space, pages: a.FileSize / page, filePages: a.FileSize / page})
+				spaces = append(spaces, spaceUnit{t: t, name: t.Quoted() + " " + a.Name, aux: a.Role, space: a.Space, pages: a.FileSize / page, filePages: a.FileSize / page})
 			}
 		}
 	}
@@ -265,12 +266,12 @@ func PlanNative(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog
 		}
 		if need > remaining {
 			if remaining <= 0 {
-				res.LeftOut = append(res.LeftOut, LeftOut{Schema: su.t.Schema, Table: su.t.Name, Index: su.name, Pages: need,
+				res.LeftOut = append(res.LeftOut, LeftOut{Schema: su.t.Schema, Table: su.t.Name, Partition: su.partition(), Index: su.aux, Kind: KindTablespace, Pages: need,
 					Reason: fmt.Sprintf("over budget: needs %d new pages, none left of %d (%s)", need, budget, source)})
 				continue
 			}
 			n = su.pages * remaining / max(need, 1)
-			res.LeftOut = append(res.LeftOut, LeftOut{Schema: su.t.Schema, Table: su.t.Name, Index: su.name, Pages: su.pages - n,
+			res.LeftOut = append(res.LeftOut, LeftOut{Schema: su.t.Schema, Table: su.t.Name, Partition: su.partition(), Index: su.aux, Kind: KindTablespace, Pages: su.pages - n,
 				Reason: fmt.Sprintf("over budget: only the first %d of %d pages fit (%s)", n, su.pages, source)})
 			np.NewPages += remaining
 			remaining = 0
@@ -331,6 +332,15 @@ func (su spaceUnit) pageList(n int64, m *ibd.Map) []uint32 {
 		}
 	}
 	return out
+}
+
+// partition names the part the unit loads ("" for a table without partitions or an
+// auxiliary table).
+func (su spaceUnit) partition() string {
+	if su.p == nil {
+		return ""
+	}
+	return su.p.Name
 }
 
 func partSuffix(p *catalog.Part) string {

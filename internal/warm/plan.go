@@ -30,7 +30,25 @@ type Kind string
 const (
 	KindIndex Kind = "index" // the B-tree of one index
 	KindLOB   Kind = "lob"   // the off-page column pages of the clustered index
+	// KindFile: pages of a table's file that are no index's (its header, extent
+	// descriptors, inodes, MySQL's copy of its dictionary entry), or pages a snapshot could
+	// not name; a manifest's only, never scanned.
+	KindFile Kind = "file"
+	// KindTablespace: a whole tablespace (a native load of a selection's files).
+	KindTablespace Kind = "tablespace"
 )
+
+// IndexLabel names what a row of results is about: the index, "PRIMARY (LOB)", or the
+// table's file pages of no index.
+func IndexLabel(index string, k Kind) string {
+	switch k {
+	case KindLOB:
+		return index + " (LOB)"
+	case KindFile:
+		return "(file pages)"
+	}
+	return index
+}
 
 // Orders accepted by --order.
 var Orders = []string{"small-first", "large-first", "dense-first", "catalog"}
@@ -119,6 +137,11 @@ type Target struct {
 	Units          []*Unit
 	Partial        bool // some key ranges were left out for the budget
 	Prefix         bool // first key part is a column prefix: read with clustered lookups
+	// Bounded: the target's size is only a range (EstPages its top) and did not fit whole;
+	// it is read until the run reaches its budget (watchBudget).
+	Bounded bool
+
+	minPages int64 // the bottom of the size's range: EstPages when the size is known
 
 	budget int64 // pages a partial target may add
 }
@@ -137,6 +160,28 @@ func (t *Target) Name() string {
 }
 
 func (t *Target) newPages() int64 { return max(0, t.EstPages-t.ResidentBefore) }
+
+// Name says what was left out: `schema`.`table`, the partition, and the index, its LOB
+// pages, or (a native load's) the tablespace, named by the table alone.
+func (l LeftOut) Name() string {
+	s := sqltext.Table(l.Schema, l.Table)
+	if l.Partition != "" {
+		s += " partition " + sqltext.Ident(l.Partition)
+	}
+	switch l.Kind {
+	case KindLOB:
+		s += " LOB pages"
+	case KindFile:
+		s += " file pages"
+	case KindTablespace:
+		if l.Index != "" {
+			s += " " + l.Index // an auxiliary table's role
+		}
+	default:
+		s += " index " + sqltext.Ident(l.Index)
+	}
+	return s
+}
 
 // LeftOut is a planned target (or part of one) not warmed, with the reason.
 type LeftOut struct {
@@ -227,8 +272,8 @@ func BuildPlan(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog,
 				continue
 			}
 			for _, p := range t.Parts {
-				_, pages := t.IndexPages(ix, p)
-				tg := &Target{Table: t, Part: p, Index: ix, Kind: KindIndex, EstPages: pages}
+				lo, pages := t.IndexPages(ix, p)
+				tg := &Target{Table: t, Part: p, Index: ix, Kind: KindIndex, EstPages: pages, minPages: lo}
 				tg.ResidentBefore = min(tg.EstPages, residentOf(t, p, ix, KindIndex))
 				if len(ix.Columns) > 0 && ix.Columns[0].SubPart > 0 && !ix.Clustered {
 					tg.Prefix = true
@@ -238,9 +283,12 @@ func BuildPlan(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog,
 		}
 		// With --lob every table that may have off-page values gets a LOB unit: the estimate
 		// can miss a few large values among many small rows.
-		if (o.LOB || o.Only != nil) && clustered != nil && len(t.LOBColumns()) > 0 {
+		if (o.LOB || o.Only != nil) && clustered != nil && t.MayHoldLOBs() && len(t.LOBColumns()) > 0 {
 			for _, p := range t.Parts {
-				tg := &Target{Table: t, Part: p, Index: clustered, Kind: KindLOB, EstPages: max(t.LOBPages(p), 1)}
+				tg := &Target{Table: t, Part: p, Index: clustered, Kind: KindLOB, EstPages: max(t.LOBPages(p), 1), minPages: 1}
+				if clustered.Sizes[p.Name].FromFile {
+					tg.minPages = tg.EstPages
+				}
 				tg.ResidentBefore = min(tg.EstPages, residentOf(t, p, clustered, KindLOB))
 				targets = append(targets, tg)
 			}
@@ -309,6 +357,16 @@ func BuildPlan(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog,
 			markClustered(tg)
 			continue
 		}
+		// A size that is only a range (no file to count it in: statistics that count a
+		// clustered index's LOB pages as its leaves, a LOB estimate) may fit though its top
+		// does not: it is planned for the bottom of its range, and read until the run
+		// reaches the budget (what comes after it is then stopped too).
+		if lo := max(tg.minPages-tg.ResidentBefore, 0); tg.minPages < tg.EstPages && remaining > 0 && lo <= remaining {
+			tg.Bounded, tg.budget, remaining = true, remaining, remaining-lo
+			pl.Targets = append(pl.Targets, tg)
+			markClustered(tg)
+			continue
+		}
 		// Part of a big index is worth warming: its first key ranges, as many as fit.
 		if col := splitColumn(tg.Index); col != nil && remaining > 0 && tg.EstPages > o.SplitPages {
 			tg.Partial, tg.budget, remaining = true, remaining, 0
@@ -342,11 +400,33 @@ func BuildPlan(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog,
 	if err := pl.verify(ctx, sess); err != nil {
 		return nil, err
 	}
+	if n := pl.sizeRanges(); n > 0 {
+		pl.Notes = append(pl.Notes, fmt.Sprintf("%d of the planned targets have only a range for their size (no tablespace file to count them in): the run stops at its budget, watching the pages it reads", n))
+	}
 	pl.Parallel = o.Parallel
 	if pl.Parallel <= 0 {
 		pl.Parallel = defaultParallel(ctx, conn, len(pl.Units))
 	}
 	return pl, nil
+}
+
+// sizeRanges counts the planned targets whose size is not one number: an index whose
+// statistics only bound it, LOB pages not counted in the file.
+func (pl *Plan) sizeRanges() int {
+	n := 0
+	for _, tg := range pl.Targets {
+		switch tg.Kind {
+		case KindLOB:
+			if !tg.Index.Sizes[tg.Part.Name].FromFile {
+				n++
+			}
+		default:
+			if !tg.Table.SizeExact(tg.Index, tg.Part) {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 func nonPrefix(ts []*Target) []*Target {
@@ -359,10 +439,16 @@ func nonPrefix(ts []*Target) []*Target {
 	return out
 }
 
+// orderTargets sorts the targets for the budget in the order asked for, LOB pages after
+// every index: rows are found through the indexes first, and a LOB set's size is the least
+// certain.
 func orderTargets(ts []*Target, order string) {
 	density := func(t *Target) float64 { return float64(t.Part.Rows) / float64(max(t.EstPages, 1)) }
 	sort.SliceStable(ts, func(i, j int) bool {
 		a, b := ts[i], ts[j]
+		if a.Kind != b.Kind {
+			return a.Kind == KindIndex
+		}
 		switch order {
 		case "catalog":
 			return false
@@ -400,7 +486,12 @@ func (pl *Plan) leaveOut(tg *Target, pages int64, reason string) {
 // makeUnits cuts a target into key-range units when it is big and its first key column
 // allows it; a partial target keeps the ranges that fit in what is left of the budget.
 func (pl *Plan) makeUnits(ctx context.Context, sess *connection.Session, tg *Target, o Options) error {
-	base := Unit{Target: tg, Table: tg.Table, Part: tg.Part, Index: tg.Index, Kind: tg.Kind, RangeNo: 1, Ranges: 1, EstPages: tg.EstPages, NewPages: tg.newPages()}
+	newPages := tg.newPages()
+	if tg.Bounded {
+		// Read until the budget: what it adds is at most what is left of it.
+		newPages = min(newPages, tg.budget)
+	}
+	base := Unit{Target: tg, Table: tg.Table, Part: tg.Part, Index: tg.Index, Kind: tg.Kind, RangeNo: 1, Ranges: 1, EstPages: tg.EstPages, NewPages: newPages}
 	if tg.Prefix {
 		base.prefixColumn = tg.Index.Columns[0].Name
 	}
@@ -425,7 +516,7 @@ func (pl *Plan) makeUnits(ctx context.Context, sess *connection.Session, tg *Tar
 		return nil
 	}
 	col := splitColumn(splitOn).Name
-	per, perNew := tg.EstPages/int64(len(ranges)), tg.newPages()/int64(len(ranges))
+	per, perNew := tg.EstPages/int64(len(ranges)), newPages/int64(len(ranges))
 	for i, r := range ranges {
 		u := base
 		u.Range, u.RangeNo, u.Ranges, u.splitColumn = r, i+1, len(ranges), col

@@ -253,7 +253,11 @@ func TestEachStatementReadsItsIndex(t *testing.T) {
 			if tg.Prefix && tg.Table.Clustered().Name == k.index {
 				continue
 			}
-			if grew > 2 {
+			// An index's first 32 pages are single pages in extents the table's segments
+			// share: linear read-ahead of those extents reads them along (MariaDB 10.11: a
+			// PRIMARY scan of zoo.prefixed read 22 and 16 pages of its prefix indexes,
+			// whichever statement on the table comes first).
+			if grew > 2+min(a.Pages, 32) {
 				t.Errorf("%s's statement also read %d pages of %s/%s", tg.Name(), grew, k.part, k.index)
 			}
 		}

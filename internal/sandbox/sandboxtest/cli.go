@@ -49,14 +49,21 @@ type Run struct {
 	Stdin   string
 	Timeout time.Duration
 	Dir     string
+
+	// nobody runs the binary as the OS user nobody, from the copy it may run, with HOME
+	// there (CLIElsewhere).
+	nobody string
 }
 
 // Env is the minimal environment runs get: no MYSQL_* from the developer's shell, and a
 // HOME without a ~/.my.cnf unless the test writes one.
 func (r Run) environ(t testing.TB) []string {
-	home := filepath.Join(rootDir, "home")
+	home, user := filepath.Join(rootDir, "home"), "root"
+	if r.nobody != "" {
+		home, user = filepath.Dir(r.nobody), "nobody"
+	}
 	_ = os.MkdirAll(home, 0o755)
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "USER=root", "LANG=C.UTF-8"}
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "USER=" + user, "LANG=C.UTF-8"}
 	if gc := os.Getenv("GOCACHE"); gc != "" {
 		env = append(env, "GOCACHE="+gc)
 	}
@@ -71,13 +78,20 @@ func CLI(t testing.TB, r Run, args ...string) Result {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), r.Timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, Binary(t), args...)
+	bin := Binary(t)
+	if r.nobody != "" {
+		bin = r.nobody
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = r.environ(t)
 	cmd.Dir = r.Dir
 	cmd.Stdin = strings.NewReader(r.Stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if r.nobody != "" {
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: nobody, Gid: nobody}
+	}
 	t0 := time.Now()
 	err := cmd.Run()
 	res := Result{Stdout: out.String(), Stderr: errb.String(), Elapsed: time.Since(t0)}

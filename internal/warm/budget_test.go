@@ -1,0 +1,150 @@
+package warm_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/innowarm/innowarm/internal/bufferpool"
+	"github.com/innowarm/innowarm/internal/catalog"
+	"github.com/innowarm/innowarm/internal/sandbox/sandboxtest"
+	"github.com/innowarm/innowarm/internal/sqltext"
+	"github.com/innowarm/innowarm/internal/warm"
+)
+
+// A warm with --lob keeps to its budget: it must not evict what was resident before. The
+// table is the one that broke it: off-page TEXT values of 20-60 KB on one row in sixteen
+// (6,000 LOB pages, more than the pool has free), secondary indexes, rows averaging under
+// 4 KB. Its statistics count the LOB pages as the primary key's leaves, and the LOB estimate
+// from them said 1 page: the warm read the whole LOB set and evicted a hot table. On the
+// database host the file gives the sizes; elsewhere the run is bounded while it reads and
+// stops at its budget.
+func TestLOBWarmKeepsToItsBudget(t *testing.T) {
+	ctx := context.Background()
+	db := sandboxtest.Schema(t)
+	srv := sandboxtest.Flavor(t)
+	hot, orders := sqltext.Table(db, "hot"), sqltext.Table(db, "orders")
+	sandboxtest.Exec(t,
+		"CREATE TABLE "+hot+" (id INT PRIMARY KEY, pad CHAR(200))",
+		"INSERT INTO "+hot+" SELECT seq, REPEAT('h', 200) FROM "+srv.Series(db, 1, 150000)+" ORDER BY seq",
+		"CREATE TABLE "+orders+" (id INT PRIMARY KEY, cust INT NOT NULL, created DATETIME NOT NULL, note TEXT, KEY cust (cust), KEY created (created)) ROW_FORMAT=DYNAMIC",
+		"INSERT INTO "+orders+" SELECT seq, seq * 7919 MOD 10007, '2026-01-01' + INTERVAL (seq * 13 MOD 100000) MINUTE, "+
+			"IF(seq MOD 16 = 0, REPEAT(CHAR(65 + seq MOD 26), 20000 + seq * 37 MOD 40000), 'short') FROM "+srv.Series(db, 1, 40000)+" ORDER BY seq",
+		"ANALYZE TABLE "+hot+", "+orders,
+		"FLUSH TABLES "+hot+", "+orders+" FOR EXPORT", "UNLOCK TABLES",
+	)
+	for _, side := range []string{"on the host", "elsewhere"} {
+		t.Run(side, func(t *testing.T) {
+			if side == "elsewhere" && !sandboxtest.CanRunElsewhere() {
+				t.Skip("not root: innowarm cannot run as another OS user here")
+			}
+			conn := coldConn(t)
+			if r := sandboxtest.CLI(t, sandboxtest.Run{}, append([]string{"warm", "--tables", db + ".hot", "--method", "scan", "-q"}, sandboxtest.Sock(t)...)...); r.Code != 0 {
+				t.Fatal(r.Stderr)
+			}
+			cat, err := catalog.Load(ctx, conn, catalog.Filter{Schemas: []string{db}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var hotSpace uint32
+			for _, tb := range cat.Tables {
+				if tb.Name == "hot" {
+					hotSpace = tb.Parts[0].Space
+				}
+			}
+			residentHot := func() bufferpool.PageSet {
+				t.Helper()
+				set, err := bufferpool.ResidentFromLRUTable(ctx, conn, map[uint32]bool{hotSpace: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return set
+			}
+			before := residentHot()
+			hotPages := count(before, hotSpace)
+			totals, err := bufferpool.ReadTotals(ctx, conn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			room, reserve := totals.Room()
+			if hotPages < 1500 || room > 6000 {
+				t.Fatalf("%d hot pages resident, %d pages of room: the pool is not the tight one this test needs", hotPages, room)
+			}
+			readBefore := pagesRead(t)
+
+			args := []string{"warm", "--tables", db + ".orders", "--lob", "--method", "scan", "--json"}
+			var r sandboxtest.Result
+			if side == "elsewhere" {
+				r = sandboxtest.CLIElsewhere(t, sandboxtest.Run{}, args...)
+			} else {
+				r = sandboxtest.CLI(t, sandboxtest.Run{}, append(args, sandboxtest.Sock(t)...)...)
+			}
+			if r.Code != 0 {
+				t.Fatalf("warm: exit %d: %s", r.Code, r.Stderr)
+			}
+			read := pagesRead(t) - readBefore
+			var out struct {
+				Plan struct {
+					BudgetPages int64 `json:"budget_pages"`
+				} `json:"plan"`
+				Result warm.Result `json:"result"`
+			}
+			if err := json.Unmarshal([]byte(r.Stdout), &out); err != nil {
+				t.Fatalf("warm --json: %v: %s", err, r.Stdout)
+			}
+			res := out.Result
+			if out.Plan.BudgetPages > room {
+				t.Errorf("budget %d pages, with %d pages of room", out.Plan.BudgetPages, room)
+			}
+			var lob int64
+			for _, tr := range res.Targets {
+				if tr.Kind == warm.KindLOB {
+					lob += tr.PagesLoaded
+				}
+				t.Logf("%s %s: estimated %d, %d → %d", tr.Index, tr.Kind, tr.EstPages, tr.ResidentBefore, tr.ResidentAfter)
+			}
+			stillHot := 0
+			after := residentHot()
+			for page := uint32(0); page < 1<<20; page++ {
+				if before.Has(hotSpace, page) && after.Has(hotSpace, page) {
+					stillHot++
+				}
+			}
+			t.Logf("%s: room %d pages (reserve %d), read %d, %d LOB pages loaded; hot pages %d → %d kept; stopped: %q; left out: %+v",
+				side, room, reserve, read, lob, hotPages, stillHot, res.Stopped, res.LeftOut)
+			if read > room {
+				t.Errorf("the warm read %d pages with %d pages of room", read, room)
+			}
+			if stillHot < hotPages {
+				t.Errorf("%d of the %d pages resident before the warm were evicted", hotPages-stillHot, hotPages)
+			}
+			if lob < room/4 {
+				t.Errorf("only %d LOB pages loaded with %d pages of room", lob, room)
+			}
+			if side == "elsewhere" && !strings.Contains(res.Stopped, "stopped at the budget") {
+				t.Errorf("elsewhere the LOB pages cannot be counted: the run must stop at its budget and say so; stopped: %q", res.Stopped)
+			}
+		})
+	}
+}
+
+func count(set bufferpool.PageSet, space uint32) int {
+	n := 0
+	for page := uint32(0); page < 1<<20; page++ {
+		if set.Has(space, page) {
+			n++
+		}
+	}
+	return n
+}
+
+func pagesRead(t *testing.T) int64 {
+	t.Helper()
+	var name string
+	var n int64
+	if err := sandboxtest.Conn(t).DB.QueryRow("SHOW GLOBAL STATUS LIKE 'Innodb_pages_read'").Scan(&name, &n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
