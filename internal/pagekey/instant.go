@@ -119,40 +119,23 @@ func mariadbInstant(def *TableDef, src *Source, root uint32) error {
 }
 
 // metadataBlobRef finds the 20-byte reference to the metadata BLOB in MariaDB's metadata
-// record: the primary key, DB_TRX_ID and DB_ROLL_PTR come before it.
+// record: the primary key, DB_TRX_ID and DB_ROLL_PTR come before it. The record's primary
+// key fields are empty (zero bytes, or no bytes for a variable-length field), so the
+// reference sits at a fixed place; its own null bitmap, which would locate the lengths,
+// counts the fields the BLOB itself describes.
 func metadataBlobRef(p Page, o int, l *Layout) ([]byte, error) {
-	nulls := o - 6
-	nAdd := int(p[nulls])
-	nulls--
-	if nAdd >= 0x80 {
-		nAdd = nAdd&0x7f | int(p[nulls])<<7
-		nulls--
+	off := o + 6 + 7
+	for _, f := range l.Fields {
+		off += f.FixedLen
 	}
-	// The bitmap covers the nullable fields among today's first n_core + n_add fields.
-	n := l.Nulls.CoreFields + nAdd
-	if n >= len(l.Nulls.ByFieldCount) {
-		n = len(l.Nulls.ByFieldCount) - 1
-	}
-	lens := nulls - (l.Nulls.ByFieldCount[n]+7)/8
-	off := o
-	for i := range l.Fields {
-		f := &l.Fields[i]
-		size := f.FixedLen
-		if size == 0 {
-			size = int(p[lens])
-			lens--
-			if f.Big && size&0x80 != 0 {
-				size = (size<<8 | int(p[lens])) & 0x3fff
-				lens--
-			}
-		}
-		off += size
-	}
-	off += 6 + 7
 	if off+20 > len(p) {
 		return nil, corrupt(p, "metadata record's BLOB reference runs out of the page")
 	}
-	return p[off : off+20], nil
+	ref := p[off : off+20]
+	if space := binary.BigEndian.Uint32(ref); space != binary.BigEndian.Uint32(p[34:]) || binary.BigEndian.Uint32(ref[8:]) != 38 {
+		return nil, unsupported("the instant ALTER metadata record holds no BLOB reference where its primary key ends (space %d, offset %d)", space, binary.BigEndian.Uint32(ref[8:]))
+	}
+	return ref, nil
 }
 
 // readBlob follows an off-page column reference (space, page, offset, length) through its

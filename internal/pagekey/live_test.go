@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/innowarm/innowarm/internal/connection"
 	"strings"
 	"testing"
 
@@ -17,16 +18,16 @@ func TestMain(m *testing.M) { sandboxtest.Main(m, sandboxtest.Options{PoolSize: 
 
 // execSession runs statements on one connection, so that session settings (sql_mode,
 // time_zone) hold for the statements after them.
-func execSession(t *testing.T, stmts ...string) {
+func execSession(t *testing.T, c *connection.Conn, stmts ...string) {
 	t.Helper()
 	ctx := context.Background()
-	c, err := sandboxtest.Conn(t).DB.Conn(ctx)
+	sess, err := c.DB.Conn(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
+	defer sess.Close()
 	for _, s := range stmts {
-		if _, err := c.ExecContext(ctx, s); err != nil {
+		if _, err := sess.ExecContext(ctx, s); err != nil {
 			t.Fatalf("%s: %v", s, err)
 		}
 	}
@@ -195,16 +196,16 @@ var typeTables = []typeTable{
 // index's order, and the non-leaf pages give each leaf page the range from its first key
 // to the next leaf's.
 func TestKeysEqualTheServer(t *testing.T) {
-	srv := sandboxtest.Flavor(t)
+	srv, c := sandboxtest.Flavor(t), sandboxtest.Conn(t)
 	for _, format := range []string{"DYNAMIC", "COMPACT", "REDUNDANT"} {
 		t.Run(format, func(t *testing.T) {
 			db := sandboxtest.Schema(t)
 			for _, tt := range typeTables {
 				t.Run(tt.name, func(t *testing.T) {
 					tbl := sqltext.Table(db, tt.name)
-					execSession(t, "CREATE TABLE "+tbl+" ("+tt.create+") ROW_FORMAT="+format)
-					execSession(t, tt.fill(srv, db, tbl)...)
-					reports := checkTable(t, db, tt.name)
+					execSession(t, c, "CREATE TABLE "+tbl+" ("+tt.create+") ROW_FORMAT="+format)
+					execSession(t, c, tt.fill(srv, db, tbl)...)
+					reports := checkTable(t, c, db, tt.name)
 					var summary []string
 					for name, r := range reports {
 						if r.layout.Clustered && r.leaves < tt.minLeaves {
@@ -228,11 +229,11 @@ func TestKeysEqualTheServer(t *testing.T) {
 // TestCompressedSaysWhy: a ROW_FORMAT=COMPRESSED table's indexes get no layout, with the
 // reason.
 func TestCompressedSaysWhy(t *testing.T) {
-	db := sandboxtest.Schema(t)
-	execSession(t, "CREATE TABLE "+sqltext.Table(db, "z")+" (id INT PRIMARY KEY, v INT, KEY (v)) ROW_FORMAT=COMPRESSED KEY_BLOCK_SIZE=8",
+	db, c := sandboxtest.Schema(t), sandboxtest.Conn(t)
+	execSession(t, c, "CREATE TABLE "+sqltext.Table(db, "z")+" (id INT PRIMARY KEY, v INT, KEY (v)) ROW_FORMAT=COMPRESSED KEY_BLOCK_SIZE=8",
 		"INSERT INTO "+sqltext.Table(db, "z")+" VALUES (1, 1), (2, 2)")
-	flush(t, db, "z")
-	o := open(t, db, "z")
+	flush(t, c, db, "z")
+	o := open(t, c, db, "z")
 	if len(o.layouts) != 0 || len(o.errs) != 2 {
 		t.Fatalf("layouts %v, errors %v", o.layouts, o.errs)
 	}
@@ -241,4 +242,110 @@ func TestCompressedSaysWhy(t *testing.T) {
 			t.Errorf("index %s: %v", name, err)
 		}
 	}
+}
+
+// TestInstantAlter: after instant ADD COLUMN, DROP COLUMN and ADD COLUMN ... AFTER, the
+// clustered index holds records of several layouts (MariaDB: REC_STATUS_INSTANT records
+// and a metadata record; MySQL: row versions), whose null bitmaps differ in size. With a
+// VARCHAR primary key the key's length sits after the bitmap: each layout must be read
+// right, and the node pointers, which keep the first layout's bitmap, too.
+func TestInstantAlter(t *testing.T) {
+	srv, c := sandboxtest.Flavor(t), sandboxtest.Conn(t)
+	for _, format := range []string{"DYNAMIC", "REDUNDANT"} {
+		t.Run(format, func(t *testing.T) {
+			db := sandboxtest.Schema(t)
+			tbl := sqltext.Table(db, "inst")
+			fill := func(from, to int64, cols string, vals string) {
+				execSession(t, c, "INSERT INTO "+tbl+" (id, "+cols+") SELECT CONCAT('k', LPAD((seq * 7919) % 100003, 6, '0'), '-ü'), "+vals+
+					" FROM (SELECT CAST(seq AS SIGNED) AS seq FROM "+srv.Series(db, from, to)+") AS sq")
+			}
+			// Eight nullable columns fill the null bitmap's first byte: adding one makes it two,
+			// dropping one (which stays stored) does not make it one again.
+			execSession(t, c, "CREATE TABLE "+tbl+" (id VARCHAR(30) CHARACTER SET utf8mb4 NOT NULL PRIMARY KEY, n1 INT, n2 INT, n3 INT, n4 INT, n5 INT, n6 INT, n7 INT,"+
+				" n8 INT, pad CHAR(100) NOT NULL DEFAULT '', KEY kn1 (n1)) ROW_FORMAT="+format)
+			fill(1, 3000, "n1, n2, n7", "IF(seq % 3 = 0, NULL, seq), seq, seq")
+			checkTable(t, c, db, "inst")
+
+			steps := []struct{ alter, cols, vals string }{
+				{"ADD COLUMN a1 INT", "n1, a1", "IF(seq % 4 = 0, NULL, seq), seq"},
+				{"DROP COLUMN n3", "n1, a1", "seq, IF(seq % 2 = 0, NULL, seq)"},
+				{"ADD COLUMN b1 INT AFTER id", "b1, n1", "seq, seq"},
+			}
+			for i, st := range steps {
+				if _, err := c.DB.Exec("ALTER TABLE " + tbl + " " + st.alter + ", ALGORITHM=INSTANT"); err != nil {
+					if format == "REDUNDANT" && i > 0 {
+						t.Logf("%s on REDUNDANT: %v", st.alter, err)
+						return
+					}
+					t.Fatalf("%s: %v", st.alter, err)
+				}
+				fill(int64(3000+i*2000+1), int64(3000+(i+1)*2000), st.cols, st.vals)
+				execSession(t, c, "UPDATE "+tbl+" SET n1 = n1 + 1 WHERE n2 % 10 = "+fmt.Sprint(i))
+				reports := checkTable(t, c, db, "inst")
+				r := reports["PRIMARY"]
+				if r.tree == nil || r.tree.Height < 2 {
+					t.Fatalf("after %s the primary key has no tree of two levels: %+v", st.alter, r)
+				}
+				t.Logf("%s %s after %s: PRIMARY %d records on %d leaves, nulls %+v", srv, format, st.alter, r.records, r.leaves, r.layout.Nulls)
+			}
+		})
+	}
+}
+
+// TestOtherPageSizes: the same decoding on servers created with 4 KiB and 64 KiB pages
+// (record offsets, extent sizes and the SDI's place in page 0 depend on the page size).
+func TestOtherPageSizes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts two more servers")
+	}
+	for _, size := range []string{"4k", "64k"} {
+		t.Run(size, func(t *testing.T) {
+			sb := sandboxtest.SecondServer(t, 128<<20, "--innodb-page-size="+size)
+			c, err := sb.Connect(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			srv := c.Server
+			if want := map[string]int{"4k": 4096, "64k": 65536}[size]; srv.PageSize != want {
+				t.Fatalf("the server runs with %d-byte pages, want %d", srv.PageSize, want)
+			}
+			db := "pages_" + size
+			execSession(t, c, "CREATE DATABASE "+sqltext.Ident(db))
+			for _, format := range []string{"DYNAMIC", "REDUNDANT"} {
+				for _, tt := range typeTables {
+					if tt.name == "wide" || tt.name == "strings" && size == "4k" && format == "REDUNDANT" {
+						continue // keys or rows longer than such a page allows
+					}
+					name := tt.name + "_" + strings.ToLower(format)
+					tbl := sqltext.Table(db, name)
+					execSession(t, c, "CREATE TABLE "+tbl+" ("+tt.create+") ROW_FORMAT="+format)
+					execSession(t, c, tt.fill(srv, db, tbl)...)
+					reports := checkTable(t, c, db, name)
+					if r := reports[o0(reports)]; len(reports) == 0 || r.records == 0 {
+						t.Fatalf("%s: nothing decoded", name)
+					}
+				}
+			}
+			// Instant ADD/DROP, whose history MySQL keeps in the SDI (found in page 0 at an
+			// offset that depends on the page size).
+			tbl := sqltext.Table(db, "inst")
+			execSession(t, c, "CREATE TABLE "+tbl+" (id VARCHAR(30) NOT NULL PRIMARY KEY, n1 INT, n2 INT, n3 INT, n4 INT, n5 INT, n6 INT, n7 INT)",
+				"INSERT INTO "+tbl+" (id, n1) SELECT CONCAT('k', seq), seq FROM "+series(srv, db, 2000),
+				"ALTER TABLE "+tbl+" ADD COLUMN a1 INT, ADD COLUMN a2 INT, ALGORITHM=INSTANT",
+				"ALTER TABLE "+tbl+" DROP COLUMN n2, ALGORITHM=INSTANT",
+				"INSERT INTO "+tbl+" (id, a1) SELECT CONCAT('j', seq), seq FROM "+series(srv, db, 2000))
+			if r := checkTable(t, c, db, "inst")["PRIMARY"]; r.records != 4000 {
+				t.Errorf("instant table: %d records decoded", r.records)
+			}
+		})
+	}
+}
+
+// o0 is any key of m.
+func o0(m map[string]indexReport) string {
+	for k := range m {
+		return k
+	}
+	return ""
 }

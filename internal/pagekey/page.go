@@ -24,6 +24,7 @@ const (
 	pageIndexID = 28
 
 	typeIndex = 17855 // FIL_PAGE_INDEX
+	typeSDI   = 17853 // FIL_PAGE_SDI: MySQL's serialized dictionary, a B-tree too
 	// typeInstant is MariaDB's FIL_PAGE_TYPE_INSTANT: a clustered index root page after an
 	// instant ALTER (MySQL uses 18 for SDI BLOB pages, never for an index page).
 	typeInstant = 18
@@ -59,10 +60,26 @@ func (p Page) Number() uint32 { return p.u32(filPageOffset) }
 // Type is FIL_PAGE_TYPE.
 func (p Page) Type() uint16 { return uint16(p.u16(filPageType)) }
 
-// IsIndex says whether the page is a B-tree node (MariaDB marks the clustered index's root
-// after an instant ALTER with a type of its own).
+// IsIndex says whether the page is a B-tree node. MariaDB marks the clustered index's root
+// after an instant ALTER with a type of its own, which MySQL gives its SDI BLOB pages: that
+// one is an index page when its infimum and supremum records' headers are where an index
+// page has them (their "infimum" and "supremum" are zeroed after an instant DROP COLUMN).
 func (p Page) IsIndex() bool {
-	return len(p) >= 1024 && (p.Type() == typeIndex || p.Type() == typeInstant && p.Compact() && p.u16(pageHeader+pageInstant)>>3 > 0)
+	if len(p) < 1024 {
+		return false
+	}
+	switch p.Type() {
+	case typeIndex:
+		return true
+	case typeInstant:
+		if p.Compact() {
+			return p[infimumCompact-3]&7 == statusInfimum && p[supremumCompact-3]&7 == statusSupremum
+		}
+		heap := func(o int) int { return p.u16(o-5) >> 3 }
+		fields := func(o int) int { return p.u16(o-4) >> 1 & 0x3FF }
+		return heap(infimumRedundant) == 0 && heap(supremumRedundant) == 1 && fields(infimumRedundant) == 1 && fields(supremumRedundant) == 1
+	}
+	return false
 }
 
 // Level is the page's height above the leaves (0 for a leaf page).
@@ -88,7 +105,7 @@ func (p Page) Records() int { return p.u16(pageHeader + pageNRecs) }
 // InstantCoreFields is MariaDB's PAGE_INSTANT of a clustered index root: the number of
 // fields its records had before the first instant ALTER (0: none).
 func (p Page) InstantCoreFields() int {
-	if p.Type() != typeInstant || !p.Compact() {
+	if p.Type() != typeInstant || !p.IsIndex() {
 		return 0
 	}
 	return p.u16(pageHeader+pageInstant) >> 3
@@ -105,7 +122,7 @@ func corrupt(p Page, format string, args ...any) error {
 // walk calls each with the origin of every user record, in key order, until each returns
 // false.
 func (p Page) walk(each func(origin int) (bool, error)) error {
-	if !p.IsIndex() {
+	if !p.IsIndex() && p.Type() != typeSDI {
 		return corrupt(p, "type %d is not an index page", p.Type())
 	}
 	compact := p.Compact()

@@ -272,14 +272,17 @@ func JSON(t testing.TB, b []byte, v any) {
 }
 
 // SecondServer starts another throwaway server of the same flavor as Server's, for tests
-// that need two (a hot set carried from one to the other); it is killed when t ends.
-func SecondServer(t testing.TB, poolSize int64) *sandbox.Sandbox {
+// that need two (a hot set carried from one to the other), with extra server options
+// (--innodb-page-size=8k creates its data directory with 8 KiB pages); it is killed when
+// t ends.
+func SecondServer(t testing.TB, poolSize int64, serverArgs ...string) *sandbox.Sandbox {
 	t.Helper()
 	if poolSize == 0 {
 		poolSize = options.PoolSize
 	}
 	sb, _, err := sandbox.Up(context.Background(), sandbox.Config{
 		Dir: filepath.Join(Dir(t), "second"), PoolSize: poolSize, DieWithParent: true, Flavor: os.Getenv(sandbox.FlavorEnv),
+		ServerArgs: serverArgs,
 	})
 	if err != nil {
 		t.Fatalf("start a second server: %v", err)
