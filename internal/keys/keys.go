@@ -228,27 +228,35 @@ type Column struct {
 // Columns are an index's key fields in order.
 type Columns []Column
 
-// Portable says whether keys over these columns name the same rows on another copy of the
-// data: not when a field is InnoDB's hidden row id.
-func (cs Columns) Portable() bool {
-	for _, c := range cs {
-		if c.Type.Kind == RowID {
-			return false
-		}
-	}
-	return len(cs) > 0
-}
+// Portable says whether keys over these columns name rows on another copy of the data:
+// not when the key is InnoDB's hidden row id alone (the hidden clustered index). A key
+// that ends with it (a secondary index of a table without a primary key) is portable up to
+// it (PortableFields).
+func (cs Columns) Portable() bool { return cs.PortableFields() > 0 }
 
 // Exact says whether a key over these columns names one position in the index: no field
-// is a prefix of its column. With a prefix field, rows that share the prefix can sit on
-// both sides of a page boundary, so a range's high key must be taken as inclusive.
+// is a prefix of its column, and none is the hidden row id (which keys leave out, see
+// Portable). Otherwise rows that share the key's portable part can sit on both sides of a
+// page boundary, so a range's high key must be taken as inclusive.
 func (cs Columns) Exact() bool {
 	for _, c := range cs {
-		if c.Type.Prefix > 0 {
+		if c.Type.Prefix > 0 || c.Type.Kind == RowID {
 			return false
 		}
 	}
 	return true
+}
+
+// PortableFields is how many leading fields of a key over these columns another copy
+// shares: all of them, or those before the hidden row id (a secondary index of a table
+// without a primary key ends with it; the hidden clustered index is nothing else).
+func (cs Columns) PortableFields() int {
+	for i, c := range cs {
+		if c.Type.Kind == RowID {
+			return i
+		}
+	}
+	return len(cs)
 }
 
 // Value is one field of a key. Which member holds it depends on the kind:

@@ -153,6 +153,10 @@ func TestKeyAndColumnsText(t *testing.T) {
 	if (Columns{{Name: "DB_ROW_ID", Type: Type{Kind: RowID}}}).Portable() {
 		t.Error("a row id key is portable")
 	}
+	withRowID := Columns{{Name: "y", Type: Type{Kind: Int, Size: 4}}, {Name: "DB_ROW_ID", Type: Type{Kind: RowID}}}
+	if !withRowID.Portable() || withRowID.PortableFields() != 1 || withRowID.Exact() {
+		t.Errorf("a secondary key ending in the row id: portable %v fields %d exact %v", withRowID.Portable(), withRowID.PortableFields(), withRowID.Exact())
+	}
 }
 
 func TestLiteral(t *testing.T) {

@@ -132,7 +132,7 @@ func checkTable(t *testing.T, c *connection.Conn, db, table string) map[string]i
 func checkIndex(t *testing.T, c *connection.Conn, db string, o *opened, ix *catalog.Index, l *pagekey.Layout) indexReport {
 	t.Helper()
 	rep := indexReport{layout: l}
-	tree, err := pagekey.ReadTree(o.src, l, o.roots[ix.Name])
+	tree, err := pagekey.ReadTree(o.src, l, o.ids[ix.Name], o.roots[ix.Name])
 	if err != nil {
 		t.Fatalf("index %s: read the tree: %v", ix.Name, err)
 	}
@@ -173,6 +173,9 @@ func checkIndex(t *testing.T, c *connection.Conn, db string, o *opened, ix *cata
 		if len(recs) > 0 && span.High != nil && compareKeys(t, c, l, recs[len(recs)-1].Key, span.High) >= 0 {
 			t.Errorf("index %s leaf %d: its last record %v is not below the range's end %v", ix.Name, n, recs[len(recs)-1].Key, span.High)
 		}
+		if i+1 < len(tree.Leaves) && span.Next != tree.Leaves[i+1] {
+			t.Errorf("index %s leaf %d: its right neighbour is %d, the tree's next leaf %d", ix.Name, n, span.Next, tree.Leaves[i+1])
+		}
 		if i == len(tree.Leaves)-1 && (span.High != nil || span.HighUnknown) {
 			t.Errorf("index %s: the last leaf's range ends at %v (unknown %v), not the index's end", ix.Name, span.High, span.HighUnknown)
 		}
@@ -186,6 +189,7 @@ func checkIndex(t *testing.T, c *connection.Conn, db string, o *opened, ix *cata
 		}
 	}
 	rep.leaves, rep.records = len(tree.Leaves), len(got)
+	compareRanges(t, o, ix, l, tree)
 	compareWithServer(t, c, db, o.table, ix, l, got)
 	findByLiterals(t, c, o.table, ix, l, got)
 	return rep
@@ -425,4 +429,55 @@ func compareKeys(t *testing.T, c *connection.Conn, l *pagekey.Layout, a, b keys.
 		}
 	}
 	return len(a) - len(b)
+}
+
+// compareRanges: Ranges gives every page the range ReadTree gives it, as text, and with
+// HighFromNext leaves out exactly the ends a wanted right neighbour starts.
+func compareRanges(t *testing.T, o *opened, ix *catalog.Index, l *pagekey.Layout, tree *pagekey.Tree) {
+	t.Helper()
+	text := func(k keys.Key) string {
+		b, err := keys.AppendKey(nil, l.Columns, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	for _, every := range []uint32{1, 3} {
+		want := func(p uint32) bool { return p%every == 0 }
+		seen := 0
+		_, err := pagekey.Ranges(o.src, l, o.ids[ix.Name], o.roots[ix.Name], pagekey.RangeOptions{Fields: len(l.Columns), Want: want, HighFromNext: every > 1},
+			func(page uint32, r pagekey.TextRange) {
+				seen++
+				s, ok := tree.Spans[page]
+				if !ok {
+					t.Errorf("index %s: Ranges gives page %d, the tree has no such page", ix.Name, page)
+					return
+				}
+				if r.LowOpen != (s.Low == nil) || !r.LowOpen && string(r.Low) != text(s.Low) {
+					t.Errorf("index %s page %d: low %q (open %v), the tree's %v", ix.Name, page, r.Low, r.LowOpen, s.Low)
+				}
+				fromNext := every > 1 && r.Next != pagekey.NoPage && want(r.Next)
+				switch {
+				case fromNext && r.High != nil:
+					t.Errorf("index %s page %d: high written though its neighbour %d is wanted", ix.Name, page, r.Next)
+				case !fromNext && (r.HighOpen != (s.High == nil && !s.HighUnknown) || s.High != nil && string(r.High) != text(s.High)):
+					t.Errorf("index %s page %d: high %q (open %v), the tree's %v", ix.Name, page, r.High, r.HighOpen, s.High)
+				}
+				if s.Level == 0 && r.Next != s.Next && r.Next != pagekey.NoPage {
+					t.Errorf("index %s page %d: next %d, the tree's %d", ix.Name, page, r.Next, s.Next)
+				}
+			})
+		if err != nil {
+			t.Fatalf("index %s: Ranges: %v", ix.Name, err)
+		}
+		n := 0
+		for p := range tree.Spans {
+			if want(p) {
+				n++
+			}
+		}
+		if seen != n {
+			t.Errorf("index %s: Ranges gave %d pages, the tree has %d wanted", ix.Name, seen, n)
+		}
+	}
 }

@@ -212,54 +212,89 @@ func (l *Layout) Records(p Page) ([]Record, error) {
 
 // decode reads the record at origin o; skip is set for MariaDB's metadata record.
 func (l *Layout) decode(p Page, o int) (r Record, skip bool, err error) {
+	var loc located
+	if skip, err = l.locate(p, o, &loc, nil); err != nil || skip {
+		return Record{MinRec: loc.minRec, Deleted: loc.deleted}, skip, err
+	}
+	r = Record{MinRec: loc.minRec, Deleted: loc.deleted, Child: loc.child}
+	r.Key, err = l.values(p, o, loc.fields, nil, true)
+	return r, false, err
+}
+
+// located is where a record's key fields are (nil entries are NULL) and, for a node
+// pointer, its child page.
+type located struct {
+	fields          [][]byte
+	child           uint32
+	minRec, deleted bool
+}
+
+// locate finds the record's key fields without decoding them, into scratch when it has
+// room.
+func (l *Layout) locate(p Page, o int, loc *located, scratch [][]byte) (skip bool, err error) {
 	nodePtr := p.Level() > 0
-	var fields [][]byte // nil entries are NULL
-	var child int       // offset of a node pointer's child page number
+	if cap(scratch) < len(l.Fields) {
+		scratch = make([][]byte, len(l.Fields))
+	}
+	scratch = scratch[:len(l.Fields)]
+	var child int // offset of a node pointer's child page number
 	if p.Compact() {
 		info, status := int(p[o-5])&0xF0, int(p[o-3])&7
 		switch {
 		case status == statusNodePtr && nodePtr, status == statusOrdinary && !nodePtr:
 		case status == statusInstant && !nodePtr && l.Format == MariaDBRecords:
 		default:
-			return r, false, corrupt(p, "record at %d has status %d on a level %d page", o, status, p.Level())
+			return false, corrupt(p, "record at %d has status %d on a level %d page", o, status, p.Level())
 		}
-		r.MinRec, r.Deleted = info&infoMinRec != 0, info&infoDeleted != 0
-		if r.MinRec && !nodePtr {
-			return r, true, nil // MariaDB's instant ALTER metadata record
+		loc.minRec, loc.deleted = info&infoMinRec != 0, info&infoDeleted != 0
+		if loc.minRec && !nodePtr {
+			return true, nil // MariaDB's instant ALTER metadata record
 		}
-		fields, child, err = l.compactFields(p, o, info, status)
+		child, err = l.compactFields(p, o, info, status, scratch)
 	} else {
-		r.MinRec, r.Deleted = p[o-6]&infoMinRec != 0, p[o-6]&infoDeleted != 0
-		if r.MinRec && !nodePtr {
-			return r, true, nil
+		loc.minRec, loc.deleted = p[o-6]&infoMinRec != 0, p[o-6]&infoDeleted != 0
+		if loc.minRec && !nodePtr {
+			return true, nil
 		}
-		fields, child, err = l.redundantFields(p, o, nodePtr)
+		child, err = l.redundantFields(p, o, nodePtr, scratch)
 	}
 	if err != nil {
-		return r, false, err
+		return false, err
 	}
-	r.Key = make(keys.Key, len(fields))
-	for i, b := range fields {
-		if b == nil {
-			r.Key[i] = keys.Null
-			continue
-		}
-		if r.Key[i], err = decodeValue(&l.Fields[i], b); err != nil {
-			return r, false, fmt.Errorf("%w: page %d record at %d: %w", ErrCorrupt, p.Number(), o, err)
-		}
-	}
+	loc.fields = scratch
 	if nodePtr {
 		if child+nodePtrSize > len(p) {
-			return r, false, corrupt(p, "node pointer at %d runs out of the page", o)
+			return false, corrupt(p, "node pointer at %d runs out of the page", o)
 		}
-		r.Child = p.u32(child)
+		loc.child = p.u32(child)
 	}
-	return r, false, nil
+	return false, nil
+}
+
+// values decodes located fields into dst (reused when it has room); with copyBytes unset,
+// string values point into the page.
+func (l *Layout) values(p Page, o int, fields [][]byte, dst keys.Key, copyBytes bool) (keys.Key, error) {
+	if cap(dst) < len(fields) {
+		dst = make(keys.Key, len(fields))
+	}
+	dst = dst[:len(fields)]
+	for i, b := range fields {
+		if b == nil {
+			dst[i] = keys.Null
+			continue
+		}
+		v, err := decodeValue(&l.Fields[i], b, copyBytes)
+		if err != nil {
+			return nil, fmt.Errorf("%w: page %d record at %d: %w", ErrCorrupt, p.Number(), o, err)
+		}
+		dst[i] = v
+	}
+	return dst, nil
 }
 
 // compactFields finds the key fields of a COMPACT record: the null bitmap and the lengths
 // of variable-length fields lie before the 5-byte header, in reverse field order.
-func (l *Layout) compactFields(p Page, o, info, status int) ([][]byte, int, error) {
+func (l *Layout) compactFields(p Page, o, info, status int, fields [][]byte) (int, error) {
 	nulls := o - 6 // the byte just before the header
 	nullable := l.Nulls.Plain
 	switch {
@@ -273,14 +308,14 @@ func (l *Layout) compactFields(p Page, o, info, status int) ([][]byte, int, erro
 		}
 		n := l.Nulls.CoreFields + 1 + nAdd
 		if l.Nulls.CoreFields == 0 || n >= len(l.Nulls.ByFieldCount) {
-			return nil, 0, corrupt(p, "record at %d has %d fields, the index's instant history knows %d", o, n, len(l.Nulls.ByFieldCount)-1)
+			return 0, corrupt(p, "record at %d has %d fields, the index's instant history knows %d", o, n, len(l.Nulls.ByFieldCount)-1)
 		}
 		nullable = l.Nulls.ByFieldCount[n]
 	case l.Format == MySQLRecords && info&infoVersion != 0:
 		v := int(p[nulls])
 		nulls--
 		if v >= len(l.Nulls.ByVersion) {
-			return nil, 0, corrupt(p, "record at %d has row version %d, the table has %d", o, v, len(l.Nulls.ByVersion)-1)
+			return 0, corrupt(p, "record at %d has row version %d, the table has %d", o, v, len(l.Nulls.ByVersion)-1)
 		}
 		nullable = l.Nulls.ByVersion[v]
 	case l.Format == MySQLRecords && info&infoInstant != 0:
@@ -291,30 +326,30 @@ func (l *Layout) compactFields(p Page, o, info, status int) ([][]byte, int, erro
 			nulls--
 		}
 		if n >= len(l.Nulls.ByFieldCount) {
-			return nil, 0, corrupt(p, "record at %d has %d fields after MySQL 8.0.12's instant ADD, which this layout does not describe", o, n)
+			return 0, corrupt(p, "record at %d has %d fields after MySQL 8.0.12's instant ADD, which this layout does not describe", o, n)
 		}
 		nullable = l.Nulls.ByFieldCount[n]
 	}
 	lens := nulls - (nullable+7)/8
 	bit := 0
 	off := o
-	fields := make([][]byte, len(l.Fields))
 	for i := range l.Fields {
 		f := &l.Fields[i]
 		if f.Nullable {
 			if bit >= nullable {
-				return nil, 0, corrupt(p, "record at %d: field %s is nullable beyond the record's null bitmap", o, f.Name)
+				return 0, corrupt(p, "record at %d: field %s is nullable beyond the record's null bitmap", o, f.Name)
 			}
 			isNull := p[nulls-bit/8]&(1<<(bit%8)) != 0
 			bit++
 			if isNull {
+				fields[i] = nil
 				continue
 			}
 		}
 		n := f.FixedLen
 		if n == 0 {
 			if lens < pageHeader {
-				return nil, 0, corrupt(p, "record at %d: lengths run out of the page", o)
+				return 0, corrupt(p, "record at %d: lengths run out of the page", o)
 			}
 			n = int(p[lens])
 			lens--
@@ -322,24 +357,24 @@ func (l *Layout) compactFields(p Page, o, info, status int) ([][]byte, int, erro
 				n = n<<8 | int(p[lens])
 				lens--
 				if n&0x4000 != 0 {
-					return nil, 0, corrupt(p, "record at %d: key field %s is stored off the page", o, f.Name)
+					return 0, corrupt(p, "record at %d: key field %s is stored off the page", o, f.Name)
 				}
 				n &= 0x3fff
 			}
 		}
 		if off+n > len(p)-8 {
-			return nil, 0, corrupt(p, "record at %d: field %s runs out of the page", o, f.Name)
+			return 0, corrupt(p, "record at %d: field %s runs out of the page", o, f.Name)
 		}
 		fields[i] = p[off : off+n]
 		off += n
 	}
-	return fields, off, nil
+	return off, nil
 }
 
 // redundantFields finds the key fields of a REDUNDANT record: before its 6-byte header it
 // stores every field's end offset (one or two bytes each, high bit for NULL), and MySQL's
 // row-versioned records a version byte between the two.
-func (l *Layout) redundantFields(p Page, o int, nodePtr bool) ([][]byte, int, error) {
+func (l *Layout) redundantFields(p Page, o int, nodePtr bool, fields [][]byte) (int, error) {
 	nFields := (p.u16(o-4) >> 1) & 0x3FF
 	short := p[o-3]&1 != 0
 	base := o - 6
@@ -351,7 +386,7 @@ func (l *Layout) redundantFields(p Page, o int, nodePtr bool) ([][]byte, int, er
 		need++
 	}
 	if nFields < need {
-		return nil, 0, corrupt(p, "record at %d has %d fields, the key needs %d", o, nFields, need)
+		return 0, corrupt(p, "record at %d has %d fields, the key needs %d", o, nFields, need)
 	}
 	end := func(i int) (int, bool, error) {
 		if short {
@@ -372,20 +407,20 @@ func (l *Layout) redundantFields(p Page, o int, nodePtr bool) ([][]byte, int, er
 		}
 		return v & 0x3fff, v&0x8000 != 0, nil
 	}
-	fields := make([][]byte, len(l.Fields))
 	start := 0
 	for i := range l.Fields {
 		e, isNull, err := end(i)
 		if err != nil {
-			return nil, 0, err
+			return 0, err
 		}
 		if e < start || o+e > len(p)-8 {
-			return nil, 0, corrupt(p, "record at %d: field %d ends at %d", o, i, e)
+			return 0, corrupt(p, "record at %d: field %d ends at %d", o, i, e)
 		}
+		fields[i] = nil
 		if !isNull {
 			fields[i] = p[o+start : o+e]
 		}
 		start = e
 	}
-	return fields, o + start, nil
+	return o + start, nil
 }

@@ -38,7 +38,8 @@ const (
 )
 
 // decodeValue turns a field's stored bytes into its portable value.
-func decodeValue(f *Field, b []byte) (keys.Value, error) {
+// With copyBytes unset, string values point into b.
+func decodeValue(f *Field, b []byte, copyBytes bool) (keys.Value, error) {
 	t := f.Type
 	bad := func(format string, args ...any) (keys.Value, error) {
 		return keys.Value{}, fmt.Errorf("field %s (%s): %s", f.Name, t, fmt.Sprintf(format, args...))
@@ -150,10 +151,14 @@ func decodeValue(f *Field, b []byte) (keys.Value, error) {
 			return bad("%v", err)
 		}
 		return keys.Value{Bytes: []byte(s)}, nil
-	case keys.Char:
-		return keys.Value{Bytes: trimSpaces(append([]byte{}, b...), f.Charset)}, nil
-	case keys.Varchar, keys.Binary, keys.Varbinary:
-		return keys.Value{Bytes: append([]byte{}, b...)}, nil
+	case keys.Char, keys.Varchar, keys.Binary, keys.Varbinary:
+		if copyBytes {
+			b = append([]byte{}, b...)
+		}
+		if t.Kind == keys.Char {
+			b = trimSpaces(b, f.Charset)
+		}
+		return keys.Value{Bytes: b}, nil
 	}
 	return bad("no decoder")
 }

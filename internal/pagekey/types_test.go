@@ -61,7 +61,7 @@ func TestDecodeStoredValues(t *testing.T) {
 		{"binary keeps zeros", Field{Type: keys.Type{Kind: keys.Binary, Size: 3}}, "610000", "0x610000"},
 	} {
 		stored, _ := hex.DecodeString(c.stored)
-		v, err := decodeValue(&c.f, stored)
+		v, err := decodeValue(&c.f, stored, true)
 		if err != nil {
 			t.Errorf("%s: %v", c.name, err)
 			continue
@@ -73,17 +73,17 @@ func TestDecodeStoredValues(t *testing.T) {
 	}
 	fl := make([]byte, 4)
 	binary.LittleEndian.PutUint32(fl, math.Float32bits(-1.5))
-	if v, err := decodeValue(&Field{Type: keys.Type{Kind: keys.Float}}, fl); err != nil || v.F != -1.5 {
+	if v, err := decodeValue(&Field{Type: keys.Type{Kind: keys.Float}}, fl, true); err != nil || v.F != -1.5 {
 		t.Errorf("float: %v %v", v, err)
 	}
 	db := make([]byte, 8)
 	binary.LittleEndian.PutUint64(db, math.Float64bits(1e300))
-	if v, err := decodeValue(&Field{Type: keys.Type{Kind: keys.Double}}, db); err != nil || v.F != 1e300 {
+	if v, err := decodeValue(&Field{Type: keys.Type{Kind: keys.Double}}, db, true); err != nil || v.F != 1e300 {
 		t.Errorf("double: %v %v", v, err)
 	}
 	// Wrong sizes are corruption, not a value.
 	for _, f := range []Field{{Type: keys.Type{Kind: keys.Int, Size: 4}}, {Type: keys.Type{Kind: keys.Datetime, Scale: 3}}, {Type: keys.Type{Kind: keys.Decimal, Precision: 5, Scale: 2}}, {Type: keys.Type{Kind: keys.Double}}} {
-		if v, err := decodeValue(&f, []byte{1, 2}); err == nil {
+		if v, err := decodeValue(&f, []byte{1, 2}, true); err == nil {
 			t.Errorf("%s from 2 bytes: %+v", f.Type, v)
 		}
 	}
