@@ -4,7 +4,6 @@ import (
 	"math"
 	"time"
 
-	"github.com/innowarm/innowarm/internal/bufferpool"
 	"github.com/innowarm/innowarm/internal/manifest"
 )
 
@@ -38,8 +37,7 @@ type History struct {
 	start    time.Time // capture times are kept as seconds since start
 	last     float64   // time of the newest capture
 	norm     float64   // Σ w_k as of the newest capture
-	objects  []manifest.Object
-	objectID map[manifest.Object]uint32
+	objects  *objectTable
 	pages    map[pageKey]*pageRecord
 }
 
@@ -55,17 +53,29 @@ type pageRecord struct {
 	seen int
 	lru  uint32 // position and sublist in that capture
 	old  bool
+	// rng is the newest key range a capture read for the page, with the key columns it
+	// was read with (a range read before the index changed is dropped).
+	rng  manifest.Range
+	next uint32
+	cols string
 }
 
-// observed is one page of a capture, its object interned in the history.
+// observed is one page of a capture, its object interned in the capture's (or the
+// history's) object table, with its key range when the capture read one.
 type observed struct {
 	object, page, lru uint32
 	old               bool
+	// rng is the page's key range when the capture read one, cols the key columns it was
+	// read with; next is the page's right neighbour when the range ends where it starts
+	// (then an empty rng.High means "where next starts").
+	rng  manifest.Range
+	next uint32
+	cols string
 }
 
 // NewHistory starts an empty history whose captures lose half their weight in halfLife.
 func NewHistory(halfLife time.Duration) *History {
-	return &History{HalfLife: max(halfLife, time.Second), objectID: map[manifest.Object]uint32{}, pages: map[pageKey]*pageRecord{}}
+	return &History{HalfLife: max(halfLife, time.Second), objects: newObjectTable(), pages: map[pageKey]*pageRecord{}}
 }
 
 // HalfLifeFor is the half-life Every gives its history: four intervals, at least a
@@ -77,17 +87,6 @@ func (h *History) Captures() int { return h.captures }
 
 // Pages is how many pages the history holds.
 func (h *History) Pages() int { return len(h.pages) }
-
-func (h *History) object(p bufferpool.LRUPage) uint32 {
-	o := manifest.Object{SpaceID: p.Space, PageType: p.PageType, Schema: p.Schema, Table: p.Table, Partition: p.Partition, Index: p.Index}
-	id, ok := h.objectID[o]
-	if !ok {
-		id = uint32(len(h.objects))
-		h.objects = append(h.objects, o)
-		h.objectID[o] = id
-	}
-	return id
-}
 
 // decay is the factor a weight loses over dt seconds.
 func (h *History) decay(dt float64) float64 {
@@ -126,6 +125,9 @@ func (h *History) observe(at time.Time, pages []observed) {
 		}
 		r.sum = r.sum*h.decay(now-r.at) + touched
 		r.at, r.k, r.lru, r.old = now, h.captures-1, p.lru, p.old
+		if p.rng.Known() {
+			r.rng, r.next, r.cols = p.rng, p.next, p.cols
+		}
 		r.seen++
 	}
 	for key, r := range h.pages {
@@ -146,31 +148,88 @@ func (h *History) score(r *pageRecord) float64 {
 // write writes every page the history holds, hottest first, with its history fields.
 func (h *History) write(w *manifest.Writer) error {
 	captures := min(h.captures, math.MaxUint16)
-	entries := make([]manifest.Entry, 0, len(h.pages))
+	out := entriesOut{}
 	for key, r := range h.pages {
-		entries = append(entries, manifest.Entry{
+		e := manifest.Entry{
 			Object: key.object, Page: key.page, LRU: r.lru, Old: r.old,
 			Seen:  uint16(min(r.seen, captures)),
 			Last:  uint16(min(h.captures-1-r.k, captures-1)),
 			Score: uint32(math.Round(h.score(r) * manifest.ScoreMax)),
-		})
+		}
+		if r.cols != "" && r.cols == h.objects.keyCols[key.object] {
+			out.add(e, r.rng, r.next)
+		} else {
+			out.add(e, manifest.Range{}, noPage)
+		}
 	}
-	manifest.SortByHotness(entries)
-	// The writer numbers objects in the order they first appear.
-	ids := make([]int64, len(h.objects))
+	out.sortByHotness()
+	out.linkByText()
+	return out.write(w, h.objects)
+}
+
+// noPage: no right neighbour known.
+const noPage = ^uint32(0)
+
+// entriesOut are the entries of a manifest about to be written, with their key ranges.
+type entriesOut struct {
+	entries []manifest.Entry
+	ranges  []manifest.Range
+	nexts   []uint32
+}
+
+func (o *entriesOut) add(e manifest.Entry, r manifest.Range, next uint32) {
+	e.Range = uint32(len(o.entries)) // where its range is, while sorting
+	o.entries = append(o.entries, e)
+	o.ranges = append(o.ranges, r)
+	o.nexts = append(o.nexts, next)
+}
+
+func (o *entriesOut) sortByHotness() { manifest.SortByHotness(o.entries) }
+
+// linkByText writes a range's end as "@N" where page N of the same object starts it (its
+// Low is the end's key): a history's pages and their right neighbours were read in
+// different captures.
+func (o *entriesOut) linkByText() {
+	starts := map[uint32]map[string]uint32{} // object -> low key -> page
+	for _, e := range o.entries {
+		if low := o.ranges[e.Range].Low; low != "" && low != manifest.OpenBound {
+			if starts[e.Object] == nil {
+				starts[e.Object] = map[string]uint32{}
+			}
+			starts[e.Object][low] = e.Page
+		}
+	}
+	for _, e := range o.entries {
+		r := &o.ranges[e.Range]
+		if r.High != "" && r.High != manifest.OpenBound {
+			if page, ok := starts[e.Object][r.High]; ok && page != e.Page {
+				r.High = manifest.PageBound(page)
+			}
+		}
+	}
+}
+
+// write writes the entries in their order, their objects numbered in the order they first
+// appear, a range whose end is where its right neighbour starts written "@N".
+func (o *entriesOut) write(w *manifest.Writer, objs *objectTable) error {
+	ids := make([]int64, len(objs.objects))
 	for i := range ids {
 		ids[i] = -1
 	}
-	for _, e := range entries {
+	for _, e := range o.entries {
 		if ids[e.Object] < 0 {
-			id, err := w.Object(h.objects[e.Object])
+			id, err := w.Object(objs.object(e.Object))
 			if err != nil {
 				return err
 			}
 			ids[e.Object] = int64(id)
 		}
-		e.Object = uint32(ids[e.Object])
-		if err := w.WriteEntry(e); err != nil {
+		r := o.ranges[e.Range]
+		if next := o.nexts[e.Range]; r.Low != "" && r.High == "" && next != noPage {
+			r.High = manifest.PageBound(next)
+		}
+		e.Object, e.Range = uint32(ids[e.Object]), 0
+		if err := w.WriteEntryRange(e, r); err != nil {
 			return err
 		}
 	}

@@ -14,7 +14,7 @@ import (
 func capture(h *History, young, old []uint32) {
 	var pages []observed
 	var lru uint32
-	obj := h.object(bufferpool.LRUPage{Space: 5, PageType: "INDEX", Schema: "s", Table: "t", Index: "PRIMARY"})
+	obj := h.objects.id(bufferpool.LRUPage{Space: 5, PageType: "INDEX", Schema: "s", Table: "t", Index: "PRIMARY"})
 	for _, p := range young {
 		pages = append(pages, observed{object: obj, page: p, lru: lru})
 		lru++
@@ -142,5 +142,48 @@ func TestCaptureDue(t *testing.T) {
 				t.Errorf("got %d, want %d", got, tc.want)
 			}
 		})
+	}
+}
+
+// The history carries each page's newest key range, drops ranges read with other key
+// columns (the index changed), and writes a range's end as the page that starts it.
+func TestHistoryCarriesKeyRanges(t *testing.T) {
+	h := NewHistory(time.Minute)
+	obj := h.objects.id(bufferpool.LRUPage{Space: 5, PageType: "INDEX", Schema: "s", Table: "t", Index: "PRIMARY"})
+	h.objects.keyCols[obj] = "id:int4"
+	rng := func(low, high string) manifest.Range { return manifest.Range{Low: low, High: high} }
+	h.observe(time.Date(2026, 11, 25, 6, 0, 0, 0, time.UTC), []observed{
+		{object: obj, page: 10, lru: 0, rng: rng("~", "100"), cols: "id:int4"},
+		{object: obj, page: 11, lru: 1, rng: rng("100", "200"), cols: "id:int4"},
+		{object: obj, page: 12, lru: 2, rng: rng("300", "~"), cols: "id:int4"},
+	})
+	// The next capture could not read page 11's range: it keeps the one it had.
+	h.observe(time.Date(2026, 11, 25, 6, 0, 1, 0, time.UTC), []observed{
+		{object: obj, page: 11, lru: 0},
+		{object: obj, page: 10, lru: 1, rng: rng("~", "100"), cols: "id:int4"},
+		{object: obj, page: 12, lru: 2, rng: rng("300", "~"), cols: "id:int4"},
+	})
+	m := historyManifest(t, h)
+	got := map[uint32]manifest.Range{}
+	for _, e := range m.Entries {
+		got[e.Page] = m.RangeOf(e)
+	}
+	want := map[uint32]manifest.Range{10: rng("~", "@11"), 11: rng("100", "200"), 12: rng("300", "~")}
+	for p, r := range want {
+		if got[p] != r {
+			t.Errorf("page %d: range %+v, want %+v", p, got[p], r)
+		}
+	}
+	if m.Objects[0].KeyColumns != "id:int4" {
+		t.Errorf("object %+v", m.Objects[0])
+	}
+	// The index changed: ranges read with the old columns are not written with the new.
+	h.objects.keyCols[obj] = "id:int8"
+	h.observe(time.Date(2026, 11, 25, 6, 0, 2, 0, time.UTC), []observed{{object: obj, page: 12, lru: 0, rng: rng("300", "~"), cols: "id:int8"}})
+	m = historyManifest(t, h)
+	for _, e := range m.Entries {
+		if r := m.RangeOf(e); r.Known() != (e.Page == 12) {
+			t.Errorf("after the index changed, page %d has range %+v", e.Page, r)
+		}
 	}
 }

@@ -38,7 +38,10 @@ type Options struct {
 	History *History
 	// ObserveOnly feeds the capture to History and writes nothing.
 	ObserveOnly bool
-	Log         *logx.Logger
+	// NoKeys leaves out the pages' key ranges (format version 3), which need the
+	// tablespace files: the manifest then names pages by number only.
+	NoKeys bool
+	Log    *logx.Logger
 }
 
 // PageListAuto picks the cheapest page list the server allows.
@@ -79,6 +82,8 @@ type Result struct {
 	// ChurnCaptures counts the captures Every took into the history between this manifest
 	// and the previous one because the pool was turning over (see Every).
 	ChurnCaptures int `json:"churn_captures,omitempty"`
+	// Keys says what the capture learned of its pages' key ranges.
+	Keys KeyStats `json:"keys"`
 }
 
 // Capture writes one manifest of the pool's current content.
@@ -86,6 +91,10 @@ func Capture(ctx context.Context, conn *connection.Conn, o Options) (*Result, er
 	t0 := time.Now()
 	if err := o.Validate(); err != nil {
 		return nil, err
+	}
+	log := o.Log
+	if log == nil {
+		log = logx.New(os.Stderr, true)
 	}
 	f := o.Filter
 	if f.Empty() {
@@ -114,24 +123,40 @@ func Capture(ctx context.Context, conn *connection.Conn, o Options) (*Result, er
 		return nil, err
 	}
 	keep := func(p bufferpool.LRUPage) bool { return !filtered || chosen[p.Schema+"\x00"+p.Table] }
+	// The list is read whole before the file is written: the pages' key ranges are read
+	// for all of them at once, and a history scores them.
+	objs := newObjectTable()
+	if o.History != nil {
+		objs = o.History.objects
+	}
+	var pages []observed
+	st, err = stream(ctx, conn, cat, func(p bufferpool.LRUPage) error {
+		if keep(p) {
+			pages = append(pages, observed{object: objs.id(p), page: p.Page, lru: p.LRU, old: p.Old, next: noPage})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var ks KeyStats
+	if !o.NoKeys {
+		kc := &keyCapture{conn: conn, cat: cat, history: o.History != nil}
+		ks = kc.capture(ctx, objs, pages)
+		if ks.Note != "" {
+			log.Warnf("%s", RemoteKeysNote(ks.Note))
+		}
+		for _, s := range ks.Skipped {
+			log.Infof("keys not captured: %s", s)
+		}
+	}
 	var produce func(w *manifest.Writer) error
 	if hist := o.History; hist != nil {
-		// The list is read whole before the file is written: its scores need this capture.
-		var pages []observed
-		st, err = stream(ctx, conn, cat, func(p bufferpool.LRUPage) error {
-			if keep(p) {
-				pages = append(pages, observed{object: hist.object(p), page: p.Page, lru: p.LRU, old: p.Old})
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
 		hist.observe(t0, pages)
 		if o.ObserveOnly {
 			return &Result{Path: o.Path, Entries: int64(len(pages)), Seconds: time.Since(t0).Seconds(), ReadSeconds: st.Seconds,
 				PoolPages: h.PoolPages, Unattributed: st.Unattributed, CapturedAt: h.CapturedAt,
-				PageList: st.Source, PageListNote: note, Unnamed: st.Unnamed, ObservedOnly: true}, nil
+				PageList: st.Source, PageListNote: note, Unnamed: st.Unnamed, ObservedOnly: true, Keys: ks}, nil
 		}
 		h.Captures = min(hist.Captures(), math.MaxUint16)
 		produce = func(w *manifest.Writer) error {
@@ -140,15 +165,17 @@ func Capture(ctx context.Context, conn *connection.Conn, o Options) (*Result, er
 		}
 	} else {
 		produce = func(w *manifest.Writer) error {
-			var err error
-			st, err = stream(ctx, conn, cat, func(p bufferpool.LRUPage) error {
-				if !keep(p) {
-					return nil
+			out := entriesOut{}
+			for _, p := range pages {
+				e := manifest.Entry{Object: p.object, Page: p.page, LRU: p.lru, Old: p.old, Seen: 1}
+				if p.cols != "" && p.cols == objs.keyCols[p.object] {
+					out.add(e, p.rng, p.next)
+				} else {
+					out.add(e, manifest.Range{}, noPage)
 				}
-				return w.Page(manifest.Object{SpaceID: p.Space, PageType: p.PageType, Schema: p.Schema, Table: p.Table, Partition: p.Partition, Index: p.Index}, p.Page, p.LRU, p.Old)
-			})
+			}
 			w.SetCaptureDuration(time.Since(t0))
-			return err
+			return out.write(w, objs)
 		}
 	}
 	hdr, err := manifest.WriteFileAtomic(o.Path, h, manifest.WriteOptions{Keep: o.Keep, AllowEmpty: o.AllowEmpty}, produce)
@@ -157,7 +184,7 @@ func Capture(ctx context.Context, conn *connection.Conn, o Options) (*Result, er
 	}
 	res := &Result{Path: o.Path, Entries: hdr.Entries, Objects: hdr.Objects, Seconds: time.Since(t0).Seconds(), ReadSeconds: st.Seconds,
 		PoolPages: h.PoolPages, Unattributed: st.Unattributed, Header: hdr, CapturedAt: h.CapturedAt,
-		PageList: st.Source, PageListNote: note, Unnamed: st.Unnamed}
+		PageList: st.Source, PageListNote: note, Unnamed: st.Unnamed, Keys: ks}
 	if o.Path != manifest.StdioName {
 		if fi, err := os.Stat(o.Path); err == nil {
 			res.Bytes = fi.Size()
@@ -235,6 +262,8 @@ func Every(ctx context.Context, conn *connection.Conn, o Options, interval time.
 			res, err = Capture(ctx, conn, o)
 			if err == nil {
 				res.ChurnCaptures, churnCaptures = churnCaptures, 0
+				// Files not readable here stay so: say it once, not every interval.
+				o.NoKeys = o.NoKeys || res.Keys.Note != ""
 			}
 		case captureHistory:
 			oo := o
