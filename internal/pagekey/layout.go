@@ -112,6 +112,30 @@ type Layout struct {
 	Columns keys.Columns
 	Nulls   Nulls
 	Format  RecordFormat
+
+	// nodePtrAt is where a COMPACT node pointer's child page number is when every key
+	// field has a fixed size and none is nullable (the lengths need not be read); -1
+	// otherwise, 0 not yet worked out.
+	nodePtrAt int
+}
+
+// fixedNodePtr is nodePtrAt, worked out on first use.
+func (l *Layout) fixedNodePtr() int {
+	if l.nodePtrAt == 0 {
+		at := 0
+		for _, f := range l.Fields {
+			if f.FixedLen == 0 || f.Nullable {
+				at = -1
+				break
+			}
+			at += f.FixedLen
+		}
+		if at == 0 {
+			at = -1
+		}
+		l.nodePtrAt = at
+	}
+	return l.nodePtrAt
 }
 
 // ErrUnsupported marks an index whose keys this package cannot read, with the reason.

@@ -192,35 +192,75 @@ func keysEqual(a, b keys.Key) bool {
 	return true
 }
 
-// runGap: pages at most this far apart are read in one request.
-const runGap = 8
+// runGap: pages at most this far apart are read in one request; maxRun bounds a request.
+// readDepth requests are in flight at once: the non-leaf pages of an index lie scattered
+// over its file, and a disk serves several random reads in the time of one.
+const (
+	runGap    = 8
+	maxRun    = 64
+	readDepth = 8
+)
 
-// Pages reads the given pages (sorted, no repeats) and calls each with each, reading pages
-// close to one another in one request.
+// ReadPages reads the given pages (sorted, no repeats) and calls each with each, in page
+// order, reading pages close to one another in one request and up to readDepth requests
+// at once.
 func (s *Source) ReadPages(sorted []uint32, each func(n uint32, p Page) error) error {
-	const maxRun = 64
-	buf := make([]byte, maxRun*s.PageSize)
+	type run struct{ first, last uint32 }
+	var runs []run
+	var bounds [][2]int // each run's slice of sorted
 	for i := 0; i < len(sorted); {
 		first := sorted[i]
 		j := i + 1
 		for j < len(sorted) && sorted[j]-sorted[j-1] <= runGap && int(sorted[j]-first) < maxRun {
 			j++
 		}
-		last := sorted[j-1]
-		if last >= s.Pages {
-			return fmt.Errorf("page %d is past the end of the file (%d pages)", last, s.Pages)
+		if sorted[j-1] >= s.Pages {
+			return fmt.Errorf("page %d is past the end of the file (%d pages)", sorted[j-1], s.Pages)
 		}
-		length := int(last-first+1) * s.PageSize
-		if _, err := s.r.ReadAt(buf[:length], int64(first)*int64(s.PageSize)); err != nil {
-			return fmt.Errorf("read pages %d-%d: %w", first, last, err)
+		runs = append(runs, run{first, sorted[j-1]})
+		bounds = append(bounds, [2]int{i, j})
+		i = j
+	}
+	type result struct {
+		buf []byte
+		err error
+	}
+	results := make([]chan result, len(runs))
+	for i := range results {
+		results[i] = make(chan result, 1)
+	}
+	slots := make(chan struct{}, readDepth)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for i, r := range runs {
+			select {
+			case slots <- struct{}{}:
+			case <-stop:
+				return
+			}
+			go func() {
+				buf := make([]byte, int(r.last-r.first+1)*s.PageSize)
+				_, err := s.r.ReadAt(buf, int64(r.first)*int64(s.PageSize))
+				if err != nil {
+					err = fmt.Errorf("read pages %d-%d: %w", r.first, r.last, err)
+				}
+				results[i] <- result{buf, err}
+			}()
 		}
-		for _, n := range sorted[i:j] {
-			off := int(n-first) * s.PageSize
-			if err := each(n, Page(buf[off:off+s.PageSize])); err != nil {
+	}()
+	for i, r := range runs {
+		res := <-results[i]
+		<-slots
+		if res.err != nil {
+			return res.err
+		}
+		for _, n := range sorted[bounds[i][0]:bounds[i][1]] {
+			off := int(n-r.first) * s.PageSize
+			if err := each(n, Page(res.buf[off:off+s.PageSize])); err != nil {
 				return err
 			}
 		}
-		i = j
 	}
 	return nil
 }
@@ -359,6 +399,7 @@ type rangeWalk struct {
 	cur, nxt          keys.Key
 	locA, locB        located
 	scratchA, scratch [][]byte
+	origins           []int
 }
 
 func (w *rangeWalk) emit(page uint32, low, high keys.Key, highUnknown bool, next uint32, highFromNext bool) {
@@ -380,77 +421,135 @@ func (w *rangeWalk) emit(page uint32, low, high keys.Key, highUnknown bool, next
 func (w *rangeWalk) children(p Page, nd node, lvl int, below *[]node) error {
 	l := w.l
 	own := lvl > 1
-	var origins []int
-	if err := p.walk(func(o int) (bool, error) { origins = append(origins, o); return true, nil }); err != nil {
+	w.origins = w.origins[:0]
+	if err := p.walk(func(o int) (bool, error) { w.origins = append(w.origins, o); return true, nil }); err != nil {
 		return err
 	}
-	if len(origins) == 0 {
-		return nil
+	origins := w.origins
+	childOf := func(o int) (uint32, error) {
+		if at := l.fixedNodePtr(); at >= 0 && p.Compact() {
+			if o+at+nodePtrSize > len(p) {
+				return 0, corrupt(p, "node pointer at %d runs out of the page", o)
+			}
+			return p.u32(o + at), nil
+		}
+		_, err := l.locate(p, o, &w.locA, w.scratchA)
+		w.scratchA = w.locA.fields
+		return w.locA.child, err
 	}
-	cur, nxt := &w.locA, &w.locB
-	if _, err := l.locate(p, origins[0], cur, w.scratchA); err != nil {
-		return err
+	key := func(o int, buf *keys.Key) (keys.Key, error) {
+		if _, err := l.locate(p, o, &w.locB, w.scratch); err != nil {
+			return nil, err
+		}
+		w.scratch = w.locB.fields
+		if own {
+			return l.values(p, o, w.locB.fields, nil, true)
+		}
+		k, err := l.values(p, o, w.locB.fields, *buf, false)
+		*buf = k
+		return k, err
 	}
-	w.scratchA = cur.fields
-	for i := range origins {
-		child := cur.child
+	for i, o := range origins {
+		child, err := childOf(o)
+		if err != nil {
+			return err
+		}
 		if child >= w.pages {
 			return corrupt(p, "node pointer to page %d, past the file's end", child)
 		}
-		hasNext := i+1 < len(origins)
-		if hasNext {
-			if _, err := l.locate(p, origins[i+1], nxt, w.scratch); err != nil {
+		wanted := w.o.Want(child)
+		if !wanted && !own {
+			continue
+		}
+		if !own {
+			// A leaf's range goes straight from the stored bytes to text.
+			if err := w.leafRange(p, origins, i, child, nd, childOf); err != nil {
 				return err
 			}
-			w.scratch = nxt.fields
+			continue
 		}
-		wanted := w.o.Want(child)
-		if wanted || own {
-			var low, high keys.Key
-			if i > 0 || !(cur.minRec || nd.low == nil) {
-				k, err := l.values(p, origins[i], cur.fields, w.keyBuf(own, &w.cur), own)
-				if err != nil {
+		var low, high keys.Key
+		if i > 0 || !(recMinRec(p, o) || nd.low == nil) {
+			if low, err = key(o, &w.cur); err != nil {
+				return err
+			}
+		}
+		next, highUnknown, highFromNext := uint32(NoPage), nd.highUnk, false
+		if i+1 < len(origins) {
+			if next, err = childOf(origins[i+1]); err != nil {
+				return err
+			}
+			highUnknown = false
+			highFromNext = w.o.HighFromNext && w.o.Want(next)
+			if own || !highFromNext { // a page above level 1 needs its end to descend
+				if high, err = key(origins[i+1], &w.nxt); err != nil {
 					return err
 				}
-				low = k
-				if !own {
-					w.cur = k
-				}
 			}
-			next, highUnknown, highFromNext := uint32(NoPage), nd.highUnk, false
-			if hasNext {
-				next, highUnknown = nxt.child, false
-				highFromNext = w.o.HighFromNext && w.o.Want(next)
-				if own || !highFromNext { // a page above level 1 needs its end to descend
-					k, err := l.values(p, origins[i+1], nxt.fields, w.keyBuf(own, &w.nxt), own)
-					if err != nil {
-						return err
-					}
-					high = k
-					if !own {
-						w.nxt = k
-					}
-				}
-			} else {
-				high = nd.high
-			}
-			if own {
-				*below = append(*below, node{page: child, low: low, high: high, highUnk: highUnknown})
-			}
-			if wanted {
-				w.emit(child, low, high, highUnknown, next, highFromNext)
-			}
+		} else {
+			high = nd.high
 		}
-		cur, nxt = nxt, cur
-		w.scratchA, w.scratch = w.scratch, w.scratchA
+		if own {
+			*below = append(*below, node{page: child, low: low, high: high, highUnk: highUnknown})
+		}
+		if wanted {
+			w.emit(child, low, high, highUnknown, next, highFromNext)
+		}
 	}
 	return nil
 }
 
-// keyBuf is nil (a new key) for keys that must outlive the page, else a reused buffer.
-func (w *rangeWalk) keyBuf(own bool, buf *keys.Key) keys.Key {
-	if own {
-		return nil
+// leafRange emits the range of child, the i-th child of level-1 page p, formatting its
+// keys from the stored bytes.
+func (w *rangeWalk) leafRange(p Page, origins []int, i int, child uint32, nd node, childOf func(int) (uint32, error)) error {
+	l := w.l
+	r := TextRange{Next: NoPage, HighUnknown: nd.highUnk}
+	if i == 0 && (recMinRec(p, origins[0]) || nd.low == nil) {
+		r.LowOpen = true
+	} else {
+		if _, err := l.locate(p, origins[i], &w.locB, w.scratch); err != nil {
+			return err
+		}
+		w.scratch = w.locB.fields
+		var err error
+		if w.lowText, err = l.appendText(w.lowText[:0], p, origins[i], w.locB.fields, w.fields); err != nil {
+			return err
+		}
+		r.Low = w.lowText
 	}
-	return *buf
+	if i+1 < len(origins) {
+		next, err := childOf(origins[i+1])
+		if err != nil {
+			return err
+		}
+		r.Next, r.HighUnknown = next, false
+		if !(w.o.HighFromNext && w.o.Want(next)) {
+			if _, err := l.locate(p, origins[i+1], &w.locB, w.scratch); err != nil {
+				return err
+			}
+			w.scratch = w.locB.fields
+			if w.highText, err = l.appendText(w.highText[:0], p, origins[i+1], w.locB.fields, w.fields); err != nil {
+				return err
+			}
+			r.High = w.highText
+		}
+	} else if nd.high != nil {
+		var err error
+		if w.highText, err = keys.AppendKey(w.highText[:0], l.Columns, nd.high[:min(w.fields, len(nd.high))]); err != nil {
+			return err
+		}
+		r.High = w.highText
+	} else {
+		r.HighOpen = !nd.highUnk
+	}
+	w.each(child, r)
+	return nil
+}
+
+// recMinRec: the record has the min-rec flag (the first of the leftmost page of its level).
+func recMinRec(p Page, o int) bool {
+	if p.Compact() {
+		return p[o-5]&infoMinRec != 0
+	}
+	return p[o-6]&infoMinRec != 0
 }

@@ -293,3 +293,35 @@ func trimSpaces(b []byte, cs Charset) []byte {
 	}
 	return b
 }
+
+// appendText appends the text form (keys.AppendKey's) of the first n located fields of the
+// record at o, integers straight from their stored bytes.
+func (l *Layout) appendText(dst []byte, p Page, o int, fields [][]byte, n int) ([]byte, error) {
+	for i, b := range fields[:min(n, len(fields))] {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		f := &l.Fields[i]
+		if b == nil {
+			dst = append(dst, `\N`...)
+			continue
+		}
+		switch t := f.Type; {
+		case (t.Kind == keys.Int || t.Kind == keys.Uint) && len(b) == t.Size:
+			if f.Unsigned {
+				dst = strconv.AppendUint(dst, beUint(b), 10)
+			} else {
+				dst = strconv.AppendInt(dst, signedFromStored(beUint(b), t.Size), 10)
+			}
+			continue
+		}
+		v, err := decodeValue(f, b, false)
+		if err != nil {
+			return dst, fmt.Errorf("%w: page %d record at %d: %w", ErrCorrupt, p.Number(), o, err)
+		}
+		if dst, err = keys.AppendValue(dst, f.Type, v); err != nil {
+			return dst, err
+		}
+	}
+	return dst, nil
+}

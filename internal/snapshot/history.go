@@ -5,6 +5,9 @@ import (
 	"time"
 
 	"github.com/innowarm/innowarm/internal/manifest"
+	"strconv"
+	"strings"
+	"unsafe"
 )
 
 // History is what the captures of snapshot --every saw of each page, so that a manifest
@@ -64,13 +67,13 @@ type pageRecord struct {
 // history's) object table, with its key range when the capture read one.
 type observed struct {
 	object, page, lru uint32
-	old               bool
-	// rng is the page's key range when the capture read one, cols the key columns it was
-	// read with; next is the page's right neighbour when the range ends where it starts
-	// (then an empty rng.High means "where next starts").
-	rng  manifest.Range
+	// next is the page's right neighbour when its key range ends where that page's starts
+	// (then the range has no High of its own).
 	next uint32
-	cols string
+	old  bool
+	// kt is the page's key range when the capture read one (with its object's key
+	// columns), in the capture's text.
+	kt keyText
 }
 
 // NewHistory starts an empty history whose captures lose half their weight in halfLife.
@@ -93,8 +96,8 @@ func (h *History) decay(dt float64) float64 {
 	return math.Exp2(-dt / h.HalfLife.Seconds())
 }
 
-// observe takes in one capture taken at the given time.
-func (h *History) observe(at time.Time, pages []observed) {
+// observe takes in one capture taken at the given time; txt holds its key ranges' text.
+func (h *History) observe(at time.Time, pages []observed, txt *texts) {
 	if h.captures == 0 {
 		h.start = at
 	}
@@ -125,8 +128,10 @@ func (h *History) observe(at time.Time, pages []observed) {
 		}
 		r.sum = r.sum*h.decay(now-r.at) + touched
 		r.at, r.k, r.lru, r.old = now, h.captures-1, p.lru, p.old
-		if p.rng.Known() {
-			r.rng, r.next, r.cols = p.rng, p.next, p.cols
+		if p.kt.flags&ktRange != 0 {
+			rng := txt.rangeOf(p.kt)
+			r.rng = manifest.Range{Low: strings.Clone(rng.Low), High: strings.Clone(rng.High)}
+			r.next, r.cols = p.next, h.objects.keyCols[p.object]
 		}
 		r.seen++
 	}
@@ -148,7 +153,7 @@ func (h *History) score(r *pageRecord) float64 {
 // write writes every page the history holds, hottest first, with its history fields.
 func (h *History) write(w *manifest.Writer) error {
 	captures := min(h.captures, math.MaxUint16)
-	out := entriesOut{}
+	out := newEntriesOut(len(h.pages), len(h.pages))
 	for key, r := range h.pages {
 		e := manifest.Entry{
 			Object: key.object, Page: key.page, LRU: r.lru, Old: r.old,
@@ -170,18 +175,27 @@ func (h *History) write(w *manifest.Writer) error {
 // noPage: no right neighbour known.
 const noPage = ^uint32(0)
 
-// entriesOut are the entries of a manifest about to be written, with their key ranges.
+// entriesOut are the entries of a manifest about to be written, with their key ranges:
+// an entry's Range is 1 + the index of its range (and its right neighbour) in ranges.
 type entriesOut struct {
 	entries []manifest.Entry
 	ranges  []manifest.Range
 	nexts   []uint32
 }
 
+// newEntriesOut holds n entries, keyed of them with a range.
+func newEntriesOut(n, keyed int) *entriesOut {
+	return &entriesOut{entries: make([]manifest.Entry, 0, n), ranges: make([]manifest.Range, 0, keyed), nexts: make([]uint32, 0, keyed)}
+}
+
 func (o *entriesOut) add(e manifest.Entry, r manifest.Range, next uint32) {
-	e.Range = uint32(len(o.entries)) // where its range is, while sorting
+	e.Range = 0
+	if r.Known() {
+		o.ranges = append(o.ranges, r)
+		o.nexts = append(o.nexts, next)
+		e.Range = uint32(len(o.ranges))
+	}
 	o.entries = append(o.entries, e)
-	o.ranges = append(o.ranges, r)
-	o.nexts = append(o.nexts, next)
 }
 
 func (o *entriesOut) sortByHotness() { manifest.SortByHotness(o.entries) }
@@ -192,7 +206,10 @@ func (o *entriesOut) sortByHotness() { manifest.SortByHotness(o.entries) }
 func (o *entriesOut) linkByText() {
 	starts := map[uint32]map[string]uint32{} // object -> low key -> page
 	for _, e := range o.entries {
-		if low := o.ranges[e.Range].Low; low != "" && low != manifest.OpenBound {
+		if e.Range == 0 {
+			continue
+		}
+		if low := o.ranges[e.Range-1].Low; low != "" && low != manifest.OpenBound {
 			if starts[e.Object] == nil {
 				starts[e.Object] = map[string]uint32{}
 			}
@@ -200,7 +217,10 @@ func (o *entriesOut) linkByText() {
 		}
 	}
 	for _, e := range o.entries {
-		r := &o.ranges[e.Range]
+		if e.Range == 0 {
+			continue
+		}
+		r := &o.ranges[e.Range-1]
 		if r.High != "" && r.High != manifest.OpenBound {
 			if page, ok := starts[e.Object][r.High]; ok && page != e.Page {
 				r.High = manifest.PageBound(page)
@@ -216,6 +236,7 @@ func (o *entriesOut) write(w *manifest.Writer, objs *objectTable) error {
 	for i := range ids {
 		ids[i] = -1
 	}
+	var at []byte // "@N", valid while the entry is written
 	for _, e := range o.entries {
 		if ids[e.Object] < 0 {
 			id, err := w.Object(objs.object(e.Object))
@@ -224,9 +245,13 @@ func (o *entriesOut) write(w *manifest.Writer, objs *objectTable) error {
 			}
 			ids[e.Object] = int64(id)
 		}
-		r := o.ranges[e.Range]
-		if next := o.nexts[e.Range]; r.Low != "" && r.High == "" && next != noPage {
-			r.High = manifest.PageBound(next)
+		var r manifest.Range
+		if e.Range > 0 {
+			r = o.ranges[e.Range-1]
+			if next := o.nexts[e.Range-1]; r.Low != "" && r.High == "" && next != noPage {
+				at = strconv.AppendUint(append(at[:0], '@'), uint64(next), 10)
+				r.High = unsafe.String(&at[0], len(at))
+			}
 		}
 		e.Object, e.Range = uint32(ids[e.Object]), 0
 		if err := w.WriteEntryRange(e, r); err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/innowarm/innowarm/internal/bufferpool"
 	"github.com/innowarm/innowarm/internal/manifest"
+	"github.com/innowarm/innowarm/internal/pagekey"
 )
 
 // capture builds one capture of a list, a second after the previous one: young pages at
@@ -23,7 +24,7 @@ func capture(h *History, young, old []uint32) {
 		pages = append(pages, observed{object: obj, page: p, lru: lru, old: true})
 		lru++
 	}
-	h.observe(time.Date(2026, 11, 25, 6, 0, h.Captures(), 0, time.UTC), pages)
+	h.observe(time.Date(2026, 11, 25, 6, 0, h.Captures(), 0, time.UTC), pages, &texts{})
 }
 
 func historyManifest(t *testing.T, h *History) *manifest.Manifest {
@@ -151,18 +152,25 @@ func TestHistoryCarriesKeyRanges(t *testing.T) {
 	h := NewHistory(time.Minute)
 	obj := h.objects.id(bufferpool.LRUPage{Space: 5, PageType: "INDEX", Schema: "s", Table: "t", Index: "PRIMARY"})
 	h.objects.keyCols[obj] = "id:int4"
-	rng := func(low, high string) manifest.Range { return manifest.Range{Low: low, High: high} }
-	h.observe(time.Date(2026, 11, 25, 6, 0, 0, 0, time.UTC), []observed{
-		{object: obj, page: 10, lru: 0, rng: rng("~", "100"), cols: "id:int4"},
-		{object: obj, page: 11, lru: 1, rng: rng("100", "200"), cols: "id:int4"},
-		{object: obj, page: 12, lru: 2, rng: rng("300", "~"), cols: "id:int4"},
-	})
+	var txt texts
+	var block textBlock
+	page := func(n, lru uint32, low, high string) observed {
+		r := pagekey.TextRange{LowOpen: low == "~", HighOpen: high == "~", Low: []byte(low), High: []byte(high)}
+		if high == "" {
+			r.High, r.HighUnknown = nil, true
+		}
+		k, ok := block.keyTextOf(r)
+		if !ok {
+			t.Fatal("text")
+		}
+		txt.blocks = [][]byte{block.buf}
+		return observed{object: obj, page: n, lru: lru, kt: k, next: noPage}
+	}
+	h.observe(time.Date(2026, 11, 25, 6, 0, 0, 0, time.UTC), []observed{page(10, 0, "~", "100"), page(11, 1, "100", "200"), page(12, 2, "300", "~")}, &txt)
 	// The next capture could not read page 11's range: it keeps the one it had.
-	h.observe(time.Date(2026, 11, 25, 6, 0, 1, 0, time.UTC), []observed{
-		{object: obj, page: 11, lru: 0},
-		{object: obj, page: 10, lru: 1, rng: rng("~", "100"), cols: "id:int4"},
-		{object: obj, page: 12, lru: 2, rng: rng("300", "~"), cols: "id:int4"},
-	})
+	txt, block = texts{}, textBlock{}
+	h.observe(time.Date(2026, 11, 25, 6, 0, 1, 0, time.UTC), []observed{{object: obj, page: 11, lru: 0, next: noPage}, page(10, 1, "~", "100"), page(12, 2, "300", "~")}, &txt)
+	rng := func(low, high string) manifest.Range { return manifest.Range{Low: low, High: high} }
 	m := historyManifest(t, h)
 	got := map[uint32]manifest.Range{}
 	for _, e := range m.Entries {
@@ -179,7 +187,8 @@ func TestHistoryCarriesKeyRanges(t *testing.T) {
 	}
 	// The index changed: ranges read with the old columns are not written with the new.
 	h.objects.keyCols[obj] = "id:int8"
-	h.observe(time.Date(2026, 11, 25, 6, 0, 2, 0, time.UTC), []observed{{object: obj, page: 12, lru: 0, rng: rng("300", "~"), cols: "id:int8"}})
+	txt, block = texts{}, textBlock{}
+	h.observe(time.Date(2026, 11, 25, 6, 0, 2, 0, time.UTC), []observed{page(12, 0, "300", "~")}, &txt)
 	m = historyManifest(t, h)
 	for _, e := range m.Entries {
 		if r := m.RangeOf(e); r.Known() != (e.Page == 12) {

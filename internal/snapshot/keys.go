@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -90,7 +92,9 @@ type keyCapture struct {
 	// starts it).
 	history bool
 	dict    *pagekey.Dictionary
-	arena   textArena
+	mu      sync.Mutex // guards the object table's key columns while spaces are read at once
+	alone   atomic.Int64
+	txt     texts // the ranges' text, pages' keyText point into it
 	// maxSelfReads bounds the pages read themselves because no parent on disk points to
 	// them.
 	maxSelfReads int64
@@ -167,37 +171,94 @@ func (kc *keyCapture) capture(ctx context.Context, objs *objectTable, pages []ob
 		order = append(order, s)
 	}
 	sort.Slice(order, func(i, j int) bool { return order[i] < order[j] })
-	for _, space := range order {
-		if ctx.Err() != nil {
-			break
-		}
-		tp, ok := parts[space]
-		path := files[space]
-		if !ok || path == "" {
-			continue
-		}
-		open := kc.open
-		if open == nil {
-			open = pagekey.OpenSource
-		}
-		src, err := open(path, kc.conn.Server.PageSize)
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
-				// Not on the database host (or not allowed to read its files): no keys at all.
-				st.Note = fmt.Sprintf("the tablespace files are not readable here (%v)", err)
-				break
+	// Tablespaces are read at once, a few at a time: their non-leaf pages lie scattered
+	// over the files, and the disk serves several reads in the time of one.
+	type spaceResult struct {
+		space uint32
+		st    KeyStats
+		txt   textBlock
+		note  string
+	}
+	results := make([]spaceResult, len(order))
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for range min(4, len(order)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				space := order[i]
+				res := &results[i]
+				res.space = space
+				tp, ok := parts[space]
+				path := files[space]
+				if !ok || path == "" || ctx.Err() != nil {
+					continue
+				}
+				open := kc.open
+				if open == nil {
+					open = pagekey.OpenSource
+				}
+				src, err := open(path, kc.conn.Server.PageSize)
+				if err != nil {
+					if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+						// Not on the database host (or not allowed to read its files).
+						res.note = fmt.Sprintf("the tablespace files are not readable here (%v)", err)
+					} else {
+						res.st.Skipped = append(res.st.Skipped, fmt.Sprintf("%s: %v", path, err))
+					}
+					continue
+				}
+				n := 0
+				for _, id := range spaces[space] {
+					n += len(byObject[id])
+				}
+				res.txt.buf = make([]byte, 0, 16*n)
+				kc.space(&res.st, &res.txt, objs, pages, byObject, spaces[space], tp.t, tp.p, src, roots[space])
+				src.Close()
 			}
-			st.Skipped = append(st.Skipped, fmt.Sprintf("%s: %v", path, err))
-			continue
+		}()
+	}
+	for i := range order {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	for _, res := range results {
+		if res.note != "" && st.Note == "" {
+			st.Note = res.note
 		}
-		kc.space(&st, objs, pages, byObject, spaces[space], tp.t, tp.p, src, roots[space])
-		src.Close()
+		block := uint32(len(kc.txt.blocks))
+		kc.txt.blocks = append(kc.txt.blocks, res.txt.buf)
+		for _, id := range spaces[res.space] {
+			for _, i := range byObject[id] {
+				pages[i].kt.block = block
+			}
+		}
+		st.Indexes += res.st.Indexes
+		st.Keyed += res.st.Keyed
+		st.ReadAlone += res.st.ReadAlone
+		st.KeyedAlone += res.st.KeyedAlone
+		st.Keyless += res.st.Keyless
+		st.TreePages += res.st.TreePages
+		st.NoPortableKey += res.st.NoPortableKey
+		st.Skipped = append(st.Skipped, res.st.Skipped...)
+	}
+	if st.Note != "" {
+		// No keys at all: the manifest must not mix a few keyed tablespaces with others.
+		for i := range pages {
+			pages[i].kt = keyText{}
+		}
+		for i := range objs.keyCols {
+			objs.keyCols[i] = ""
+		}
+		st.Keyless, st.Keyed, st.Indexes = st.Pages, 0, 0
 	}
 	return st
 }
 
 // space reads the ranges of the captured pages of one tablespace's indexes.
-func (kc *keyCapture) space(st *KeyStats, objs *objectTable, pages []observed, byObject map[uint32][]int, ids []uint32, t *catalog.Table, part *catalog.Part, src *pagekey.Source, roots map[string]indexRoot) {
+func (kc *keyCapture) space(st *KeyStats, txt *textBlock, objs *objectTable, pages []observed, byObject map[uint32][]int, ids []uint32, t *catalog.Table, part *catalog.Part, src *pagekey.Source, roots map[string]indexRoot) {
 	layouts, errs := kc.dict.Layouts(t, part, src, roots[clusteredName(t)].root)
 	// slot[page] is the captured page's place in pages (its object is the index's).
 	slot := make([]int32, src.Pages)
@@ -234,7 +295,11 @@ func (kc *keyCapture) space(st *KeyStats, objs *objectTable, pages []observed, b
 		read, err := pagekey.Ranges(src, l, ix.id, ix.root, pagekey.RangeOptions{Fields: l.Columns.PortableFields(), Want: mine, HighFromNext: !kc.history},
 			func(page uint32, r pagekey.TextRange) {
 				p := &pages[slot[page]]
-				p.rng, p.next, p.cols = kc.textRange(r), noPage, cols
+				k, ok := txt.keyTextOf(r)
+				if !ok {
+					return
+				}
+				p.kt, p.next = k, noPage
 				if r.High == nil && r.Next != pagekey.NoPage && !r.HighOpen && !r.HighUnknown {
 					p.next = r.Next
 				}
@@ -245,20 +310,22 @@ func (kc *keyCapture) space(st *KeyStats, objs *objectTable, pages []observed, b
 			st.Skipped = append(st.Skipped, fmt.Sprintf("%s.%s index %s: %v", o.Schema, o.Table, o.Index, err))
 			st.Keyless += n
 			for _, i := range byObject[id] {
-				pages[i].rng, pages[i].cols = manifest.Range{}, ""
+				pages[i].kt = keyText{}
 			}
 			continue
 		}
 		st.Indexes++
+		kc.mu.Lock()
 		objs.keyCols[id] = cols
+		kc.mu.Unlock()
 		// Pages no parent on disk points to (split since the parent was written) are read
 		// alone, up to a bound.
 		for _, i := range byObject[id] {
 			p := &pages[i]
-			if p.cols != "" {
+			if p.kt.flags&ktRange != 0 {
 				continue
 			}
-			if st.ReadAlone >= kc.maxSelfReads {
+			if kc.alone.Add(1) > kc.maxSelfReads {
 				break
 			}
 			st.ReadAlone++
@@ -266,11 +333,17 @@ func (kc *keyCapture) space(st *KeyStats, objs *objectTable, pages []observed, b
 			if err != nil || !ok {
 				continue
 			}
-			low := manifest.OpenBound
+			r := pagekey.TextRange{LowOpen: a.First == nil, HighUnknown: true}
 			if a.First != nil {
-				low = kc.arena.key(l.Columns, a.First[:min(len(a.First), l.Columns.PortableFields())])
+				if r.Low, err = keys.AppendKey(nil, l.Columns, a.First[:min(len(a.First), l.Columns.PortableFields())]); err != nil {
+					continue
+				}
 			}
-			p.rng, p.next, p.cols = manifest.Range{Low: low}, noPage, cols
+			k, ok := txt.keyTextOf(r)
+			if !ok {
+				continue
+			}
+			p.kt, p.next = k, noPage
 			if mine(a.Next) {
 				p.next = a.Next // its range ends where its right neighbour's starts
 			}
@@ -282,46 +355,75 @@ func (kc *keyCapture) space(st *KeyStats, objs *objectTable, pages []observed, b
 	}
 }
 
-// textRange turns a range's text into manifest tokens, the text kept in the arena.
-func (kc *keyCapture) textRange(r pagekey.TextRange) manifest.Range {
-	var out manifest.Range
+// keyText is a page's key range as a capture holds it: offsets into one block of the
+// capture's text (so that the pages carry no pointers for the collector to scan).
+type keyText struct {
+	block           uint32
+	lowOff, highOff uint32
+	lowLen, highLen uint16
+	flags           uint8
+}
+
+const (
+	ktRange    = 1 << iota // the page has a range, read with its object's key columns
+	ktLowOpen              // its Low is the index's start
+	ktHighOpen             // its High is the index's end
+)
+
+// texts holds a capture's key text, a block per tablespace.
+type texts struct{ blocks [][]byte }
+
+// textBlock is one tablespace's text while it is read.
+type textBlock struct{ buf []byte }
+
+func (t *textBlock) add(b []byte) (uint32, uint16, bool) {
+	if len(b) > 0xFFFF || len(t.buf)+len(b) > 0xFFFFFFFF {
+		return 0, 0, false
+	}
+	off := uint32(len(t.buf))
+	t.buf = append(t.buf, b...)
+	return off, uint16(len(b)), true
+}
+
+// keyTextOf stores a TextRange's keys.
+func (t *textBlock) keyTextOf(r pagekey.TextRange) (keyText, bool) {
+	k := keyText{flags: ktRange}
+	ok1, ok2 := true, true
 	switch {
 	case r.LowOpen:
-		out.Low = manifest.OpenBound
+		k.flags |= ktLowOpen
 	default:
-		out.Low = kc.arena.str(r.Low)
+		k.lowOff, k.lowLen, ok1 = t.add(r.Low)
 	}
 	switch {
 	case r.HighOpen:
-		out.High = manifest.OpenBound
+		k.flags |= ktHighOpen
 	case r.High != nil:
-		out.High = kc.arena.str(r.High)
+		k.highOff, k.highLen, ok2 = t.add(r.High)
 	}
-	return out
+	return k, ok1 && ok2
 }
 
-// textArena keeps many short strings in a few large blocks: a string per captured page
-// would otherwise be an allocation per page.
-type textArena struct{ block []byte }
-
-func (a *textArena) str(b []byte) string {
-	if len(b) == 0 {
-		return ""
+// rangeOf is the range's tokens; they point into the text.
+func (t *texts) rangeOf(k keyText) manifest.Range {
+	if k.flags&ktRange == 0 || int(k.block) >= len(t.blocks) {
+		return manifest.Range{}
 	}
-	if cap(a.block)-len(a.block) < len(b) {
-		a.block = make([]byte, 0, max(64<<10, len(b)))
+	buf := t.blocks[k.block]
+	str := func(off uint32, n uint16) string {
+		if n == 0 {
+			return ""
+		}
+		return unsafe.String(&buf[off], int(n))
 	}
-	start := len(a.block)
-	a.block = append(a.block, b...)
-	return unsafe.String(&a.block[start], len(b))
-}
-
-func (a *textArena) key(cs keys.Columns, k keys.Key) string {
-	b, err := keys.AppendKey(nil, cs, k)
-	if err != nil {
-		return ""
+	r := manifest.Range{Low: str(k.lowOff, k.lowLen), High: str(k.highOff, k.highLen)}
+	if k.flags&ktLowOpen != 0 {
+		r.Low = manifest.OpenBound
 	}
-	return a.str(b)
+	if k.flags&ktHighOpen != 0 {
+		r.High = manifest.OpenBound
+	}
+	return r
 }
 
 func clusteredName(t *catalog.Table) string {

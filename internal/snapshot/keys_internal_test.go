@@ -27,13 +27,13 @@ func TestKeysFromElsewhereSayWhatIsPossible(t *testing.T) {
 	}
 	objs := newObjectTable()
 	space := cat.Tables[0].Parts[0].Space
-	pages := []observed{{object: objs.id(bufferpool.LRUPage{Space: space, PageType: "INDEX", Schema: db, Table: "t", Index: "PRIMARY"}), page: 3}}
+	pages := []observed{{object: objs.id(bufferpool.LRUPage{Space: space, PageType: "INDEX", Schema: db, Table: "t", Index: "PRIMARY"}), page: 3, next: noPage}}
 	kc := &keyCapture{conn: conn, cat: cat, open: func(path string, _ int) (*pagekey.Source, error) {
 		return nil, fmt.Errorf("open %s: %w", path, fs.ErrNotExist)
 	}}
 	st := kc.capture(ctx, objs, pages)
-	if st.Keyed != 0 || st.Note == "" || pages[0].rng.Known() {
-		t.Fatalf("stats %+v, range %+v", st, pages[0].rng)
+	if st.Keyed != 0 || st.Note == "" || pages[0].kt.flags&ktRange != 0 {
+		t.Fatalf("stats %+v, range %+v", st, pages[0].kt)
 	}
 	line := RemoteKeysNote(st.Note)
 	for _, want := range []string{"not readable here", "page-for-page copy", "run snapshot on the database host", "warm --replay performance_schema"} {

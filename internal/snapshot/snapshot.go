@@ -129,7 +129,8 @@ func Capture(ctx context.Context, conn *connection.Conn, o Options) (*Result, er
 	if o.History != nil {
 		objs = o.History.objects
 	}
-	var pages []observed
+	// The pool's size bounds the list: one allocation instead of a slice growing by copies.
+	pages := make([]observed, 0, min(max(h.PoolPages, 0), 1<<26))
 	st, err = stream(ctx, conn, cat, func(p bufferpool.LRUPage) error {
 		if keep(p) {
 			pages = append(pages, observed{object: objs.id(p), page: p.Page, lru: p.LRU, old: p.Old, next: noPage})
@@ -140,8 +141,8 @@ func Capture(ctx context.Context, conn *connection.Conn, o Options) (*Result, er
 		return nil, err
 	}
 	var ks KeyStats
+	kc := &keyCapture{conn: conn, cat: cat, history: o.History != nil}
 	if !o.NoKeys {
-		kc := &keyCapture{conn: conn, cat: cat, history: o.History != nil}
 		ks = kc.capture(ctx, objs, pages)
 		if ks.Note != "" {
 			log.Warnf("%s", RemoteKeysNote(ks.Note))
@@ -152,7 +153,7 @@ func Capture(ctx context.Context, conn *connection.Conn, o Options) (*Result, er
 	}
 	var produce func(w *manifest.Writer) error
 	if hist := o.History; hist != nil {
-		hist.observe(t0, pages)
+		hist.observe(t0, pages, &kc.txt)
 		if o.ObserveOnly {
 			return &Result{Path: o.Path, Entries: int64(len(pages)), Seconds: time.Since(t0).Seconds(), ReadSeconds: st.Seconds,
 				PoolPages: h.PoolPages, Unattributed: st.Unattributed, CapturedAt: h.CapturedAt,
@@ -165,11 +166,11 @@ func Capture(ctx context.Context, conn *connection.Conn, o Options) (*Result, er
 		}
 	} else {
 		produce = func(w *manifest.Writer) error {
-			out := entriesOut{}
+			out := newEntriesOut(len(pages), int(ks.Keyed))
 			for _, p := range pages {
 				e := manifest.Entry{Object: p.object, Page: p.page, LRU: p.lru, Old: p.old, Seen: 1}
-				if p.cols != "" && p.cols == objs.keyCols[p.object] {
-					out.add(e, p.rng, p.next)
+				if p.kt.flags&ktRange != 0 {
+					out.add(e, kc.txt.rangeOf(p.kt), p.next)
 				} else {
 					out.add(e, manifest.Range{}, noPage)
 				}
