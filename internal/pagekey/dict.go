@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/innowarm/innowarm/internal/catalog"
 	"github.com/innowarm/innowarm/internal/connection"
@@ -134,8 +135,9 @@ func query(ctx context.Context, conn *connection.Conn, q string, args []any, eac
 type Source struct {
 	r        io.ReaderAt
 	f        *os.File
-	PageSize int    // logical page size
-	Pages    uint32 // the file's size in pages
+	buffers  sync.Pool // of *[]byte, runs of pages for ReadPages
+	PageSize int       // logical page size
+	Pages    uint32    // the file's size in pages
 }
 
 // OpenSource opens a tablespace file whose pages are pageSize bytes.

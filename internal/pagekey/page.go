@@ -250,6 +250,19 @@ func (l *Layout) locate(p Page, o int, loc *located, scratch [][]byte) (skip boo
 		if loc.minRec && !nodePtr {
 			return true, nil // MariaDB's instant ALTER metadata record
 		}
+		if at := l.fixedNodePtr(); nodePtr && at >= 0 {
+			// Every key field has a fixed size and none is NULL: no lengths to read.
+			if o+at+nodePtrSize > len(p)-8 {
+				return false, corrupt(p, "node pointer at %d runs out of the page", o)
+			}
+			off := o
+			for i := range l.Fields {
+				scratch[i] = p[off : off+l.Fields[i].FixedLen]
+				off += l.Fields[i].FixedLen
+			}
+			loc.fields, loc.child = scratch, p.u32(o+at)
+			return false, nil
+		}
 		child, err = l.compactFields(p, o, info, status, scratch)
 	} else {
 		loc.minRec, loc.deleted = p[o-6]&infoMinRec != 0, p[o-6]&infoDeleted != 0

@@ -240,7 +240,7 @@ func (s *Source) ReadPages(sorted []uint32, each func(n uint32, p Page) error) e
 				return
 			}
 			go func() {
-				buf := make([]byte, int(r.last-r.first+1)*s.PageSize)
+				buf := s.runBuffer()[:int(r.last-r.first+1)*s.PageSize]
 				_, err := s.r.ReadAt(buf, int64(r.first)*int64(s.PageSize))
 				if err != nil {
 					err = fmt.Errorf("read pages %d-%d: %w", r.first, r.last, err)
@@ -261,8 +261,17 @@ func (s *Source) ReadPages(sorted []uint32, each func(n uint32, p Page) error) e
 				return err
 			}
 		}
+		s.buffers.Put(&res.buf)
 	}
 	return nil
+}
+
+// runBuffer is a buffer for one run of pages, reused: a new one would be zeroed first.
+func (s *Source) runBuffer() []byte {
+	if b, ok := s.buffers.Get().(*[]byte); ok {
+		return (*b)[:cap(*b)]
+	}
+	return make([]byte, maxRun*s.PageSize)
 }
 
 // TextRange is a page's key range with its keys as text (keys.AppendKey's form), as Ranges

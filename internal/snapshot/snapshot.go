@@ -123,60 +123,28 @@ func Capture(ctx context.Context, conn *connection.Conn, o Options) (*Result, er
 		return nil, err
 	}
 	keep := func(p bufferpool.LRUPage) bool { return !filtered || chosen[p.Schema+"\x00"+p.Table] }
-	// The list is read whole before the file is written: the pages' key ranges are read
-	// for all of them at once, and a history scores them.
-	objs := newObjectTable()
-	if o.History != nil {
-		objs = o.History.objects
-	}
-	// The pool's size bounds the list: one allocation instead of a slice growing by copies.
-	pages := make([]observed, 0, min(max(h.PoolPages, 0), 1<<26))
-	st, err = stream(ctx, conn, cat, func(p bufferpool.LRUPage) error {
-		if keep(p) {
-			pages = append(pages, observed{object: objs.id(p), page: p.Page, lru: p.LRU, old: p.Old, next: noPage})
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	var ks KeyStats
-	kc := &keyCapture{conn: conn, cat: cat, history: o.History != nil}
-	if !o.NoKeys {
-		ks = kc.capture(ctx, objs, pages)
-		if ks.Note != "" {
-			log.Warnf("%s", RemoteKeysNote(ks.Note))
-		}
-		for _, s := range ks.Skipped {
-			log.Infof("keys not captured: %s", s)
-		}
-	}
 	var produce func(w *manifest.Writer) error
-	if hist := o.History; hist != nil {
-		hist.observe(t0, pages, &kc.txt)
-		if o.ObserveOnly {
-			return &Result{Path: o.Path, Entries: int64(len(pages)), Seconds: time.Since(t0).Seconds(), ReadSeconds: st.Seconds,
-				PoolPages: h.PoolPages, Unattributed: st.Unattributed, CapturedAt: h.CapturedAt,
-				PageList: st.Source, PageListNote: note, Unnamed: st.Unnamed, ObservedOnly: true, Keys: ks}, nil
-		}
-		h.Captures = min(hist.Captures(), math.MaxUint16)
+	var ks KeyStats
+	if o.NoKeys && o.History == nil {
+		// Nothing is done for all pages at once: each goes to the file as the list gives it.
 		produce = func(w *manifest.Writer) error {
+			var err error
+			st, err = stream(ctx, conn, cat, func(p bufferpool.LRUPage) error {
+				if !keep(p) {
+					return nil
+				}
+				return w.Page(manifest.Object{SpaceID: p.Space, PageType: p.PageType, Schema: p.Schema, Table: p.Table, Partition: p.Partition, Index: p.Index}, p.Page, p.LRU, p.Old)
+			})
 			w.SetCaptureDuration(time.Since(t0))
-			return hist.write(w)
+			return err
 		}
 	} else {
-		produce = func(w *manifest.Writer) error {
-			out := newEntriesOut(len(pages), int(ks.Keyed))
-			for _, p := range pages {
-				e := manifest.Entry{Object: p.object, Page: p.page, LRU: p.lru, Old: p.old, Seen: 1}
-				if p.kt.flags&ktRange != 0 {
-					out.add(e, kc.txt.rangeOf(p.kt), p.next)
-				} else {
-					out.add(e, manifest.Range{}, noPage)
-				}
+		var res *Result
+		if produce, ks, res, err = collect(ctx, conn, cat, o, &h, keep, stream, &st, log, t0); err != nil || res != nil {
+			if res != nil {
+				res.PageListNote = note
 			}
-			w.SetCaptureDuration(time.Since(t0))
-			return out.write(w, objs)
+			return res, err
 		}
 	}
 	hdr, err := manifest.WriteFileAtomic(o.Path, h, manifest.WriteOptions{Keep: o.Keep, AllowEmpty: o.AllowEmpty}, produce)
@@ -331,4 +299,69 @@ func pagesRead(ctx context.Context, conn *connection.Conn) (int64, error) {
 	var n int64
 	err := conn.DB.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE 'Innodb_pages_read'").Scan(&name, &n)
 	return n, err
+}
+
+// collect reads the whole page list, the pages' key ranges and, with a history, scores
+// them, and returns what writes the manifest; with Options.ObserveOnly, the result.
+func collect(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, o Options, h *manifest.Header, keep func(bufferpool.LRUPage) bool,
+	stream pageStream, stp *bufferpool.LRUStats, log *logx.Logger, t0 time.Time) (func(w *manifest.Writer) error, KeyStats, *Result, error) {
+	var err error
+	// The list is read whole before the file is written: the pages' key ranges are read
+	// for all of them at once, and a history scores them.
+	objs := newObjectTable()
+	if o.History != nil {
+		objs = o.History.objects
+	}
+	// The pool's size bounds the list: one allocation instead of a slice growing by copies.
+	pages := make([]observed, 0, min(max(h.PoolPages, 0), 1<<26))
+	*stp, err = stream(ctx, conn, cat, func(p bufferpool.LRUPage) error {
+		if keep(p) {
+			pages = append(pages, observed{object: objs.id(p), page: p.Page, lru: p.LRU, old: p.Old, next: noPage})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, KeyStats{}, nil, err
+	}
+	st := *stp
+	var ks KeyStats
+	kc := &keyCapture{conn: conn, cat: cat, history: o.History != nil}
+	if !o.NoKeys {
+		ks = kc.capture(ctx, objs, pages)
+		if ks.Note != "" {
+			log.Warnf("%s", RemoteKeysNote(ks.Note))
+		}
+		for _, s := range ks.Skipped {
+			log.Infof("keys not captured: %s", s)
+		}
+	}
+	var produce func(w *manifest.Writer) error
+	if hist := o.History; hist != nil {
+		hist.observe(t0, pages, &kc.txt)
+		if o.ObserveOnly {
+			return nil, ks, &Result{Path: o.Path, Entries: int64(len(pages)), Seconds: time.Since(t0).Seconds(), ReadSeconds: st.Seconds,
+				PoolPages: h.PoolPages, Unattributed: st.Unattributed, CapturedAt: h.CapturedAt,
+				PageList: st.Source, Unnamed: st.Unnamed, ObservedOnly: true, Keys: ks}, nil
+		}
+		h.Captures = min(hist.Captures(), math.MaxUint16)
+		produce = func(w *manifest.Writer) error {
+			w.SetCaptureDuration(time.Since(t0))
+			return hist.write(w)
+		}
+	} else {
+		produce = func(w *manifest.Writer) error {
+			out := newEntriesOut(len(pages), int(ks.Keyed))
+			for _, p := range pages {
+				e := manifest.Entry{Object: p.object, Page: p.page, LRU: p.lru, Old: p.old, Seen: 1}
+				if p.kt.flags&ktRange != 0 {
+					out.add(e, kc.txt.rangeOf(p.kt), p.next)
+				} else {
+					out.add(e, manifest.Range{}, noPage)
+				}
+			}
+			w.SetCaptureDuration(time.Since(t0))
+			return out.write(w, objs)
+		}
+	}
+	return produce, ks, nil, nil
 }
