@@ -122,7 +122,7 @@ func Compare(t Type, a, b Value) (int, error) {
 		if noPad(t.Collation) {
 			return bytes.Compare(a.Bytes, b.Bytes), nil
 		}
-		return comparePadSpace(a.Bytes, b.Bytes, spaceOf(t.Charset())), nil
+		return comparePadSpace(a.Bytes, b.Bytes, SpaceOf(t.Charset())), nil
 	}
 	return 0, fmt.Errorf("cannot compare kind %s", t.Kind)
 }
@@ -154,8 +154,9 @@ func cmp3[T int | int32 | int64 | uint64 | float64](a, b T) int {
 	return 0
 }
 
-// spaceOf is the space character's encoding in a charset.
-func spaceOf(charset string) []byte {
+// SpaceOf is the space character's encoding in a charset: the pad of CHAR values and of
+// PAD SPACE comparisons.
+func SpaceOf(charset string) []byte {
 	switch charset {
 	case "ucs2", "utf16":
 		return []byte{0, ' '}

@@ -34,12 +34,18 @@ type storedTable struct {
 	order       []string // stored (non-virtual) columns by POS
 }
 
-// LoadDictionary reads InnoDB's dictionary for the tables (and partitions) of cat.
+// LoadDictionary reads InnoDB's dictionary for the tables (and partitions) of cat, on a
+// session of its own (its statements are killed when ctx is cancelled).
 func LoadDictionary(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog) (*Dictionary, error) {
 	srv := conn.Server
 	d := &Dictionary{srv: srv, charsets: map[string]Charset{}, tables: map[uint64]*storedTable{}}
+	sess, err := conn.NewSession(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer sess.Close()
 	maxLen := map[string]int{}
-	err := query(ctx, conn, "SELECT CHARACTER_SET_NAME, MAXLEN FROM information_schema.CHARACTER_SETS", nil, func(rows *sql.Rows) error {
+	err = sess.Query(ctx, "SELECT CHARACTER_SET_NAME, MAXLEN FROM information_schema.CHARACTER_SETS", nil, func(rows *sql.Rows) error {
 		var name string
 		var n int
 		if err := rows.Scan(&name, &n); err != nil {
@@ -75,7 +81,7 @@ func LoadDictionary(ctx context.Context, conn *connection.Conn, cat *catalog.Cat
 		pos  int64
 	}
 	order := map[uint64][]pos{}
-	err = query(ctx, conn, "SELECT TABLE_ID, NAME, POS, MTYPE, PRTYPE, LEN FROM "+srv.ColumnsTable()+" WHERE TABLE_ID IN ("+in+")", nil, func(rows *sql.Rows) error {
+	err = sess.Query(ctx, "SELECT TABLE_ID, NAME, POS, MTYPE, PRTYPE, LEN FROM "+srv.ColumnsTable()+" WHERE TABLE_ID IN ("+in+")", nil, func(rows *sql.Rows) error {
 		var id uint64
 		var c StoredColumn
 		var p int64
@@ -99,7 +105,7 @@ func LoadDictionary(ctx context.Context, conn *connection.Conn, cat *catalog.Cat
 			d.tables[id].order = append(d.tables[id].order, p.name)
 		}
 	}
-	err = query(ctx, conn, "SELECT TABLE_ID, ROW_FORMAT, "+srv.InstantColumnsExpr()+" FROM "+srv.TablesTable()+" WHERE TABLE_ID IN ("+in+")", nil, func(rows *sql.Rows) error {
+	err = sess.Query(ctx, "SELECT TABLE_ID, ROW_FORMAT, "+srv.InstantColumnsExpr()+" FROM "+srv.TablesTable()+" WHERE TABLE_ID IN ("+in+")", nil, func(rows *sql.Rows) error {
 		var id uint64
 		var format sql.NullString
 		var instant, versions int
@@ -115,20 +121,6 @@ func LoadDictionary(ctx context.Context, conn *connection.Conn, cat *catalog.Cat
 		return nil, catalog.ExplainPrivilege(err, srv.TablesTable())
 	}
 	return d, nil
-}
-
-func query(ctx context.Context, conn *connection.Conn, q string, args []any, each func(*sql.Rows) error) error {
-	rows, err := conn.DB.QueryContext(ctx, q, args...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		if err := each(rows); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
 }
 
 // Source reads pages of one tablespace file.

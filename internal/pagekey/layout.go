@@ -19,17 +19,7 @@ type Charset struct {
 }
 
 // space is the charset's space character, which pads CHAR values.
-func (c Charset) space() []byte {
-	switch c.Name {
-	case "ucs2", "utf16":
-		return []byte{0, ' '}
-	case "utf16le":
-		return []byte{' ', 0}
-	case "utf32":
-		return []byte{0, 0, 0, ' '}
-	}
-	return []byte{' '}
-}
+func (c Charset) space() []byte { return keys.SpaceOf(c.Name) }
 
 // minLenOf is the fewest bytes a character of the charset takes (every charset both
 // servers ship takes one, but for the UTF-16 and UTF-32 ones and UCS-2).

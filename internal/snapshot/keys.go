@@ -445,30 +445,33 @@ func (kc *keyCapture) indexRoots(ctx context.Context, spaces map[uint32]bool) (m
 		ids = append(ids, strconv.FormatUint(uint64(s), 10))
 	}
 	q := kc.conn.Server.IndexRootsQuery() + " WHERE SPACE IN (" + strings.Join(ids, ",") + ")"
-	rows, err := kc.conn.DB.QueryContext(ctx, q)
+	sess, err := kc.conn.NewSession(ctx)
 	if err != nil {
-		return nil, catalog.ExplainPrivilege(err, kc.conn.Server.IndexesTable())
+		return nil, err
 	}
-	defer rows.Close()
+	defer sess.Close()
 	out := map[uint32]map[string]indexRoot{}
-	for rows.Next() {
+	err = sess.Query(ctx, q, nil, func(rows *sql.Rows) error {
 		var ix indexRoot
 		var name string
 		var space uint32
 		var root sql.NullInt64
 		if err := rows.Scan(&ix.id, &name, &space, &root); err != nil {
-			return nil, err
+			return err
 		}
-		if !root.Valid {
-			continue
+		if root.Valid {
+			ix.root = uint32(root.Int64)
+			if out[space] == nil {
+				out[space] = map[string]indexRoot{}
+			}
+			out[space][name] = ix
 		}
-		ix.root = uint32(root.Int64)
-		if out[space] == nil {
-			out[space] = map[string]indexRoot{}
-		}
-		out[space][name] = ix
+		return nil
+	})
+	if err != nil {
+		return nil, catalog.ExplainPrivilege(err, kc.conn.Server.IndexesTable())
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // RemoteKeysNote is the one line snapshot gives when it cannot read the source's files.
