@@ -270,7 +270,7 @@ func inspectManifest(cmd *cobra.Command, conn *connection.Conn, mf *manifest.Man
 	r := mc.Resolved
 	if o.asJSON {
 		return printJSON(w, map[string]any{"manifest": r.Name, "source_server": r.Source.ServerID, "captured_at": r.Source.CapturedAt,
-			"entries": r.Entries, "resolved": len(r.Pages), "dropped": r.Dropped, "resident": mc.Resident, "coverage": mc.Coverage, "rows": rows})
+			"entries": r.Entries, "keyed_entries": mf.Header.KeyedEntries, "resolved": len(r.Pages), "dropped": r.Dropped, "resident": mc.Resident, "coverage": mc.Coverage, "rows": rows})
 	}
 	t := newTable(w, table.Row{"schema", "table", "partition", "index", "manifest pages", "resident", "coverage"}, 5)
 	for _, row := range rows {
@@ -282,8 +282,12 @@ func inspectManifest(cmd *cobra.Command, conn *connection.Conn, mf *manifest.Man
 	for _, n := range r.Dropped {
 		dropped += n
 	}
-	fmt.Fprintf(w, "manifest %s (from %s, captured %s): %d entries, %d resolved here, %d dropped; %d resident now: coverage %.1f%%\n",
-		r.Name, r.Source.ServerID, r.Source.CapturedAt.Format("2006-01-02 15:04:05 MST"), r.Entries, len(r.Pages), dropped, mc.Resident, 100*mc.Coverage)
+	keyed := ""
+	if mf.Header.KeyedEntries > 0 {
+		keyed = fmt.Sprintf(" (%d with key ranges)", mf.Header.KeyedEntries)
+	}
+	fmt.Fprintf(w, "manifest %s (from %s, captured %s): %d entries%s, %d resolved here, %d dropped; %d resident now: coverage %.1f%%\n",
+		r.Name, r.Source.ServerID, r.Source.CapturedAt.Format("2006-01-02 15:04:05 MST"), r.Entries, keyed, len(r.Pages), dropped, mc.Resident, 100*mc.Coverage)
 	return nil
 }
 

@@ -33,6 +33,7 @@ func newSnapshotCmd() *cobra.Command {
 		pageList   string
 		metricsOut string
 		metricsAt  string
+		noKeys     bool
 	)
 	cmd := &cobra.Command{
 		Use:   "snapshot",
@@ -67,7 +68,14 @@ SYSTEM_VARIABLES_ADMIN, innowarm borrows the server's own dump (innodb_buffer_po
 about 0.2 µs of server time per resident page, no table built) and names each page from the
 tablespace file's allocation metadata ("dump"); elsewhere it reads INNODB_BUFFER_PAGE_LRU
 ("lru-table": the server builds a row per resident page, 2-3 µs each, in a temporary
-table). "auto" (the default) takes the dump when it can and says why not when it cannot.`,
+table). "auto" (the default) takes the dump when it can and says why not when it cannot.
+
+Key ranges: on the database host innowarm also records the key range each captured index
+page holds (its first key, and the next page's), read from the index's non-leaf pages in
+the tablespace file (about 1% of the index), so that the manifest can warm any copy of the
+data by key: a logical replica, a rebuilt table, another flavor. Where the files are not
+readable (innowarm elsewhere, a managed server) the manifest names pages by number only,
+and snapshot says so in one line. --no-keys leaves them out.`,
 		Example: `  innowarm snapshot -u admin -p -o /var/lib/innowarm/hot.manifest
   innowarm snapshot -o hot.manifest.gz --every 5m --keep 3     # sidecar
   innowarm snapshot -o s3://manifests/prod/db1/hot.manifest.gz --every 5m --s3-endpoint https://minio:9000
@@ -82,6 +90,7 @@ table). "auto" (the default) takes the dump when it can and says why not when it
 	cmd.Flags().BoolVar(&allowEmpty, "allow-empty", false, "let a capture with no pages replace an existing manifest")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the capture summary as JSON")
 	cmd.Flags().StringVar(&pageList, "page-list", snapshot.PageListAuto, "how to read the page list: auto, dump (the server's own dump, on the database host) or lru-table (INNODB_BUFFER_PAGE_LRU)")
+	cmd.Flags().BoolVar(&noKeys, "no-keys", false, "leave out each page's key range (read from the tablespace files, on the database host): the manifest then warms only a page-for-page copy")
 	cmd.Flags().StringVar(&metricsOut, "metrics-file", "", "with --every: write Prometheus text-format metrics (the manifest's age and size) to this file after every capture")
 	cmd.Flags().StringVar(&metricsAt, "metrics-listen", "", "with --every: serve Prometheus metrics on this address, e.g. :9105 (path /metrics)")
 	cmd.RunE = run(func(cmd *cobra.Command, _ []string) error {
@@ -127,7 +136,7 @@ table). "auto" (the default) takes the dump when it can and says why not when it
 				return err
 			}
 		}
-		so := snapshot.Options{Path: out, Keep: keep, AllowEmpty: allowEmpty, Filter: filter, ToolVersion: version, PageList: pageList, Log: logx.Default(), Store: s3.store()}
+		so := snapshot.Options{Path: out, Keep: keep, AllowEmpty: allowEmpty, Filter: filter, ToolVersion: version, PageList: pageList, NoKeys: noKeys, Log: logx.Default(), Store: s3.store()}
 		if err := so.Validate(); err != nil {
 			return usagef("%v", err)
 		}
@@ -189,6 +198,20 @@ func printSnapshot(w io.Writer, r *snapshot.Result) {
 		r.Entries, r.Objects, r.PoolPages, r.Unattributed, r.Seconds, r.ReadSeconds, pageListName(r.PageList), dest, size)
 	if r.PageListNote != "" {
 		fmt.Fprintf(w, "page list from INNODB_BUFFER_PAGE_LRU, not the server's dump: %s\n", r.PageListNote)
+	}
+	if k := r.Keys; k.Pages > 0 && k.Note == "" {
+		extra := ""
+		if k.ReadAlone > 0 {
+			extra += fmt.Sprintf("; %d pages no parent on disk points to yet (split since) read alone, %d of them with a range", k.ReadAlone, k.KeyedAlone)
+		}
+		if k.Unplaced > 0 {
+			extra += fmt.Sprintf("; %d pages the list names by tablespace only (allocated since the file's descriptors were written) carry none", k.Unplaced)
+		}
+		if k.NoPortableKey > 0 {
+			extra += fmt.Sprintf("; %d of tables without a primary key (hidden row id: no portable key)", k.NoPortableKey)
+		}
+		fmt.Fprintf(w, "key ranges: %d of %d index pages (%d indexes, %d non-leaf pages read, %.2f s)%s\n",
+			k.Keyed, k.Pages, k.Indexes, k.TreePages, k.Seconds, extra)
 	}
 	if r.Header.Captures > 1 {
 		churn := ""

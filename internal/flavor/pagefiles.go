@@ -30,3 +30,21 @@ func (s Server) FreeTargetExpr() string {
 func (s Server) PoolInstancesQuery() string {
 	return "SELECT POOL_ID, DATABASE_PAGES, OLD_DATABASE_PAGES FROM information_schema.INNODB_BUFFER_POOL_STATS ORDER BY POOL_ID"
 }
+
+// ColumnsTable lists every InnoDB column with TABLE_ID, NAME, POS, MTYPE, PRTYPE and LEN:
+// how the engine stores it.
+func (s Server) ColumnsTable() string { return s.dictTable("INNODB_SYS_COLUMNS", "INNODB_COLUMNS") }
+
+// InstantColumnsExpr is two columns of TablesTable: MySQL's INSTANT_COLS (tables upgraded
+// with 8.0.12's instant ADD COLUMN) and TOTAL_ROW_VERSIONS (8.0.29's instant ADD/DROP);
+// 0 where the server has neither. MariaDB's instant ALTER history is only in the clustered
+// index's root page and its metadata record.
+func (s Server) InstantColumnsExpr() string {
+	switch {
+	case s.IsMariaDB() || !s.Version.AtLeast(8, 0, 12):
+		return "0, 0"
+	case !s.Version.AtLeast(8, 0, 29):
+		return "INSTANT_COLS, 0"
+	}
+	return "INSTANT_COLS, TOTAL_ROW_VERSIONS"
+}

@@ -21,7 +21,8 @@ func FuzzRead(f *testing.F) {
 		gzipBytes(f, small),
 		small[:len(small)/2],
 		[]byte(""),
-		[]byte("innowarm-manifest 2\n"),
+		[]byte("innowarm-manifest 3\n"),
+		[]byte(version2Example),
 		[]byte("innowarm-manifest 1\n"),
 		[]byte("innowarm-manifest 1\npage_size 16384\ncaptured_at 2026-03-01T10:00:05Z\nend entries=0 objects=0 sha256=0000000000000000000000000000000000000000000000000000000000000000\n"),
 		[]byte("innowarm-manifest 2\n"),
@@ -33,6 +34,7 @@ func FuzzRead(f *testing.F) {
 	for _, s := range seeds {
 		f.Add(s)
 	}
+	f.Add([]byte(keyedManifestText))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := Read(bytes.NewReader(data), "fuzz")
 		if err != nil {
@@ -56,6 +58,7 @@ func FuzzRead(f *testing.F) {
 			t.Fatalf("re-reading what was written: %v", err)
 		}
 		m.Header.SHA256, again.Header.SHA256 = "", "" // objects may now come first
+		m.Header.FormatVersion = FormatVersion        // an older file is written as the current version
 		m.Name, again.Name = "", ""
 		if !reflect.DeepEqual(m, again) {
 			t.Fatalf("round trip changed the manifest:\n%+v\n%+v", m, again)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/innowarm/innowarm/internal/exitcode"
+	"github.com/innowarm/innowarm/internal/keys"
 )
 
 // hostileNames are identifiers MySQL and MariaDB accept (quoted) that would break a naive
@@ -68,17 +69,32 @@ func hostileManifest() *Manifest {
 	m.Header.CaptureDuration = 1234 * time.Millisecond
 	m.Header.Captures = 4
 	for i, name := range hostileNames {
+		cols := keys.Columns{{Name: name, Type: keys.Type{Kind: keys.Int, Size: 8}}, {Name: name + ",:", Type: keys.Type{Kind: keys.Varchar, Collation: "utf8mb4_bin"}}}
 		m.Objects = append(m.Objects,
-			Object{SpaceID: uint32(i), PageType: "INDEX", Schema: name, Table: "t" + name, Partition: name, Index: name + "i"},
+			Object{SpaceID: uint32(i), PageType: "INDEX", Schema: name, Table: "t" + name, Partition: name, Index: name + "i", KeyColumns: string(keys.AppendColumns(nil, cols))},
 			Object{SpaceID: uint32(i), PageType: "BLOB", Schema: "s", Table: name, Partition: "", Index: ""},
 			Object{SpaceID: uint32(i), PageType: name + "T", Schema: "s" + name, Table: "x", Index: name},
 		)
 	}
 	lru := uint32(0)
-	for id := range m.Objects {
+	for id, o := range m.Objects {
+		cols, _ := o.Columns()
 		for p := range 3 {
-			m.Entries = append(m.Entries, Entry{Object: uint32(id), Page: uint32(id*10 + p), LRU: lru, Old: lru%3 == 0,
-				Seen: uint16(1 + lru%4), Last: uint16(lru % 3), Score: lru * 997 % (ScoreMax + 1)})
+			e := Entry{Object: uint32(id), Page: uint32(id*10 + p), LRU: lru, Old: lru%3 == 0,
+				Seen: uint16(1 + lru%4), Last: uint16(lru % 3), Score: lru * 997 % (ScoreMax + 1)}
+			if cols != nil {
+				name := hostileNames[id/3]
+				low, _ := KeyBound(cols, keys.Key{{I: int64(p) - 1}, {Bytes: []byte(name)}})
+				r := Range{Low: low, High: PageBound(uint32(id*10 + p + 1))}
+				switch p {
+				case 0:
+					r.Low = OpenBound
+				case 2:
+					r.High, _ = KeyBound(cols, keys.Key{{I: 99}, keys.Null})
+				}
+				m.AddRange(&e, r)
+			}
+			m.Entries = append(m.Entries, e)
 			lru++
 		}
 	}

@@ -18,16 +18,21 @@ package manifest
 import (
 	"fmt"
 	"math/bits"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/innowarm/innowarm/internal/flavor"
+	"github.com/innowarm/innowarm/internal/keys"
 	"github.com/innowarm/innowarm/internal/units"
 )
 
 // FormatVersion is the format this package writes and the newest it reads. Version 2 added
 // each page's history across captures (Entry.Seen, Last, Score) and the header's captures;
-// version 1 files read with Seen 1, Last 0 and Score 0.
-const FormatVersion = 2
+// version 1 files read with Seen 1, Last 0 and Score 0. Version 3 added each index's key
+// columns (Object.KeyColumns) and each page's key range (Entry.Low, Entry.High); older files
+// read without them.
+const FormatVersion = 3
 
 // magic starts the first line of every manifest, followed by the format version.
 const magic = "innowarm-manifest"
@@ -59,8 +64,10 @@ type Header struct {
 	// for snapshot --every, whose manifest scores each page over the captures it kept.
 	Captures int `json:"captures"`
 
-	Entries         int64         `json:"entries"`
-	Objects         int64         `json:"objects"`
+	Entries int64 `json:"entries"`
+	Objects int64 `json:"objects"`
+	// KeyedEntries (version 3) counts the entries whose key range has a known Low.
+	KeyedEntries    int64         `json:"keyed_entries"`
 	CaptureDuration time.Duration `json:"capture_duration_ns"`
 	// SHA256 is the hex digest of the uncompressed file up to the trailer's " sha256=".
 	SHA256 string `json:"sha256"`
@@ -109,6 +116,18 @@ type Object struct {
 	Partition string `json:"partition,omitempty"`
 	// Index is empty for pages that belong to no index (BLOB/LOB pages).
 	Index string `json:"index,omitempty"`
+	// KeyColumns (version 3) describes the index's key fields, in the text form of
+	// keys.AppendColumns (name:type pairs, with charset and collation); empty when the
+	// manifest carries no keys for the object. Columns parses it.
+	KeyColumns string `json:"key_columns,omitempty"`
+}
+
+// Columns parses KeyColumns; nil when the object carries no keys.
+func (o Object) Columns() (keys.Columns, error) {
+	if o.KeyColumns == "" {
+		return nil, nil
+	}
+	return keys.ParseColumns([]byte(o.KeyColumns))
 }
 
 func (o Object) String() string {
@@ -122,8 +141,8 @@ func (o Object) String() string {
 	return s + " (" + o.PageType + ")"
 }
 
-// Entry is one page in the source server's buffer pool. It is 20 bytes in memory, so a
-// 33M-page (512 GiB) pool fits in about 660 MB.
+// Entry is one page in the source server's buffer pool. It is 24 bytes in memory, so a
+// 33M-page (512 GiB) pool fits in about 800 MB, plus its key ranges (Manifest.Ranges).
 type Entry struct {
 	// Object is the index of the page's object in the manifest's object list.
 	Object uint32 `json:"object"`
@@ -144,6 +163,85 @@ type Entry struct {
 	// decaying average of where it stood in each LRU list (see snapshot.History). 0 means
 	// no history (one capture, or a version 1 file): order by Old and LRU then.
 	Score uint32 `json:"score"`
+	// Range (version 3) is 1 + the index of the page's key range in Manifest.Ranges; 0
+	// when the manifest has none for it. Streaming readers give it with Reader.Range.
+	Range uint32 `json:"range,omitempty"`
+}
+
+// Range is the key range a page held (version 3), as two bound tokens (ParseBound reads
+// them): Low its lowest key when the capture saw it (a lower bound of every key the page
+// holds), High the next page's lowest key (an exclusive upper bound), or "@N": where this
+// object's entry for page N starts. Empty tokens are unknown.
+type Range struct {
+	Low  string `json:"low,omitempty"`
+	High string `json:"high,omitempty"`
+}
+
+// Known says whether the range says anything.
+func (r Range) Known() bool { return r.Low != "" || r.High != "" }
+
+// LowBound and HighBound interpret Low and High.
+func (r Range) LowBound() (Bound, error)  { return ParseBound(r.Low) }
+func (r Range) HighBound() (Bound, error) { return ParseBound(r.High) }
+
+// BoundKind says what an entry's Low or High holds.
+type BoundKind uint8
+
+const (
+	// BoundUnknown: no key known (no key columns, a page the capture could not place, a
+	// version 1 or 2 file). Written "-".
+	BoundUnknown BoundKind = iota
+	// BoundOpen: the start of the index (Low) or its end (High). Written "~".
+	BoundOpen
+	// BoundKey: a key in keys.AppendKey's text form over the object's KeyColumns.
+	BoundKey
+	// BoundPage (High only): the range ends where this object's entry for page Bound.Page
+	// starts (its Low), written "@N": the page's right neighbour is in the manifest too, so
+	// its key is written once. A reader that finds no such entry knows no end.
+	BoundPage
+)
+
+// Bound is Low or High interpreted.
+type Bound struct {
+	Kind BoundKind
+	Page uint32 // BoundPage
+	Key  string // BoundKey: the text form (parse with keys.ParseKey and the object's columns)
+}
+
+// Tokens for the bounds that hold no key.
+const (
+	OpenBound    = "~"
+	unknownBound = "-"
+)
+
+// PageBound is the High token "@N".
+func PageBound(page uint32) string { return "@" + strconv.FormatUint(uint64(page), 10) }
+
+// KeyBound is the token for a key over columns cs; a key with no fields is unknown ("").
+func KeyBound(cs keys.Columns, k keys.Key) (string, error) {
+	if len(k) == 0 {
+		return "", nil
+	}
+	b, err := keys.AppendKey(nil, cs, k)
+	return string(b), err
+}
+
+// ParseBound interprets a Low or High token: "" or "-" unknown, "~" open, "@N" a page, else
+// a key's text form (not parsed here).
+func ParseBound(tok string) (Bound, error) {
+	switch {
+	case tok == "" || tok == unknownBound:
+		return Bound{}, nil
+	case tok == OpenBound:
+		return Bound{Kind: BoundOpen}, nil
+	case strings.HasPrefix(tok, "@"):
+		n, ok := parseUint32([]byte(tok[1:]))
+		if !ok {
+			return Bound{}, fmt.Errorf("bad page reference %q", tok)
+		}
+		return Bound{Kind: BoundPage, Page: n}, nil
+	}
+	return Bound{Kind: BoundKey, Key: tok}, nil
 }
 
 // ScoreMax is the score of a page at the head of the young sublist in every capture.
@@ -173,6 +271,26 @@ type Summary struct {
 type Manifest struct {
 	Summary
 	Entries []Entry `json:"entries"`
+	// Ranges are the entries' key ranges (Entry.Range - 1 indexes them).
+	Ranges []Range `json:"ranges,omitempty"`
+}
+
+// RangeOf is e's key range; the zero Range when it has none.
+func (m *Manifest) RangeOf(e Entry) Range {
+	if e.Range == 0 || int(e.Range) > len(m.Ranges) {
+		return Range{}
+	}
+	return m.Ranges[e.Range-1]
+}
+
+// AddRange stores r and sets e.Range to it (a zero r clears it).
+func (m *Manifest) AddRange(e *Entry, r Range) {
+	if !r.Known() {
+		e.Range = 0
+		return
+	}
+	m.Ranges = append(m.Ranges, r)
+	e.Range = uint32(len(m.Ranges))
 }
 
 // CheckPageSize refuses a manifest captured with another innodb_page_size than the target

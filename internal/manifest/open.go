@@ -112,6 +112,7 @@ func readAll(r *Reader, keepEntries bool) (*Manifest, error) {
 			counts[e.Object].Young++
 		}
 		if keepEntries {
+			m.AddRange(&e, r.Range())
 			m.Entries = append(m.Entries, e)
 		}
 	}

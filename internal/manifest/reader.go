@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/innowarm/innowarm/internal/flavor"
+	"github.com/innowarm/innowarm/internal/keys"
 )
 
 // maxLine bounds one line (and so the reader's memory): object names are at most 64
@@ -37,9 +38,14 @@ type Reader struct {
 	sum     hash.Hash
 	header  Header
 	objects []Object
+	columns []keys.Columns    // per object: its parsed key columns (version 3)
 	known   map[Object]uint32 // to refuse an object defined twice
 	entries int64
+	keyed   int64 // entries with a known Low
 	line    int64
+	// low and high are the last entry's key range tokens as read (nil: none); they point
+	// into the read buffer and hold until the next line is read.
+	low, high []byte
 
 	pending    Entry // the first entry, read while looking for the end of the header
 	hasPending bool
@@ -372,11 +378,16 @@ func (r *Reader) parseEntry(line []byte) (Entry, error) {
 	lru, rest, ok3 := cutUint32(rest)
 	e := Entry{Object: obj, Page: page, LRU: lru, Seen: 1}
 	ok := ok1 && ok2 && ok3 && len(rest) >= 1 && (rest[0] == 'y' || rest[0] == 'o')
+	var bounds []byte
+	r.low, r.high = nil, nil
 	if ok {
 		e.Old = rest[0] == 'o'
-		if r.header.FormatVersion >= 2 {
-			ok = r.parseHistory(rest[1:], &e)
-		} else {
+		switch {
+		case r.header.FormatVersion >= 3:
+			bounds, ok = r.parseHistory(rest[1:], &e, true)
+		case r.header.FormatVersion == 2:
+			_, ok = r.parseHistory(rest[1:], &e, false)
+		default:
 			ok = len(rest) == 1
 		}
 	}
@@ -385,36 +396,115 @@ func (r *Reader) parseEntry(line []byte) (Entry, error) {
 		if r.header.FormatVersion >= 2 {
 			want += " SEEN LAST SCORE"
 		}
+		if r.header.FormatVersion >= 3 {
+			want += " LOW HIGH"
+		}
 		return Entry{}, r.fail(ErrCorrupt, r.line, "malformed entry %s (want: %s)", quoteFragment(line), want)
 	}
 	if int(obj) >= len(r.objects) {
 		return Entry{}, r.fail(ErrCorrupt, r.line, "object reference %d out of range (%d objects defined before it)", obj, len(r.objects))
 	}
+	if len(bounds) > 0 {
+		if err := r.parseBounds(bounds, &e); err != nil {
+			return Entry{}, err
+		}
+	}
 	r.entries++
 	return e, nil
 }
 
+// parseBounds reads a version 3 entry's " LOW HIGH": "-" unknown, "~" the index's start or
+// end, "@N" (HIGH only) another entry's page, or a key over the object's columns.
+func (r *Reader) parseBounds(b []byte, e *Entry) error {
+	low, high, ok := bytes.Cut(b[1:], []byte(" "))
+	if b[0] != ' ' || !ok || len(low) == 0 || len(high) == 0 || bytes.IndexByte(high, ' ') >= 0 {
+		return r.fail(ErrCorrupt, r.line, "malformed key range %s (want: LOW HIGH)", quoteFragment(b))
+	}
+	cols := r.columns[e.Object]
+	check := func(tok []byte, isHigh bool) error {
+		switch {
+		case string(tok) == unknownBound:
+			return nil
+		case cols == nil:
+			return r.fail(ErrCorrupt, r.line, "key bound %s for an object without key columns", quoteFragment(tok))
+		case string(tok) == OpenBound:
+			return nil
+		case isHigh && tok[0] == '@':
+			if _, ok := parseUint32(tok[1:]); !ok {
+				return r.fail(ErrCorrupt, r.line, "bad page reference %s", quoteFragment(tok))
+			}
+			return nil
+		}
+		if _, err := keys.ParseKey(cols, tok); err != nil {
+			return r.fail(ErrCorrupt, r.line, "bad key %s: %v", quoteFragment(tok), err)
+		}
+		return nil
+	}
+	if err := check(low, false); err != nil {
+		return err
+	}
+	if err := check(high, true); err != nil {
+		return err
+	}
+	if string(low) == unknownBound && string(high) == unknownBound {
+		return r.fail(ErrCorrupt, r.line, "a key range that says nothing is written as none")
+	}
+	r.low, r.high = low, high
+	if string(low) != unknownBound {
+		r.keyed++
+	}
+	return nil
+}
+
+// Range is the key range of the entry Next returned last (the zero Range when it has none).
+func (r *Reader) Range() Range {
+	tok := func(b []byte) string {
+		if b == nil || string(b) == unknownBound {
+			return ""
+		}
+		return string(b)
+	}
+	return Range{Low: tok(r.low), High: tok(r.high)}
+}
+
 // parseHistory reads a version 2 entry's " SEEN LAST SCORE": seen at least 1 and at most
-// the header's captures, last below them, score at most ScoreMax.
-func (r *Reader) parseHistory(b []byte, e *Entry) bool {
+// the header's captures, last below them, score at most ScoreMax. With more set (version
+// 3) the score is followed by a space and the rest of the line, which it returns.
+func (r *Reader) parseHistory(b []byte, e *Entry, more bool) ([]byte, bool) {
 	if len(b) < 2 || b[0] != ' ' {
-		return false
+		return nil, false
 	}
 	seen, rest, ok1 := cutUint32(b[1:])
 	last, rest, ok2 := cutUint32(rest)
-	score, ok3 := wholeUint32(rest)
+	var score uint32
+	ok3 := false
+	if more {
+		// Version 3: the score ends the line, or a space and the key range follow it.
+		end := bytes.IndexByte(rest, ' ')
+		if end < 0 {
+			end = len(rest)
+		}
+		score, ok3 = wholeUint32(rest[:end])
+		rest = rest[end:]
+	} else {
+		score, ok3 = wholeUint32(rest)
+	}
 	captures := uint32(max(r.header.Captures, 1))
 	if !ok1 || !ok2 || !ok3 || seen < 1 || seen > captures || last >= captures || score > ScoreMax {
-		return false
+		return nil, false
 	}
 	e.Seen, e.Last, e.Score = uint16(seen), uint16(last), score
-	return true
+	return rest, true
 }
 
 func (r *Reader) parseObject(line []byte) error {
 	f := bytes.Split(line, []byte(" "))
-	if len(f) != 8 {
-		return r.fail(ErrCorrupt, r.line, "malformed object line %s (want: object ID SPACE TYPE SCHEMA TABLE PARTITION INDEX)", quoteFragment(line))
+	want := 8
+	if r.header.FormatVersion >= 3 {
+		want = 9
+	}
+	if len(f) != want {
+		return r.fail(ErrCorrupt, r.line, "malformed object line %s (want: object ID SPACE TYPE SCHEMA TABLE PARTITION INDEX%s)", quoteFragment(line), map[bool]string{true: " KEYCOLUMNS"}[want == 9])
 	}
 	id, ok := parseUint32(f[1])
 	if !ok || int64(id) != int64(len(r.objects)) {
@@ -433,11 +523,20 @@ func (r *Reader) parseObject(line []byte) error {
 		names[i] = s
 	}
 	o := Object{SpaceID: space, PageType: names[0], Schema: names[1], Table: names[2], Partition: names[3], Index: names[4]}
+	var cols keys.Columns
+	if want == 9 && string(f[8]) != unknownBound {
+		var err error
+		if cols, err = keys.ParseColumns(f[8]); err != nil {
+			return r.fail(ErrCorrupt, r.line, "object %d key columns: %v", id, err)
+		}
+		o.KeyColumns = string(f[8])
+	}
 	if prev, dup := r.known[o]; dup {
 		return r.fail(ErrCorrupt, r.line, "object %d repeats object %d", id, prev)
 	}
 	r.known[o] = id
 	r.objects = append(r.objects, o)
+	r.columns = append(r.columns, cols)
 	return nil
 }
 
@@ -446,6 +545,7 @@ var sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
 func (r *Reader) parseTrailer(line []byte) error {
 	var (
 		entries, objects int64
+		keyed            int64 = -1
 		duration         time.Duration
 		checksum         string
 		seen             = map[string]bool{}
@@ -474,6 +574,8 @@ func (r *Reader) parseTrailer(line []byte) error {
 			entries, err = strconv.ParseInt(string(value), 10, 64)
 		case "objects":
 			objects, err = strconv.ParseInt(string(value), 10, 64)
+		case "keyed":
+			keyed, err = strconv.ParseInt(string(value), 10, 64)
 		case "capture_duration":
 			duration, err = time.ParseDuration(string(value))
 			if err == nil && duration < 0 {
@@ -503,6 +605,9 @@ func (r *Reader) parseTrailer(line []byte) error {
 	if objects != int64(len(r.objects)) {
 		return r.fail(ErrCorrupt, r.line, "the trailer says %d objects but %d are defined", objects, len(r.objects))
 	}
+	if keyed >= 0 && keyed != r.keyed {
+		return r.fail(ErrCorrupt, r.line, "the trailer says %d entries with keys but %d precede it", keyed, r.keyed)
+	}
 	if got := hex.EncodeToString(r.sum.Sum(nil)); got != checksum {
 		return r.fail(ErrCorrupt, 0, "checksum mismatch: the content hashes to sha256 %s..., the trailer says %s...", got[:12], checksum[:12])
 	}
@@ -512,7 +617,7 @@ func (r *Reader) parseTrailer(line []byte) error {
 	} else if err != io.EOF {
 		return r.readError(err)
 	}
-	r.header.Entries, r.header.Objects = entries, objects
+	r.header.Entries, r.header.Objects, r.header.KeyedEntries = entries, objects, r.keyed
 	r.header.CaptureDuration, r.header.SHA256 = duration, checksum
 	r.done = true
 	return nil

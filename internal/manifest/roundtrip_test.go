@@ -79,13 +79,21 @@ func TestRoundTripHostileNames(t *testing.T) {
 		}
 		t.Fatalf("objects differ (%d vs %d)", len(got.Objects), len(want.Objects))
 	}
-	if !reflect.DeepEqual(got.Entries, want.Entries) {
+	if !reflect.DeepEqual(got.Entries, want.Entries) || !reflect.DeepEqual(got.Ranges, want.Ranges) {
 		t.Fatal("entries differ")
 	}
 	h := got.Header
 	wantH := want.Header
 	wantH.FormatVersion = FormatVersion
 	wantH.Entries, wantH.Objects = int64(len(want.Entries)), int64(len(want.Objects))
+	for _, e := range want.Entries {
+		if want.RangeOf(e).Low != "" {
+			wantH.KeyedEntries++
+		}
+	}
+	if wantH.KeyedEntries == 0 {
+		t.Fatal("the hostile manifest has no key ranges")
+	}
 	wantH.SHA256 = h.SHA256
 	if h != wantH {
 		t.Errorf("header:\n got %+v\nwant %+v", h, wantH)
@@ -235,12 +243,21 @@ func TestStreamingReader(t *testing.T) {
 		if int(e.Object) >= len(r.Objects()) {
 			t.Fatalf("entry %+v refers to an object not yet returned", e)
 		}
+		// The streaming reader gives each entry's range beside it, until the next.
+		w := want.Entries[len(got)]
+		if r.Range() != want.RangeOf(w) {
+			t.Errorf("entry %d: range %+v, want %+v", len(got), r.Range(), want.RangeOf(w))
+		}
+		w.Range = 0
+		if e != w {
+			t.Errorf("entry %d: %+v, want %+v", len(got), e, w)
+		}
 		got = append(got, e)
 	}
 	if _, err := r.Next(); err != io.EOF {
 		t.Errorf("Next after the end: %v", err)
 	}
-	if !reflect.DeepEqual(got, want.Entries) || len(r.Objects()) != len(want.Objects) {
+	if len(got) != len(want.Entries) || len(r.Objects()) != len(want.Objects) {
 		t.Error("streamed entries or objects differ")
 	}
 	if r.Header().Entries != int64(len(want.Entries)) || r.Header().SHA256 == "" {
@@ -260,7 +277,7 @@ func TestGzipRoundTrip(t *testing.T) {
 				}
 			}
 			for _, e := range want.Entries {
-				if err := w.WriteEntry(e); err != nil {
+				if err := w.WriteEntryRange(e, want.RangeOf(e)); err != nil {
 					return err
 				}
 			}
@@ -281,7 +298,7 @@ func TestGzipRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !reflect.DeepEqual(got.Entries, want.Entries) || !reflect.DeepEqual(got.Objects, want.Objects) {
+		if !reflect.DeepEqual(got.Entries, want.Entries) || !reflect.DeepEqual(got.Objects, want.Objects) || !reflect.DeepEqual(got.Ranges, want.Ranges) {
 			t.Errorf("%s: content differs", name)
 		}
 		if got.Header.SHA256 != h.SHA256 || got.Name != path {
@@ -296,7 +313,7 @@ func TestGzipRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !bytes.HasPrefix(plain, []byte("innowarm-manifest 2\n")) {
+			if !bytes.HasPrefix(plain, []byte("innowarm-manifest 3\n")) {
 				t.Errorf("decompressed file starts %q", plain[:30])
 			}
 			again, err := Read(bytes.NewReader(plain), "plain")

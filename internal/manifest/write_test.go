@@ -280,7 +280,7 @@ func TestWriteToStdout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if bytes.HasPrefix(out.Bytes(), []byte{0x1f, 0x8b}) || !bytes.HasPrefix(out.Bytes(), []byte("innowarm-manifest 2\n")) {
+	if bytes.HasPrefix(out.Bytes(), []byte{0x1f, 0x8b}) || !bytes.HasPrefix(out.Bytes(), []byte("innowarm-manifest 3\n")) {
 		t.Errorf("stdout output starts %q", out.Bytes()[:20])
 	}
 	m, err := Read(&out, "stdin")

@@ -23,7 +23,10 @@ type Writer struct {
 	header  Header
 	ids     map[Object]uint32
 	objects uint32
+	keyed   []bool // per object: it has key columns
 	entries int64
+	// withKeys counts the entries whose Low is known.
+	withKeys int64
 
 	started     time.Time
 	duration    time.Duration
@@ -61,7 +64,7 @@ func NewWriter(dst io.Writer, h Header) (*Writer, error) {
 	}
 	h.FormatVersion = FormatVersion
 	h.CapturedAt = h.CapturedAt.UTC().Truncate(time.Second)
-	h.Entries, h.Objects, h.CaptureDuration, h.SHA256 = 0, 0, 0, ""
+	h.Entries, h.Objects, h.KeyedEntries, h.CaptureDuration, h.SHA256 = 0, 0, 0, 0, ""
 	sum := sha256.New()
 	w := &Writer{
 		buf:     bufio.NewWriterSize(hashingWriter{h: sum, dst: dst}, 64<<10),
@@ -125,6 +128,9 @@ func (w *Writer) Object(o Object) (uint32, error) {
 	if id, ok := w.ids[o]; ok {
 		return id, nil
 	}
+	if !isToken(o.KeyColumns, true) {
+		return 0, fmt.Errorf("manifest writer: object %s: key columns %q are not one word", o, o.KeyColumns)
+	}
 	id := w.objects
 	b := append(w.buf.AvailableBuffer(), "object "...)
 	b = strconv.AppendUint(b, uint64(id), 10)
@@ -134,6 +140,8 @@ func (w *Writer) Object(o Object) (uint32, error) {
 		b = append(b, ' ')
 		b = appendField(b, f)
 	}
+	b = append(b, ' ')
+	b = appendToken(b, o.KeyColumns)
 	b = append(b, '\n')
 	w.write(b)
 	if w.err != nil {
@@ -141,16 +149,48 @@ func (w *Writer) Object(o Object) (uint32, error) {
 	}
 	w.ids[o] = id
 	w.objects++
+	w.keyed = append(w.keyed, o.KeyColumns != "")
 	return id, nil
 }
 
-// WriteEntry writes one page of an object already returned by Object.
-func (w *Writer) WriteEntry(e Entry) error {
+// appendToken writes a raw one-word field, "-" for empty.
+func appendToken(b []byte, tok string) []byte {
+	if tok == "" {
+		return append(b, unknownBound...)
+	}
+	return append(b, tok...)
+}
+
+// isToken: empty, or printable bytes without spaces (escaped key text is).
+func isToken(s string, allowEmpty bool) bool {
+	if s == "" {
+		return allowEmpty
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] <= ' ' || s[i] == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// WriteEntry writes one page of an object already returned by Object, without a key range.
+func (w *Writer) WriteEntry(e Entry) error { return w.WriteEntryRange(e, Range{}) }
+
+// WriteEntryRange writes one page with its key range (e.Range is ignored); a page of an
+// object without key columns has none.
+func (w *Writer) WriteEntryRange(e Entry, r Range) error {
 	if err := w.usable(); err != nil {
 		return err
 	}
 	if e.Object >= w.objects {
 		return fmt.Errorf("manifest writer: entry refers to object %d, only %d defined", e.Object, w.objects)
+	}
+	if r.Known() && !w.keyed[e.Object] {
+		return fmt.Errorf("manifest writer: entry of page %d has a key range, its object has no key columns", e.Page)
+	}
+	if !isToken(r.Low, true) || !isToken(r.High, true) {
+		return fmt.Errorf("manifest writer: entry of page %d: bounds %q %q are not one word each", e.Page, r.Low, r.High)
 	}
 	// AvailableBuffer lets the line be formatted in bufio's own buffer: no copy, no allocation.
 	b := w.buf.AvailableBuffer()
@@ -169,10 +209,21 @@ func (w *Writer) WriteEntry(e Entry) error {
 	b = strconv.AppendUint(b, uint64(e.Last), 10)
 	b = append(b, ' ')
 	b = strconv.AppendUint(b, uint64(min(e.Score, ScoreMax)), 10)
+	// A page without a key range ends there: the range is two words only where one is
+	// known, so keyless pages cost nothing.
+	if r.Known() {
+		b = append(b, ' ')
+		b = appendToken(b, r.Low)
+		b = append(b, ' ')
+		b = appendToken(b, r.High)
+	}
 	b = append(b, '\n')
 	w.write(b)
 	if w.err == nil {
 		w.entries++
+		if r.Low != "" {
+			w.withKeys++
+		}
 	}
 	return w.err
 }
@@ -206,13 +257,14 @@ func (w *Writer) Finish() (Header, error) {
 	h := w.header
 	h.Entries = w.entries
 	h.Objects = int64(w.objects)
+	h.KeyedEntries = w.withKeys
 	h.CaptureDuration = w.duration
 	if !w.durationSet {
 		h.CaptureDuration = time.Since(w.started)
 	}
 	h.CaptureDuration = max(h.CaptureDuration.Round(time.Millisecond), 0)
 	// The checksum covers the trailer too, up to its own field.
-	w.write(fmt.Appendf(nil, "end entries=%d objects=%d capture_duration=%s", h.Entries, h.Objects, h.CaptureDuration))
+	w.write(fmt.Appendf(nil, "end entries=%d objects=%d keyed=%d capture_duration=%s", h.Entries, h.Objects, h.KeyedEntries, h.CaptureDuration))
 	if w.err == nil {
 		if err := w.buf.Flush(); err != nil {
 			w.err = fmt.Errorf("write manifest: %w", err)
@@ -246,7 +298,7 @@ func Write(dst io.Writer, m *Manifest) (Header, error) {
 		}
 	}
 	for _, e := range m.Entries {
-		if err := w.WriteEntry(e); err != nil {
+		if err := w.WriteEntryRange(e, m.RangeOf(e)); err != nil {
 			return Header{}, err
 		}
 	}

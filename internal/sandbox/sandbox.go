@@ -281,6 +281,18 @@ func Up(ctx context.Context, cfg Config) (*Sandbox, *UpReport, error) {
 	return s, rep, nil
 }
 
+// creationArgs are the server options a data directory is created with and keeps:
+// innodb_page_size cannot change after it.
+func creationArgs(serverArgs []string) []string {
+	var out []string
+	for _, a := range serverArgs {
+		if strings.HasPrefix(strings.ReplaceAll(a, "_", "-"), "--innodb-page-size=") {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
 // upExisting starts the server of a sandbox that exists, unless it runs already.
 func upExisting(ctx context.Context, s *Sandbox, cfg Config, rep *UpReport) (*Sandbox, *UpReport, error) {
 	s.dieWithParent = cfg.DieWithParent
@@ -386,6 +398,7 @@ func (s *Sandbox) install(ctx context.Context, bin Binary) error {
 	if err != nil {
 		return exitcode.UsageError(fmt.Errorf("cannot create a %s data directory: %w: %s", bin.Kind, err, InstallHint))
 	}
+	boot.Argv = append(boot.Argv, creationArgs(s.ServerArgs)...)
 	logPath := filepath.Join(s.Dir, installLogName)
 	logFile, err := os.Create(logPath)
 	if err != nil {

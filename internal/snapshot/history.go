@@ -4,8 +4,10 @@ import (
 	"math"
 	"time"
 
-	"github.com/innowarm/innowarm/internal/bufferpool"
 	"github.com/innowarm/innowarm/internal/manifest"
+	"strconv"
+	"strings"
+	"unsafe"
 )
 
 // History is what the captures of snapshot --every saw of each page, so that a manifest
@@ -38,8 +40,7 @@ type History struct {
 	start    time.Time // capture times are kept as seconds since start
 	last     float64   // time of the newest capture
 	norm     float64   // Σ w_k as of the newest capture
-	objects  []manifest.Object
-	objectID map[manifest.Object]uint32
+	objects  *objectTable
 	pages    map[pageKey]*pageRecord
 }
 
@@ -55,17 +56,29 @@ type pageRecord struct {
 	seen int
 	lru  uint32 // position and sublist in that capture
 	old  bool
+	// rng is the newest key range a capture read for the page, with the key columns it
+	// was read with (a range read before the index changed is dropped).
+	rng  manifest.Range
+	next uint32
+	cols string
 }
 
-// observed is one page of a capture, its object interned in the history.
+// observed is one page of a capture, its object interned in the capture's (or the
+// history's) object table, with its key range when the capture read one.
 type observed struct {
 	object, page, lru uint32
-	old               bool
+	// next is the page's right neighbour when its key range ends where that page's starts
+	// (then the range has no High of its own).
+	next uint32
+	old  bool
+	// kt is the page's key range when the capture read one (with its object's key
+	// columns), in the capture's text.
+	kt keyText
 }
 
 // NewHistory starts an empty history whose captures lose half their weight in halfLife.
 func NewHistory(halfLife time.Duration) *History {
-	return &History{HalfLife: max(halfLife, time.Second), objectID: map[manifest.Object]uint32{}, pages: map[pageKey]*pageRecord{}}
+	return &History{HalfLife: max(halfLife, time.Second), objects: newObjectTable(), pages: map[pageKey]*pageRecord{}}
 }
 
 // HalfLifeFor is the half-life Every gives its history: four intervals, at least a
@@ -78,24 +91,13 @@ func (h *History) Captures() int { return h.captures }
 // Pages is how many pages the history holds.
 func (h *History) Pages() int { return len(h.pages) }
 
-func (h *History) object(p bufferpool.LRUPage) uint32 {
-	o := manifest.Object{SpaceID: p.Space, PageType: p.PageType, Schema: p.Schema, Table: p.Table, Partition: p.Partition, Index: p.Index}
-	id, ok := h.objectID[o]
-	if !ok {
-		id = uint32(len(h.objects))
-		h.objects = append(h.objects, o)
-		h.objectID[o] = id
-	}
-	return id
-}
-
 // decay is the factor a weight loses over dt seconds.
 func (h *History) decay(dt float64) float64 {
 	return math.Exp2(-dt / h.HalfLife.Seconds())
 }
 
-// observe takes in one capture taken at the given time.
-func (h *History) observe(at time.Time, pages []observed) {
+// observe takes in one capture taken at the given time; txt holds its key ranges' text.
+func (h *History) observe(at time.Time, pages []observed, txt *texts) {
 	if h.captures == 0 {
 		h.start = at
 	}
@@ -126,6 +128,11 @@ func (h *History) observe(at time.Time, pages []observed) {
 		}
 		r.sum = r.sum*h.decay(now-r.at) + touched
 		r.at, r.k, r.lru, r.old = now, h.captures-1, p.lru, p.old
+		if p.kt.flags&ktRange != 0 {
+			rng := txt.rangeOf(p.kt)
+			r.rng = manifest.Range{Low: strings.Clone(rng.Low), High: strings.Clone(rng.High)}
+			r.next, r.cols = p.next, h.objects.keyCols[p.object]
+		}
 		r.seen++
 	}
 	for key, r := range h.pages {
@@ -146,31 +153,108 @@ func (h *History) score(r *pageRecord) float64 {
 // write writes every page the history holds, hottest first, with its history fields.
 func (h *History) write(w *manifest.Writer) error {
 	captures := min(h.captures, math.MaxUint16)
-	entries := make([]manifest.Entry, 0, len(h.pages))
+	out := newEntriesOut(len(h.pages), len(h.pages))
 	for key, r := range h.pages {
-		entries = append(entries, manifest.Entry{
+		e := manifest.Entry{
 			Object: key.object, Page: key.page, LRU: r.lru, Old: r.old,
 			Seen:  uint16(min(r.seen, captures)),
 			Last:  uint16(min(h.captures-1-r.k, captures-1)),
 			Score: uint32(math.Round(h.score(r) * manifest.ScoreMax)),
-		})
+		}
+		if r.cols != "" && r.cols == h.objects.keyCols[key.object] {
+			out.add(e, r.rng, r.next)
+		} else {
+			out.add(e, manifest.Range{}, noPage)
+		}
 	}
-	manifest.SortByHotness(entries)
-	// The writer numbers objects in the order they first appear.
-	ids := make([]int64, len(h.objects))
+	out.sortByHotness()
+	out.linkByText()
+	return out.write(w, h.objects)
+}
+
+// noPage: no right neighbour known.
+const noPage = ^uint32(0)
+
+// entriesOut are the entries of a manifest about to be written, with their key ranges:
+// an entry's Range is 1 + the index of its range (and its right neighbour) in ranges.
+type entriesOut struct {
+	entries []manifest.Entry
+	ranges  []manifest.Range
+	nexts   []uint32
+}
+
+// newEntriesOut holds n entries, keyed of them with a range.
+func newEntriesOut(n, keyed int) *entriesOut {
+	return &entriesOut{entries: make([]manifest.Entry, 0, n), ranges: make([]manifest.Range, 0, keyed), nexts: make([]uint32, 0, keyed)}
+}
+
+func (o *entriesOut) add(e manifest.Entry, r manifest.Range, next uint32) {
+	e.Range = 0
+	if r.Known() {
+		o.ranges = append(o.ranges, r)
+		o.nexts = append(o.nexts, next)
+		e.Range = uint32(len(o.ranges))
+	}
+	o.entries = append(o.entries, e)
+}
+
+func (o *entriesOut) sortByHotness() { manifest.SortByHotness(o.entries) }
+
+// linkByText writes a range's end as "@N" where page N of the same object starts it (its
+// Low is the end's key): a history's pages and their right neighbours were read in
+// different captures.
+func (o *entriesOut) linkByText() {
+	starts := map[uint32]map[string]uint32{} // object -> low key -> page
+	for _, e := range o.entries {
+		if e.Range == 0 {
+			continue
+		}
+		if low := o.ranges[e.Range-1].Low; low != "" && low != manifest.OpenBound {
+			if starts[e.Object] == nil {
+				starts[e.Object] = map[string]uint32{}
+			}
+			starts[e.Object][low] = e.Page
+		}
+	}
+	for _, e := range o.entries {
+		if e.Range == 0 {
+			continue
+		}
+		r := &o.ranges[e.Range-1]
+		if r.High != "" && r.High != manifest.OpenBound {
+			if page, ok := starts[e.Object][r.High]; ok && page != e.Page {
+				r.High = manifest.PageBound(page)
+			}
+		}
+	}
+}
+
+// write writes the entries in their order, their objects numbered in the order they first
+// appear, a range whose end is where its right neighbour starts written "@N".
+func (o *entriesOut) write(w *manifest.Writer, objs *objectTable) error {
+	ids := make([]int64, len(objs.objects))
 	for i := range ids {
 		ids[i] = -1
 	}
-	for _, e := range entries {
+	var at []byte // "@N", valid while the entry is written
+	for _, e := range o.entries {
 		if ids[e.Object] < 0 {
-			id, err := w.Object(h.objects[e.Object])
+			id, err := w.Object(objs.object(e.Object))
 			if err != nil {
 				return err
 			}
 			ids[e.Object] = int64(id)
 		}
-		e.Object = uint32(ids[e.Object])
-		if err := w.WriteEntry(e); err != nil {
+		var r manifest.Range
+		if e.Range > 0 {
+			r = o.ranges[e.Range-1]
+			if next := o.nexts[e.Range-1]; r.Low != "" && r.High == "" && next != noPage {
+				at = strconv.AppendUint(append(at[:0], '@'), uint64(next), 10)
+				r.High = unsafe.String(&at[0], len(at))
+			}
+		}
+		e.Object, e.Range = uint32(ids[e.Object]), 0
+		if err := w.WriteEntryRange(e, r); err != nil {
 			return err
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/innowarm/innowarm/internal/bufferpool"
 	"github.com/innowarm/innowarm/internal/manifest"
+	"github.com/innowarm/innowarm/internal/pagekey"
 )
 
 // capture builds one capture of a list, a second after the previous one: young pages at
@@ -14,7 +15,7 @@ import (
 func capture(h *History, young, old []uint32) {
 	var pages []observed
 	var lru uint32
-	obj := h.object(bufferpool.LRUPage{Space: 5, PageType: "INDEX", Schema: "s", Table: "t", Index: "PRIMARY"})
+	obj := h.objects.id(bufferpool.LRUPage{Space: 5, PageType: "INDEX", Schema: "s", Table: "t", Index: "PRIMARY"})
 	for _, p := range young {
 		pages = append(pages, observed{object: obj, page: p, lru: lru})
 		lru++
@@ -23,7 +24,7 @@ func capture(h *History, young, old []uint32) {
 		pages = append(pages, observed{object: obj, page: p, lru: lru, old: true})
 		lru++
 	}
-	h.observe(time.Date(2026, 11, 25, 6, 0, h.Captures(), 0, time.UTC), pages)
+	h.observe(time.Date(2026, 11, 25, 6, 0, h.Captures(), 0, time.UTC), pages, &texts{})
 }
 
 func historyManifest(t *testing.T, h *History) *manifest.Manifest {
@@ -142,5 +143,56 @@ func TestCaptureDue(t *testing.T) {
 				t.Errorf("got %d, want %d", got, tc.want)
 			}
 		})
+	}
+}
+
+// The history carries each page's newest key range, drops ranges read with other key
+// columns (the index changed), and writes a range's end as the page that starts it.
+func TestHistoryCarriesKeyRanges(t *testing.T) {
+	h := NewHistory(time.Minute)
+	obj := h.objects.id(bufferpool.LRUPage{Space: 5, PageType: "INDEX", Schema: "s", Table: "t", Index: "PRIMARY"})
+	h.objects.keyCols[obj] = "id:int4"
+	var txt texts
+	var block textBlock
+	page := func(n, lru uint32, low, high string) observed {
+		r := pagekey.TextRange{LowOpen: low == "~", HighOpen: high == "~", Low: []byte(low), High: []byte(high)}
+		if high == "" {
+			r.High, r.HighUnknown = nil, true
+		}
+		k, ok := block.keyTextOf(r)
+		if !ok {
+			t.Fatal("text")
+		}
+		txt.blocks = [][]byte{block.buf}
+		return observed{object: obj, page: n, lru: lru, kt: k, next: noPage}
+	}
+	h.observe(time.Date(2026, 11, 25, 6, 0, 0, 0, time.UTC), []observed{page(10, 0, "~", "100"), page(11, 1, "100", "200"), page(12, 2, "300", "~")}, &txt)
+	// The next capture could not read page 11's range: it keeps the one it had.
+	txt, block = texts{}, textBlock{}
+	h.observe(time.Date(2026, 11, 25, 6, 0, 1, 0, time.UTC), []observed{{object: obj, page: 11, lru: 0, next: noPage}, page(10, 1, "~", "100"), page(12, 2, "300", "~")}, &txt)
+	rng := func(low, high string) manifest.Range { return manifest.Range{Low: low, High: high} }
+	m := historyManifest(t, h)
+	got := map[uint32]manifest.Range{}
+	for _, e := range m.Entries {
+		got[e.Page] = m.RangeOf(e)
+	}
+	want := map[uint32]manifest.Range{10: rng("~", "@11"), 11: rng("100", "200"), 12: rng("300", "~")}
+	for p, r := range want {
+		if got[p] != r {
+			t.Errorf("page %d: range %+v, want %+v", p, got[p], r)
+		}
+	}
+	if m.Objects[0].KeyColumns != "id:int4" {
+		t.Errorf("object %+v", m.Objects[0])
+	}
+	// The index changed: ranges read with the old columns are not written with the new.
+	h.objects.keyCols[obj] = "id:int8"
+	txt, block = texts{}, textBlock{}
+	h.observe(time.Date(2026, 11, 25, 6, 0, 2, 0, time.UTC), []observed{page(12, 0, "300", "~")}, &txt)
+	m = historyManifest(t, h)
+	for _, e := range m.Entries {
+		if r := m.RangeOf(e); r.Known() != (e.Page == 12) {
+			t.Errorf("after the index changed, page %d has range %+v", e.Page, r)
+		}
 	}
 }

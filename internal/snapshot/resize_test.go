@@ -23,7 +23,7 @@ import (
 func TestEveryFollowsAShrunkPool(t *testing.T) {
 	ctx := context.Background()
 	srv := sandboxtest.Flavor(t)
-	sb := sandboxtest.SecondServerWith(t, 64<<20, srv.PoolResizeArgs(8<<20)...)
+	sb := sandboxtest.SecondServer(t, 64<<20, srv.PoolResizeArgs(8<<20)...)
 	conn, err := sb.Connect(ctx) // before the shrink: conn.Server knows 64 MiB
 	if err != nil {
 		t.Fatal(err)

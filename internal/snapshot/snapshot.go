@@ -41,7 +41,10 @@ type Options struct {
 	History *History
 	// ObserveOnly feeds the capture to History and writes nothing.
 	ObserveOnly bool
-	Log         *logx.Logger
+	// NoKeys leaves out the pages' key ranges (format version 3), which need the
+	// tablespace files: the manifest then names pages by number only.
+	NoKeys bool
+	Log    *logx.Logger
 	// Store writes the manifest; nil: local files, and object storage configured by the
 	// environment alone.
 	Store *location.Store
@@ -85,6 +88,8 @@ type Result struct {
 	// ChurnCaptures counts the captures Every took into the history between this manifest
 	// and the previous one because the pool was turning over (see Every).
 	ChurnCaptures int `json:"churn_captures,omitempty"`
+	// Keys says what the capture learned of its pages' key ranges.
+	Keys KeyStats `json:"keys"`
 }
 
 // Capture writes one manifest of the pool's current content.
@@ -92,6 +97,10 @@ func Capture(ctx context.Context, conn *connection.Conn, o Options) (*Result, er
 	t0 := time.Now()
 	if err := o.Validate(); err != nil {
 		return nil, err
+	}
+	log := o.Log
+	if log == nil {
+		log = logx.New(os.Stderr, true)
 	}
 	f := o.Filter
 	if f.Empty() {
@@ -124,30 +133,9 @@ func Capture(ctx context.Context, conn *connection.Conn, o Options) (*Result, er
 	}
 	keep := func(p bufferpool.LRUPage) bool { return !filtered || chosen[p.Schema+"\x00"+p.Table] }
 	var produce func(w *manifest.Writer) error
-	if hist := o.History; hist != nil {
-		// The list is read whole before the file is written: its scores need this capture.
-		var pages []observed
-		st, err = stream(ctx, conn, cat, func(p bufferpool.LRUPage) error {
-			if keep(p) {
-				pages = append(pages, observed{object: hist.object(p), page: p.Page, lru: p.LRU, old: p.Old})
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-		hist.observe(t0, pages)
-		if o.ObserveOnly {
-			return &Result{Path: o.Path, Entries: int64(len(pages)), Seconds: time.Since(t0).Seconds(), ReadSeconds: st.Seconds,
-				PoolPages: h.PoolPages, Unattributed: st.Unattributed, CapturedAt: h.CapturedAt,
-				PageList: st.Source, PageListNote: *note, Unnamed: st.Unnamed, ObservedOnly: true}, nil
-		}
-		h.Captures = min(hist.Captures(), math.MaxUint16)
-		produce = func(w *manifest.Writer) error {
-			w.SetCaptureDuration(time.Since(t0))
-			return hist.write(w)
-		}
-	} else {
+	var ks KeyStats
+	if o.NoKeys && o.History == nil {
+		// Nothing is done for all pages at once: each goes to the file as the list gives it.
 		produce = func(w *manifest.Writer) error {
 			var err error
 			st, err = stream(ctx, conn, cat, func(p bufferpool.LRUPage) error {
@@ -158,6 +146,14 @@ func Capture(ctx context.Context, conn *connection.Conn, o Options) (*Result, er
 			})
 			w.SetCaptureDuration(time.Since(t0))
 			return err
+		}
+	} else {
+		var res *Result
+		if produce, ks, res, err = collect(ctx, conn, cat, o, &h, keep, stream, &st, log, t0); err != nil || res != nil {
+			if res != nil {
+				res.PageListNote = *note
+			}
+			return res, err
 		}
 	}
 	store := o.Store
@@ -171,7 +167,7 @@ func Capture(ctx context.Context, conn *connection.Conn, o Options) (*Result, er
 	hdr := written.Header
 	return &Result{Path: o.Path, Entries: hdr.Entries, Objects: hdr.Objects, Bytes: written.Bytes, Seconds: time.Since(t0).Seconds(), ReadSeconds: st.Seconds,
 		PoolPages: h.PoolPages, Unattributed: st.Unattributed, Header: hdr, CapturedAt: h.CapturedAt,
-		PageList: st.Source, PageListNote: *note, Unnamed: st.Unnamed}, nil
+		PageList: st.Source, PageListNote: *note, Unnamed: st.Unnamed, Keys: ks}, nil
 }
 
 type pageStream func(context.Context, *connection.Conn, *catalog.Catalog, func(bufferpool.LRUPage) error) (bufferpool.LRUStats, error)
@@ -259,6 +255,8 @@ func Every(ctx context.Context, conn *connection.Conn, o Options, interval time.
 			res, err = Capture(ctx, conn, o)
 			if err == nil {
 				res.ChurnCaptures, churnCaptures = churnCaptures, 0
+				// Files not readable here stay so: say it once, not every interval.
+				o.NoKeys = o.NoKeys || res.Keys.Note != ""
 			}
 		case captureHistory:
 			oo := o
@@ -329,4 +327,69 @@ func readAndPoolPages(ctx context.Context, conn *connection.Conn) (read, poolPag
 		return 0, conn.Server.PoolSize / int64(max(conn.Server.PageSize, 1)), err
 	}
 	return st["innodb_pages_read"], st["innodb_buffer_pool_pages_total"], nil
+}
+
+// collect reads the whole page list, the pages' key ranges and, with a history, scores
+// them, and returns what writes the manifest; with Options.ObserveOnly, the result.
+func collect(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, o Options, h *manifest.Header, keep func(bufferpool.LRUPage) bool,
+	stream pageStream, stp *bufferpool.LRUStats, log *logx.Logger, t0 time.Time) (func(w *manifest.Writer) error, KeyStats, *Result, error) {
+	var err error
+	// The list is read whole before the file is written: the pages' key ranges are read
+	// for all of them at once, and a history scores them.
+	objs := newObjectTable()
+	if o.History != nil {
+		objs = o.History.objects
+	}
+	// The pool's size bounds the list: one allocation instead of a slice growing by copies.
+	pages := make([]observed, 0, min(max(h.PoolPages, 0), 1<<26))
+	*stp, err = stream(ctx, conn, cat, func(p bufferpool.LRUPage) error {
+		if keep(p) {
+			pages = append(pages, observed{object: objs.id(p), page: p.Page, lru: p.LRU, old: p.Old, next: noPage})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, KeyStats{}, nil, err
+	}
+	st := *stp
+	var ks KeyStats
+	kc := &keyCapture{conn: conn, cat: cat, history: o.History != nil}
+	if !o.NoKeys {
+		ks = kc.capture(ctx, objs, pages)
+		if ks.Note != "" {
+			log.Warnf("%s", RemoteKeysNote(ks.Note))
+		}
+		for _, s := range ks.Skipped {
+			log.Infof("keys not captured: %s", s)
+		}
+	}
+	var produce func(w *manifest.Writer) error
+	if hist := o.History; hist != nil {
+		hist.observe(t0, pages, &kc.txt)
+		if o.ObserveOnly {
+			return nil, ks, &Result{Path: o.Path, Entries: int64(len(pages)), Seconds: time.Since(t0).Seconds(), ReadSeconds: st.Seconds,
+				PoolPages: h.PoolPages, Unattributed: st.Unattributed, CapturedAt: h.CapturedAt,
+				PageList: st.Source, Unnamed: st.Unnamed, ObservedOnly: true, Keys: ks}, nil
+		}
+		h.Captures = min(hist.Captures(), math.MaxUint16)
+		produce = func(w *manifest.Writer) error {
+			w.SetCaptureDuration(time.Since(t0))
+			return hist.write(w)
+		}
+	} else {
+		produce = func(w *manifest.Writer) error {
+			out := newEntriesOut(len(pages), int(ks.Keyed))
+			for _, p := range pages {
+				e := manifest.Entry{Object: p.object, Page: p.page, LRU: p.lru, Old: p.old, Seen: 1}
+				if p.kt.flags&ktRange != 0 {
+					out.add(e, kc.txt.rangeOf(p.kt), p.next)
+				} else {
+					out.add(e, manifest.Range{}, noPage)
+				}
+			}
+			w.SetCaptureDuration(time.Since(t0))
+			return out.write(w, objs)
+		}
+	}
+	return produce, ks, nil, nil
 }

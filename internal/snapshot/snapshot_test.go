@@ -305,7 +305,7 @@ func TestBadManifestsLoadNothing(t *testing.T) {
 	}{
 		"truncated":      {write("truncated", raw[:len(raw)*2/3]), "truncated"},
 		"corrupt":        {write("corrupt", flipped), "manifest"},
-		"wrong version":  {write("version", bytes.Replace(raw, []byte("innowarm-manifest 2"), []byte("innowarm-manifest 9"), 1)), "version"},
+		"wrong version":  {write("version", bytes.Replace(raw, []byte("innowarm-manifest 3"), []byte("innowarm-manifest 9"), 1)), "version"},
 		"wrong pagesize": {write("pagesize", eight.Bytes()), "8 KiB"},
 		"not a manifest": {write("notes.txt", []byte("hello\n")), "not an innowarm manifest"},
 		"missing":        {filepath.Join(dir, "absent"), "absent"},
@@ -464,7 +464,7 @@ func TestEveryAndKeep(t *testing.T) {
 	// pages, read between captures, score above the items' pages, resident all along and
 	// untouched since, which keep score 0.
 	m, err := manifest.Load(path)
-	if err != nil || m.Header.FormatVersion != 2 || m.Header.Captures < 3 || len(m.Entries) == 0 {
+	if err != nil || m.Header.FormatVersion != manifest.FormatVersion || m.Header.Captures < 3 || m.Header.KeyedEntries == 0 || len(m.Entries) == 0 {
 		t.Fatalf("latest manifest: %v, header %+v", err, m.Header)
 	}
 	var orders, items, ordersScored, itemsScored int
@@ -524,7 +524,7 @@ func TestSnapshotBadInput(t *testing.T) {
 		t.Error("snapshot overwrote a file that is not a manifest")
 	}
 	r := sandboxtest.CLI(t, sandboxtest.Run{}, "snapshot", "--no-defaults", "-S", sb.Socket, "-u", "root", "-o", "-")
-	if r.Code != 0 || !strings.HasPrefix(r.Stdout, "innowarm-manifest 2") || !strings.Contains(r.Stderr, "snapshot:") {
+	if r.Code != 0 || !strings.HasPrefix(r.Stdout, "innowarm-manifest 3") || !strings.Contains(r.Stderr, "snapshot:") {
 		t.Errorf("-o -: exit %d, stdout %.40q, stderr %q", r.Code, r.Stdout, r.Stderr)
 	}
 }

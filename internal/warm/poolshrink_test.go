@@ -55,7 +55,7 @@ func shrinkWhenRead(ctx context.Context, db *sql.DB, pages, bytes int64) <-chan 
 func TestWarmKeepsToAPoolShrunkUnderIt(t *testing.T) {
 	ctx := context.Background()
 	srv := sandboxtest.Flavor(t)
-	sb := sandboxtest.SecondServerWith(t, 128<<20, srv.PoolResizeArgs(16<<20)...)
+	sb := sandboxtest.SecondServer(t, 128<<20, srv.PoolResizeArgs(16<<20)...)
 	conn, err := sb.Connect(ctx)
 	if err != nil {
 		t.Fatal(err)

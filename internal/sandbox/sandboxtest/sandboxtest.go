@@ -272,15 +272,10 @@ func JSON(t testing.TB, b []byte, v any) {
 }
 
 // SecondServer starts another throwaway server of the same flavor as Server's, for tests
-// that need two (a hot set carried from one to the other); it is killed when t ends.
-func SecondServer(t testing.TB, poolSize int64) *sandbox.Sandbox {
-	t.Helper()
-	return SecondServerWith(t, poolSize)
-}
-
-// SecondServerWith is SecondServer with extra server options (e.g. a pool that resizes in
-// small steps: flavor.Server.PoolResizeArgs).
-func SecondServerWith(t testing.TB, poolSize int64, serverArgs ...string) *sandbox.Sandbox {
+// that need two (a hot set carried from one to the other), with extra server options
+// (--innodb-page-size=8k creates its data directory with 8 KiB pages); it is killed when
+// t ends.
+func SecondServer(t testing.TB, poolSize int64, serverArgs ...string) *sandbox.Sandbox {
 	t.Helper()
 	if poolSize == 0 {
 		poolSize = options.PoolSize

@@ -1,0 +1,230 @@
+package pagekey
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/innowarm/innowarm/internal/catalog"
+	"github.com/innowarm/innowarm/internal/connection"
+	"github.com/innowarm/innowarm/internal/flavor"
+)
+
+// Dictionary is what InnoDB's dictionary says about the catalog's tables beyond the
+// catalog: each column's stored type (MTYPE, PRTYPE, LEN), each table's row format and
+// instant history, and the character sets' sizes.
+type Dictionary struct {
+	srv      flavor.Server
+	charsets map[string]Charset
+	tables   map[uint64]*storedTable // by TABLE_ID (a partition has its own)
+}
+
+type storedTable struct {
+	rowFormat   string
+	instantCols int // MySQL 8.0.12's instant ADD (upgraded tables)
+	versions    int // MySQL 8.0.29's row versions
+	columns     map[string]StoredColumn
+	order       []string // stored (non-virtual) columns by POS
+}
+
+// LoadDictionary reads InnoDB's dictionary for the tables (and partitions) of cat, on a
+// session of its own (its statements are killed when ctx is cancelled).
+func LoadDictionary(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog) (*Dictionary, error) {
+	srv := conn.Server
+	d := &Dictionary{srv: srv, charsets: map[string]Charset{}, tables: map[uint64]*storedTable{}}
+	sess, err := conn.NewSession(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer sess.Close()
+	maxLen := map[string]int{}
+	err = sess.Query(ctx, "SELECT CHARACTER_SET_NAME, MAXLEN FROM information_schema.CHARACTER_SETS", nil, func(rows *sql.Rows) error {
+		var name string
+		var n int
+		if err := rows.Scan(&name, &n); err != nil {
+			return err
+		}
+		maxLen[name] = n
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read the character sets: %w", err)
+	}
+	var ids []string
+	for _, t := range cat.Tables {
+		for _, p := range t.Parts {
+			if p.SpaceKnown && p.TableID != 0 {
+				ids = append(ids, strconv.FormatUint(p.TableID, 10))
+				d.tables[p.TableID] = &storedTable{columns: map[string]StoredColumn{}}
+			}
+			for _, c := range t.Columns {
+				cs, _, _ := strings.Cut(c.Collation, "_")
+				if n, ok := maxLen[cs]; ok && c.Collation != "" {
+					d.charsets[c.Collation] = Charset{Name: cs, MinLen: minLenOf(cs), MaxLen: n}
+				}
+			}
+		}
+	}
+	if len(ids) == 0 {
+		return d, nil
+	}
+	in := strings.Join(ids, ",")
+	type pos struct {
+		name string
+		pos  int64
+	}
+	order := map[uint64][]pos{}
+	err = sess.Query(ctx, "SELECT TABLE_ID, NAME, POS, MTYPE, PRTYPE, LEN FROM "+srv.ColumnsTable()+" WHERE TABLE_ID IN ("+in+")", nil, func(rows *sql.Rows) error {
+		var id uint64
+		var c StoredColumn
+		var p int64
+		if err := rows.Scan(&id, &c.Name, &p, &c.MType, &c.PRType, &c.Len); err != nil {
+			return err
+		}
+		if t := d.tables[id]; t != nil {
+			t.columns[c.Name] = c
+			if !c.Virtual() {
+				order[id] = append(order[id], pos{c.Name, p})
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, catalog.ExplainPrivilege(err, srv.ColumnsTable())
+	}
+	for id, ps := range order {
+		sort.Slice(ps, func(i, j int) bool { return ps[i].pos < ps[j].pos })
+		for _, p := range ps {
+			d.tables[id].order = append(d.tables[id].order, p.name)
+		}
+	}
+	err = sess.Query(ctx, "SELECT TABLE_ID, ROW_FORMAT, "+srv.InstantColumnsExpr()+" FROM "+srv.TablesTable()+" WHERE TABLE_ID IN ("+in+")", nil, func(rows *sql.Rows) error {
+		var id uint64
+		var format sql.NullString
+		var instant, versions int
+		if err := rows.Scan(&id, &format, &instant, &versions); err != nil {
+			return err
+		}
+		if t := d.tables[id]; t != nil {
+			t.rowFormat, t.instantCols, t.versions = strings.ToLower(format.String), instant, versions
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, catalog.ExplainPrivilege(err, srv.TablesTable())
+	}
+	return d, nil
+}
+
+// Source reads pages of one tablespace file.
+type Source struct {
+	r        io.ReaderAt
+	f        *os.File
+	buffers  sync.Pool // of *[]byte, runs of pages for ReadPages
+	PageSize int       // logical page size
+	Pages    uint32    // the file's size in pages
+}
+
+// OpenSource opens a tablespace file whose pages are pageSize bytes.
+func OpenSource(path string, pageSize int) (*Source, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &Source{r: f, f: f, PageSize: pageSize, Pages: uint32(st.Size() / int64(pageSize))}, nil
+}
+
+// NewSource reads pages from r, a file of size bytes.
+func NewSource(r io.ReaderAt, size int64, pageSize int) *Source {
+	return &Source{r: r, PageSize: pageSize, Pages: uint32(size / int64(pageSize))}
+}
+
+// Close closes a file OpenSource opened.
+func (s *Source) Close() error {
+	if s.f != nil {
+		return s.f.Close()
+	}
+	return nil
+}
+
+// Page reads page n.
+func (s *Source) Page(n uint32) (Page, error) {
+	if n >= s.Pages {
+		return nil, fmt.Errorf("page %d is past the end of the file (%d pages)", n, s.Pages)
+	}
+	p := make(Page, s.PageSize)
+	if _, err := s.r.ReadAt(p, int64(n)*int64(s.PageSize)); err != nil {
+		return nil, fmt.Errorf("read page %d: %w", n, err)
+	}
+	return p, nil
+}
+
+// Layouts works out how each B-tree index of one table part stores its keys. clusteredRoot
+// is the clustered index's root page in src, read for the instant ALTER history the
+// dictionary views do not show. An index whose keys cannot be read gets an error saying
+// why (ErrUnsupported) instead of a layout.
+func (d *Dictionary) Layouts(t *catalog.Table, p *catalog.Part, src *Source, clusteredRoot uint32) (map[string]*Layout, map[string]error) {
+	layouts, errs := map[string]*Layout{}, map[string]error{}
+	def, err := d.tableDef(t, p, src, clusteredRoot)
+	for _, ix := range t.Indexes {
+		if ix.Type != "BTREE" {
+			continue
+		}
+		if err != nil {
+			errs[ix.Name] = err
+			continue
+		}
+		l, err := Build(def, ix)
+		if err != nil {
+			errs[ix.Name] = err
+			continue
+		}
+		l.Partition = p.Name
+		layouts[ix.Name] = l
+	}
+	return layouts, errs
+}
+
+func (d *Dictionary) tableDef(t *catalog.Table, p *catalog.Part, src *Source, clusteredRoot uint32) (TableDef, error) {
+	st := d.tables[p.TableID]
+	if st == nil || len(st.columns) == 0 {
+		return TableDef{}, unsupported("%s is not in InnoDB's dictionary views", t.FullName())
+	}
+	def := TableDef{Table: t, Stored: st.columns, Order: st.order, Charsets: d.charsets, Format: RecordFormatOf(d.srv.Kind)}
+	switch st.rowFormat {
+	case "compressed":
+		return def, unsupported("ROW_FORMAT=COMPRESSED: its pages on disk are zlib streams whose record headers only InnoDB's page_zip_decompress rebuilds")
+	case "redundant":
+		def.Redundant = true
+	}
+	if st.instantCols > 0 {
+		return def, unsupported("a table upgraded with MySQL 8.0.12's instant columns (INSTANT_COLS %d): ALTER TABLE ... FORCE rewrites it", st.instantCols)
+	}
+	if def.Redundant {
+		return def, nil // records store every field's offset: no null bitmap to size
+	}
+	var err error
+	switch {
+	case st.versions > 0:
+		def.Versions = st.versions
+		def.Physical, err = mysqlPhysicalColumns(src, t)
+	case def.Format == MariaDBRecords:
+		err = mariadbInstant(&def, src, clusteredRoot)
+	}
+	return def, err
+}
+
+// ErrNoFile: a tablespace's file is not where the server says, or not readable here.
+var ErrNoFile = errors.New("tablespace file not readable")
