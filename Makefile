@@ -21,7 +21,7 @@ build:
 # deps installs what the tests and the demo need (server binaries), or stops with exit 2
 # naming the package to install.
 deps:
-	@scripts/ensure-deps.sh go server
+	@scripts/ensure-deps.sh go server haproxy
 
 vet:
 	$(GO) vet ./...

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ensure-deps.sh go|server|bench...: check what innowarm's make targets need and install it
+# ensure-deps.sh go|server|haproxy|bench...: check what innowarm's make targets need and install it
 # through apt when running as root on Debian/Ubuntu; otherwise stop with exit 2 and the
 # exact package to install.
 set -euo pipefail
@@ -51,6 +51,11 @@ for what in "$@"; do
 		if have mariadbd || [ -x /usr/sbin/mariadbd ]; then
 			have mariadb-install-db || have mysql_install_db || apt_install mariadb-server
 		fi
+		;;
+	haproxy)
+		# The agent's proxy test (internal/agent) starts its own haproxy on loopback; the
+		# package's system service is kept from starting (policy-rc.d, above).
+		have haproxy || [ -x /usr/sbin/haproxy ] || apt_install haproxy
 		;;
 	bench)
 		have mariadb-slap || have mysqlslap || apt_install mariadb-client

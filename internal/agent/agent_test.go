@@ -1,0 +1,145 @@
+package agent_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/innowarm/innowarm/internal/agent"
+	"github.com/innowarm/innowarm/internal/catalog"
+	"github.com/innowarm/innowarm/internal/connection"
+	"github.com/innowarm/innowarm/internal/pacing"
+	"github.com/innowarm/innowarm/internal/progress"
+	"github.com/innowarm/innowarm/internal/warm"
+)
+
+// scanWarm is a warm request by scans at a capped rate: slow enough for a test to see it
+// warming, measure after measure.
+func scanWarm(rate int64) *warm.Request {
+	return &warm.Request{Method: warm.MethodScan,
+		Plan: warm.Options{Order: "small-first", Parallel: 2, SplitPages: warm.DefaultSplitPages, LockWaitTimeout: 5 * time.Second},
+		Run:  warm.RunOptions{StatementTimeout: time.Minute, LockWaitTimeout: 5 * time.Second, Pacing: pacing.Config{MaxRate: rate}, Progress: progress.Config{}},
+	}
+}
+
+// The state machine on a server of the test's own: starting while the server is down, then
+// warming (the warm at start, its progress in /ready, the weight following the coverage),
+// ready; a killed server is down at the next answer; its next run warms again.
+func TestLifecycle(t *testing.T) {
+	sb, conn := secondServer(t, "life", 120_000)
+	if _, err := sb.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ag := startAgent(t, agent.Options{Conn: conn, Filter: catalog.Filter{Schemas: []string{"life"}}, Warm: scanWarm(4 << 20),
+		AgentCheckListen: "127.0.0.1:0", MinWeight: 1})
+
+	// Starting: the server has never answered.
+	st := ag.waitState(t, "starting", 30*time.Second, func(s agent.Status) bool { return s.State == agent.Starting && s.Server.Error != "" })
+	if code, body := ag.ready(t); code != http.StatusServiceUnavailable || body.Ready || body.Coverage != nil {
+		t.Fatalf("/ready while starting: %d %+v", code, body)
+	}
+	if a := ask(t, ag.check); !hasPrefix(a, "down #") {
+		t.Fatalf("agent check while starting: %q", a)
+	}
+	if st.Warm.State != agent.WarmPending {
+		t.Fatalf("warm before the server answers: %+v", st.Warm)
+	}
+
+	// Warming: the warm runs at the server's start and /ready follows it.
+	if _, err := sb.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	st = ag.waitState(t, "warming with the warm half-way", 60*time.Second, func(s agent.Status) bool {
+		return s.State == agent.Warming && s.Warm.State == agent.WarmRunning && s.Warm.DonePages > 0 && s.Coverage.Coverage > 0.1
+	})
+	code, body := ag.ready(t)
+	if code != http.StatusServiceUnavailable || body.State != agent.Warming || body.Coverage == nil || body.Threshold != 0.95 || body.Warm.Progress <= 0 {
+		t.Fatalf("/ready while warming: %d %+v", code, body)
+	}
+	if a := ask(t, ag.check); !hasPrefix(a, "") || !strings.HasSuffix(strings.TrimSpace(a), "% up") || a == "100% up\n" {
+		t.Fatalf("agent check while warming: %q (%s)", a, describe(st))
+	}
+
+	// Ready.
+	st = ag.waitState(t, "ready", 120*time.Second, inState(agent.Ready))
+	code, body = ag.ready(t)
+	if code != http.StatusOK || !body.Ready || body.Weight != 100 || body.Coverage == nil || *body.Coverage < 0.95 {
+		t.Fatalf("/ready once ready: %d %+v", code, body)
+	}
+	if a := ask(t, ag.check); a != "100% up\n" {
+		t.Fatalf("agent check once ready: %q", a)
+	}
+	st = ag.waitState(t, "warm done", 60*time.Second, func(s agent.Status) bool { return s.Warm.State == agent.WarmDone })
+	if st.Warm.Method != warm.MethodScan || st.Warm.Loaded <= 0 || st.ReadyAfter <= 0 {
+		t.Fatalf("after the warm: %+v, ready after %.1f s", st.Warm, st.ReadyAfter)
+	}
+	// Ready, a measure costs a status read: no more counts.
+	counts := st.Coverage.Counts
+	time.Sleep(1 * time.Second)
+	if st = ag.status(t); st.Coverage.Counts != counts {
+		t.Errorf("counted %d more times while ready and idle", st.Coverage.Counts-counts)
+	}
+
+	// Killed: the next answer says down, without waiting for the next measure (answers
+	// share a ping for 100 ms: the one before the kill is past that).
+	sb.Kill()
+	time.Sleep(150 * time.Millisecond)
+	if a := ask(t, ag.check); !hasPrefix(a, "down #") {
+		t.Fatalf("agent check right after the kill: %q", a)
+	}
+	if code, body := ag.ready(t); code != http.StatusServiceUnavailable || body.State != agent.Down {
+		t.Fatalf("/ready right after the kill: %d %+v", code, body)
+	}
+
+	// The next run warms again.
+	if _, err := sb.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	before := st.Server.StartedAt
+	st = ag.waitState(t, "ready again", 120*time.Second, func(s agent.Status) bool {
+		return s.State == agent.Ready && s.Server.StartedAt != nil && before != nil && s.Server.StartedAt.After(*before)
+	})
+	st = ag.waitState(t, "second warm done", 60*time.Second, func(s agent.Status) bool { return s.Warm.State == agent.WarmDone })
+	if st.Warm.Loaded <= 0 {
+		t.Errorf("second run's warm loaded nothing: %+v", st.Warm)
+	}
+	if err := ag.stop(); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+}
+
+// A warm that fails is reported in /status, and the agent keeps measuring and serving:
+// the server becomes ready when something else warms it.
+func TestWarmFailureKeepsServing(t *testing.T) {
+	_, conn := secondServer(t, "fails", 60_000)
+	req := scanWarm(0)
+	// The agent's own connections exceed this at once: the warm stops at its first check.
+	req.Run.Pacing = pacing.Config{Critical: []pacing.Bound{{Name: "Threads_connected", Limit: 1}}}
+	ag := startAgent(t, agent.Options{Conn: conn, Filter: catalog.Filter{Schemas: []string{"fails"}}, Warm: req})
+	st := ag.waitState(t, "warm failed", 60*time.Second, func(s agent.Status) bool { return s.Warm.State == agent.WarmFailed })
+	if !strings.Contains(st.Warm.Error, "Threads_connected") || st.State != agent.Warming {
+		t.Fatalf("after the failed warm: %s; warm %+v", describe(st), st.Warm)
+	}
+	if code, _ := ag.ready(t); code != http.StatusServiceUnavailable {
+		t.Fatalf("/ready after a failed warm: %d", code)
+	}
+	// Something else warms the table: the agent, still measuring, turns ready.
+	db, err := connection.Open(context.Background(), conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.DB.Exec("SELECT COUNT(*) FROM fails.wide"); err != nil {
+		t.Fatal(err)
+	}
+	st = ag.waitState(t, "ready after an outside warm", 60*time.Second, inState(agent.Ready))
+	if st.Warm.State != agent.WarmFailed {
+		t.Errorf("the failed warm is no longer reported: %+v", st.Warm)
+	}
+	if err := ag.stop(); err != nil && !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
+	}
+}

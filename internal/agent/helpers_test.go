@@ -1,0 +1,195 @@
+package agent_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/innowarm/innowarm/internal/agent"
+	"github.com/innowarm/innowarm/internal/connection"
+	"github.com/innowarm/innowarm/internal/logx"
+	"github.com/innowarm/innowarm/internal/sandbox"
+	"github.com/innowarm/innowarm/internal/sandbox/sandboxtest"
+)
+
+func TestMain(m *testing.M) { sandboxtest.Main(m, sandboxtest.Options{PoolSize: 128 << 20}) }
+
+// running is an agent started by a test, in this process.
+type running struct {
+	a         *agent.Agent
+	base      string // http://addr
+	check     string // agent-check address
+	cancel    context.CancelFunc
+	done      chan error
+	log       *sandboxtest.SyncBuffer
+	stopOnce  sync.Once
+	stopError error
+}
+
+// startAgent runs an agent until the test ends (or stop). Listeners take free ports.
+func startAgent(t *testing.T, o agent.Options) *running {
+	t.Helper()
+	if o.HttpListen == "" {
+		o.HttpListen = "127.0.0.1:0"
+	}
+	if o.Interval == 0 {
+		o.Interval = 200 * time.Millisecond
+	}
+	if o.ReadyCoverage == 0 {
+		o.ReadyCoverage = 0.95
+	}
+	r := &running{log: &sandboxtest.SyncBuffer{}, done: make(chan error, 1)}
+	o.Log = logx.New(r.log, false)
+	a, err := agent.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r.a, r.cancel = a, cancel
+	go func() { r.done <- a.Run(ctx) }()
+	httpAddr, checkAddr := a.Addrs()
+	r.base, r.check = "http://"+httpAddr, checkAddr
+	t.Cleanup(func() {
+		if err := r.stop(); err != nil {
+			t.Errorf("agent Run: %v", err)
+		}
+		if t.Failed() {
+			t.Logf("agent log:\n%s", r.log.String())
+		}
+	})
+	return r
+}
+
+// stop cancels the agent (as SIGTERM does) and returns what Run returned.
+func (r *running) stop() error {
+	r.stopOnce.Do(func() {
+		r.cancel()
+		select {
+		case r.stopError = <-r.done:
+		case <-time.After(30 * time.Second):
+			r.stopError = errors.New("Run did not return within 30 s of its context's end")
+		}
+	})
+	return r.stopError
+}
+
+// ready is GET /ready: the status code and the body.
+func (r *running) ready(t *testing.T) (int, agent.ReadyBody) {
+	t.Helper()
+	var body agent.ReadyBody
+	code := getJSON(t, r.base+"/ready", &body)
+	return code, body
+}
+
+func (r *running) status(t *testing.T) agent.Status {
+	t.Helper()
+	var st agent.Status
+	if code := getJSON(t, r.base+"/status", &st); code != 200 {
+		t.Fatalf("/status: %d", code)
+	}
+	return st
+}
+
+func getJSON(t testing.TB, url string, v any) int {
+	t.Helper()
+	resp, err := http.Get(url) //nolint:noctx // a test's local request
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		t.Fatalf("GET %s: %d, not JSON (%v): %s", url, resp.StatusCode, err, raw)
+	}
+	return resp.StatusCode
+}
+
+// ask is one HAProxy agent check: connect, read the line.
+func ask(t testing.TB, addr string) string {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	raw, err := io.ReadAll(c)
+	if err != nil {
+		t.Fatalf("agent check at %s: %v", addr, err)
+	}
+	return string(raw)
+}
+
+// waitState polls /status until cond holds; the limit bounds a failure, it is not a
+// measure (a busy machine is slow).
+func (r *running) waitState(t *testing.T, what string, limit time.Duration, cond func(agent.Status) bool) agent.Status {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		st := r.status(t)
+		if cond(st) {
+			return st
+		}
+		if time.Now().After(deadline) {
+			raw, _ := json.MarshalIndent(st, "", "  ")
+			t.Fatalf("%s: not within %s; status:\n%s", what, limit, raw)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func inState(s agent.State) func(agent.Status) bool {
+	return func(st agent.Status) bool { return st.State == s }
+}
+
+// wideTable creates schema.wide with rows of 250 bytes: about 2,500 16 KiB pages for 150,000
+// rows.
+func wideTable(t *testing.T, conn *connection.Conn, schema string, rows int64) {
+	t.Helper()
+	for _, q := range []string{
+		"DROP DATABASE IF EXISTS " + schema, "CREATE DATABASE " + schema,
+		"CREATE TABLE " + schema + ".wide (id INT PRIMARY KEY, pad CHAR(250) NOT NULL)",
+		"INSERT INTO " + schema + ".wide SELECT seq, REPEAT(CHAR(65 + seq MOD 26), 250) FROM " + conn.Server.Series(schema, 1, rows) + " ORDER BY seq",
+		// Persistent statistics lag a bulk load: the selection's size comes from them.
+		"ANALYZE TABLE " + schema + ".wide",
+	} {
+		if _, err := conn.DB.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+}
+
+// secondServer is a sandbox of the test's own with a wide table, restarted so that its
+// pool is empty (O_DIRECT: nothing comes back from the OS cache).
+func secondServer(t *testing.T, schema string, rows int64) (*sandbox.Sandbox, connection.Options) {
+	t.Helper()
+	sb := sandboxtest.SecondServer(t, 128<<20)
+	conn, err := sb.Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wideTable(t, conn, schema, rows)
+	conn.Close()
+	if _, err := sb.Restart(context.Background(), 0); err != nil {
+		t.Fatal(err)
+	}
+	o := sb.ConnOptions()
+	return sb, o
+}
+
+func describe(st agent.Status) string {
+	return fmt.Sprintf("state %s, coverage %.3f, warm %s %d/%d, note %q", st.State, st.Coverage.Coverage, st.Warm.State, st.Warm.DonePages, st.Warm.TotalPages, st.ReadyNote)
+}
+
+func hasPrefix(s, p string) bool { return strings.HasPrefix(strings.TrimSpace(s), p) }
