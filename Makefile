@@ -18,10 +18,10 @@ build:
 	@scripts/ensure-deps.sh go
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/innowarm
 
-# deps installs what the tests and the demo need (server binaries), or stops with exit 2
-# naming the package to install.
+# deps installs what the tests and the demo need (server binaries; haproxy, sqlite3, jq,
+# curl for the agent's tests), or stops with exit 2 naming the package to install.
 deps:
-	@scripts/ensure-deps.sh go server haproxy
+	@scripts/ensure-deps.sh go server agent
 
 vet:
 	$(GO) vet ./...

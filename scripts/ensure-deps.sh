@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ensure-deps.sh go|server|haproxy|bench...: check what innowarm's make targets need and install it
+# ensure-deps.sh go|server|agent|bench...: check what innowarm's make targets need and install it
 # through apt when running as root on Debian/Ubuntu; otherwise stop with exit 2 and the
 # exact package to install.
 set -euo pipefail
@@ -52,10 +52,15 @@ for what in "$@"; do
 			have mariadb-install-db || have mysql_install_db || apt_install mariadb-server
 		fi
 		;;
-	haproxy)
-		# The agent's proxy test (internal/agent) starts its own haproxy on loopback; the
-		# package's system service is kept from starting (policy-rc.d, above).
+	agent)
+		# internal/agent's tests: a real haproxy on loopback (the package's own service is
+		# kept from starting: policy-rc.d, above), the recipes' tools (sqlite3 stands in for
+		# ProxySQL's admin tables), systemd-analyze for the unit.
 		have haproxy || [ -x /usr/sbin/haproxy ] || apt_install haproxy
+		have sqlite3 || apt_install sqlite3
+		have jq || apt_install jq
+		have curl || apt_install curl
+		have systemd-analyze || apt_install systemd
 		;;
 	bench)
 		have mariadb-slap || have mysqlslap || apt_install mariadb-client

@@ -381,6 +381,7 @@ func (a *Agent) measure(ctx context.Context, now time.Time, counters bufferpool.
 	if r.target.none != "" {
 		a.becomeReady(r, r.target.none)
 		a.skipWarm(r, r.target.none)
+		a.whenReady(r)
 		return
 	}
 	lruTable := r.nativeLoad.Load() || dumpfile.Busy(ctx, r.conn)
@@ -436,6 +437,12 @@ func (a *Agent) measure(ctx context.Context, now time.Time, counters bufferpool.
 	if r.ready && !r.warmed {
 		a.skipWarm(r, "the server was ready at the first measure")
 	}
+	a.whenReady(r)
+}
+
+// whenReady starts what runs once the server is ready: the snapshots (a capture of a pool
+// still warming would replace a good hot set with a partial one).
+func (a *Agent) whenReady(r *serverRun) {
 	if r.ready && a.o.SnapshotTo != "" && !r.snapshotting.Load() {
 		a.startSnapshot(r)
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +15,9 @@ import (
 	"github.com/innowarm/innowarm/internal/connection"
 	"github.com/innowarm/innowarm/internal/pacing"
 	"github.com/innowarm/innowarm/internal/progress"
+	"github.com/innowarm/innowarm/internal/sandbox/sandboxtest"
+	"github.com/innowarm/innowarm/internal/snapshot"
+	"github.com/innowarm/innowarm/internal/sqltext"
 	"github.com/innowarm/innowarm/internal/warm"
 )
 
@@ -142,4 +147,51 @@ func TestWarmFailureKeepsServing(t *testing.T) {
 	if err := ag.stop(); err != nil && !errors.Is(err, context.Canceled) {
 		t.Fatal(err)
 	}
+}
+
+// The sidecar's loop: with no manifest yet there is nothing to restore (ready at once), and
+// snapshots start once ready; the next server run warms from the latest one (natively:
+// counts then read INNODB_BUFFER_PAGE_LRU while the load holds the dump file) and is ready
+// when its pages are back.
+func TestManifestWarmAndSnapshotLoop(t *testing.T) {
+	sb, conn := secondServer(t, "loop", 60_000)
+	db, err := connection.Open(context.Background(), conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.DB.Exec("SELECT COUNT(*) FROM " + sqltext.Table("loop", "wide")); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	m := filepath.Join(sandboxtest.Dir(t), "hot.manifest")
+	req := scanWarm(0)
+	req.Method = warm.MethodAuto
+	ag := startAgent(t, agent.Options{Conn: conn, Manifest: m, Warm: req, SnapshotTo: m, SnapshotEvery: time.Second,
+		Snapshot: snapshot.Options{PageList: snapshot.PageListAuto}})
+	st := ag.waitState(t, "ready without a manifest", 60*time.Second, inState(agent.Ready))
+	if !strings.Contains(st.ReadyNote, "no manifest") || st.Warm.State != agent.WarmSkipped {
+		t.Fatalf("first run: %s, warm %+v", describe(st), st.Warm)
+	}
+	st = ag.waitState(t, "a snapshot", 60*time.Second, func(s agent.Status) bool { return s.Snapshot != nil && s.Snapshot.Captures >= 1 })
+	if st.Snapshot.LastPages < 1000 {
+		t.Fatalf("snapshot of %d pages; the table is resident", st.Snapshot.LastPages)
+	}
+	if _, err := os.Stat(m); err != nil {
+		t.Fatal(err)
+	}
+
+	// The next run: cold, warmed from the manifest.
+	before := st.Server.StartedAt
+	if _, err := sb.Restart(context.Background(), 0); err != nil {
+		t.Fatal(err)
+	}
+	st = ag.waitState(t, "ready in the next run", 120*time.Second, func(s agent.Status) bool {
+		return s.State == agent.Ready && s.Server.StartedAt != nil && s.Server.StartedAt.After(*before)
+	})
+	st = ag.waitState(t, "its warm done", 60*time.Second, func(s agent.Status) bool { return s.Warm.State == agent.WarmDone })
+	if st.Warm.Loaded < 1000 || st.Coverage.Total < 1000 || !strings.HasPrefix(st.Coverage.Target, "manifest ") {
+		t.Fatalf("second run: %s; warm %+v; coverage %+v", describe(st), st.Warm, st.Coverage)
+	}
+	t.Logf("second run: warm %s in %.2f s, %d pages; ready %.1f s after the server started", st.Warm.Method, st.Warm.Seconds, st.Warm.Loaded, st.ReadyAfter)
+	ag.waitState(t, "snapshots again", 60*time.Second, func(s agent.Status) bool { return s.Snapshot.Running && s.Snapshot.LastAt.After(*s.Server.StartedAt) })
 }

@@ -41,7 +41,7 @@ func startHAProxy(t *testing.T, serverA, serverB int, agentA, agentB string) *ha
 	bin, err := exec.LookPath("haproxy")
 	if err != nil {
 		if _, serr := os.Stat("/usr/sbin/haproxy"); serr != nil {
-			t.Fatal("haproxy is not installed: scripts/ensure-deps.sh haproxy installs Debian's package (make test does, through make deps)")
+			t.Fatal("haproxy is not installed: scripts/ensure-deps.sh agent installs Debian's package (make test does, through make deps)")
 		}
 		bin = "/usr/sbin/haproxy"
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -18,9 +19,15 @@ import (
 	"github.com/innowarm/innowarm/internal/logx"
 	"github.com/innowarm/innowarm/internal/sandbox"
 	"github.com/innowarm/innowarm/internal/sandbox/sandboxtest"
+	"github.com/innowarm/innowarm/internal/sqltext"
 )
 
-func TestMain(m *testing.M) { sandboxtest.Main(m, sandboxtest.Options{PoolSize: 128 << 20}) }
+func TestMain(m *testing.M) {
+	if tool := os.Getenv(fakeEnv); tool != "" {
+		os.Exit(runFake(tool, os.Args[1:]))
+	}
+	sandboxtest.Main(m, sandboxtest.Options{PoolSize: 128 << 20})
+}
 
 // running is an agent started by a test, in this process.
 type running struct {
@@ -157,12 +164,13 @@ func inState(s agent.State) func(agent.Status) bool {
 // rows.
 func wideTable(t *testing.T, conn *connection.Conn, schema string, rows int64) {
 	t.Helper()
+	db, table := sqltext.Ident(schema), sqltext.Table(schema, "wide")
 	for _, q := range []string{
-		"DROP DATABASE IF EXISTS " + schema, "CREATE DATABASE " + schema,
-		"CREATE TABLE " + schema + ".wide (id INT PRIMARY KEY, pad CHAR(250) NOT NULL)",
-		"INSERT INTO " + schema + ".wide SELECT seq, REPEAT(CHAR(65 + seq MOD 26), 250) FROM " + conn.Server.Series(schema, 1, rows) + " ORDER BY seq",
+		"DROP DATABASE IF EXISTS " + db, "CREATE DATABASE " + db,
+		"CREATE TABLE " + table + " (id INT PRIMARY KEY, pad CHAR(250) NOT NULL)",
+		"INSERT INTO " + table + " SELECT seq, REPEAT(CHAR(65 + seq MOD 26), 250) FROM " + conn.Server.Series(schema, 1, rows) + " ORDER BY seq",
 		// Persistent statistics lag a bulk load: the selection's size comes from them.
-		"ANALYZE TABLE " + schema + ".wide",
+		"ANALYZE TABLE " + table,
 	} {
 		if _, err := conn.DB.Exec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)

@@ -17,9 +17,12 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -140,6 +143,15 @@ func (o *Options) Validate() error {
 	}
 	if o.SnapshotTo == manifest.StdioName {
 		return bad("SnapshotTo", "needs a file, not stdout")
+	}
+	if o.SnapshotTo != "" && !strings.Contains(o.SnapshotTo, "://") {
+		dir := filepath.Dir(o.SnapshotTo)
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return bad("SnapshotTo", "%s: directory %s does not exist", o.SnapshotTo, dir)
+		}
+		if unix.Access(dir, unix.W_OK) != nil {
+			return bad("SnapshotTo", "%s: directory %s is not writable", o.SnapshotTo, dir)
+		}
 	}
 	if o.WarmingStatus == 0 {
 		o.WarmingStatus = http.StatusServiceUnavailable
