@@ -66,7 +66,11 @@ type serverRun struct {
 	target  *target
 	tracker *tracker
 	ready   bool // latched: the run reached the threshold
-	warmed  bool // the warm was started (or skipped) in this run
+	// readyNote says what made the run ready; targetRetry is when to read a target that
+	// could not be read again (a large manifest costs a read of the whole file).
+	readyNote   string
+	targetRetry time.Time
+	warmed      bool // the warm was started (or skipped) in this run
 	// nativeLoad is set while the warm's native load holds the server's dump file: counts
 	// then read INNODB_BUFFER_PAGE_LRU instead of waiting for the file.
 	nativeLoad   atomic.Bool
@@ -350,6 +354,9 @@ func (a *Agent) newRun(ctx context.Context, start time.Time) {
 	a.setStateLocked(Warming, "measuring the coverage")
 	a.mu.Unlock()
 	a.loadTarget(ctx)
+	if r.target == nil {
+		r.targetRetry = time.Now().Add(max(time.Second, 10*a.o.Interval))
+	}
 }
 
 func (a *Agent) loadTarget(ctx context.Context) {
@@ -360,6 +367,9 @@ func (a *Agent) loadTarget(ctx context.Context) {
 	}
 	if err != nil {
 		a.setCoverageError(err)
+		a.mu.Lock()
+		a.setStateLocked(Warming, "cannot read the target: "+oneLine(err.Error()))
+		a.mu.Unlock()
 		return
 	}
 	r.target = t
@@ -369,12 +379,20 @@ func (a *Agent) loadTarget(ctx context.Context) {
 	a.mu.Unlock()
 }
 
-// measure updates the coverage and the state for this server run.
+// measure updates the coverage and the state for this server run; now is when the
+// counters were read (the measure's start).
 func (a *Agent) measure(ctx context.Context, now time.Time, counters bufferpool.PageCounters) {
 	r := a.run
+	a.mu.Lock()
+	a.st.Server.Up, a.st.Server.Error = true, ""
+	a.mu.Unlock()
 	if r.target == nil {
+		if now.Before(r.targetRetry) {
+			return
+		}
 		a.loadTarget(ctx)
 		if r.target == nil {
+			r.targetRetry = now.Add(max(time.Second, 10*a.o.Interval))
 			return
 		}
 	}
@@ -402,7 +420,7 @@ func (a *Agent) measure(ctx context.Context, now time.Time, counters bufferpool.
 	a.mu.Lock()
 	c := &a.st.Coverage
 	c.Known, c.Coverage, c.CoverageHigh, c.Covered, c.Total, c.Counted = est.Total > 0, est.Low, est.High, est.Covered, est.Total, est.Counted
-	c.CountSeconds, c.Error = est.CountSeconds, ""
+	c.CountSeconds, c.Error, c.MeasureSeconds = est.CountSeconds, "", time.Since(now).Seconds()
 	at, counted := now.UTC(), est.CountedAt.UTC()
 	c.MeasuredAt, c.CountedAt = &at, &counted
 	if est.Counted {
@@ -414,7 +432,7 @@ func (a *Agent) measure(ctx context.Context, now time.Time, counters bufferpool.
 
 	switch {
 	case r.ready:
-		a.refreshWeight()
+		a.becomeReady(r, "")
 	case est.Total == 0:
 		a.becomeReady(r, "the target has no pages on this server")
 	case est.Low >= a.o.ReadyCoverage:
@@ -448,22 +466,18 @@ func (a *Agent) whenReady(r *serverRun) {
 	}
 }
 
+// becomeReady latches the run ready (why says what made it so, the first time) and puts
+// the state back to ready after a ping that failed for a moment.
 func (a *Agent) becomeReady(r *serverRun, why string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if !r.ready {
-		r.ready = true
+		r.ready, r.readyNote = true, why
 		a.st.ReadyAfter = time.Since(r.start).Seconds()
 		a.log.Infof("agent: ready: %s, %.1f s after the server started", why, a.st.ReadyAfter)
 	}
-	a.setStateLocked(Ready, why)
+	a.setStateLocked(Ready, r.readyNote)
 	a.st.Weight = weightFor(Ready, 0, true, a.o.MinWeight)
-}
-
-func (a *Agent) refreshWeight() {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.st.Weight = weightFor(a.st.State, a.st.Coverage.Coverage, a.st.Coverage.Known, a.o.MinWeight)
 }
 
 func (a *Agent) skipWarm(r *serverRun, why string) {
@@ -606,6 +620,9 @@ func (a *Agent) alive(ctx context.Context) error {
 	if time.Since(a.pingAt) < 100*time.Millisecond {
 		return a.pingErr
 	}
+	// A ping stands for the server as it was when the ping began: one that waited a second
+	// for a stalled server is not shared with the answers after it.
+	start := time.Now()
 	var err error
 	if a.pingConn == nil {
 		err = errors.New("not connected")
@@ -617,7 +634,7 @@ func (a *Agent) alive(ctx context.Context) error {
 			err = nil // a server that answers with an error is there
 		}
 	}
-	a.pingAt, a.pingErr = time.Now(), err
+	a.pingAt, a.pingErr = start, err
 	if err != nil && a.pingConn != nil {
 		a.mu.Lock()
 		if a.st.State == Warming || a.st.State == Ready {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -194,4 +195,80 @@ func TestManifestWarmAndSnapshotLoop(t *testing.T) {
 	}
 	t.Logf("second run: warm %s in %.2f s, %d pages; ready %.1f s after the server started", st.Warm.Method, st.Warm.Seconds, st.Warm.Loaded, st.ReadyAfter)
 	ag.waitState(t, "snapshots again", 60*time.Second, func(s agent.Status) bool { return s.Snapshot.Running && s.Snapshot.LastAt.After(*s.Server.StartedAt) })
+}
+
+// A server that stalls past the answers' ping (SIGSTOP) is reported down at once; when it
+// answers again in the same run it is ready again, without a new warm.
+func TestStalledServerIsDownThenReadyAgain(t *testing.T) {
+	sb, conn := secondServer(t, "stall", 20_000)
+	db, err := connection.Open(context.Background(), conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.DB.Exec("SELECT COUNT(*) FROM " + sqltext.Table("stall", "wide")); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	ag := startAgent(t, agent.Options{Conn: conn, Filter: catalog.Filter{Schemas: []string{"stall"}}, AgentCheckListen: "127.0.0.1:0"})
+	st := ag.waitState(t, "ready", 60*time.Second, inState(agent.Ready))
+	started := st.Server.StartedAt
+	pid := sb.Status(context.Background()).Pid
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	stopped := true
+	defer func() {
+		if stopped {
+			_ = syscall.Kill(pid, syscall.SIGCONT)
+		}
+	}()
+	time.Sleep(150 * time.Millisecond) // past the shared ping
+	if a := ask(t, ag.check); !hasPrefix(a, "down #") {
+		t.Fatalf("agent check while the server is stopped: %q", a)
+	}
+	_ = syscall.Kill(pid, syscall.SIGCONT)
+	stopped = false
+	st = ag.waitState(t, "ready again", 60*time.Second, inState(agent.Ready))
+	if !st.Server.Up || st.Weight != 100 || !st.Server.StartedAt.Equal(*started) {
+		t.Fatalf("after the stall: %s, server %+v, weight %d", describe(st), st.Server, st.Weight)
+	}
+	if a := ask(t, ag.check); a != "100% up\n" {
+		t.Fatalf("agent check after the stall: %q", a)
+	}
+}
+
+// A manifest that cannot be read is reported (warming, with the reason) and read again
+// later: once it is good the server is ready.
+func TestUnreadableManifestIsRetried(t *testing.T) {
+	_, conn := secondServer(t, "unread", 20_000)
+	m := filepath.Join(sandboxtest.Dir(t), "hot.manifest")
+	if err := os.WriteFile(m, []byte("not a manifest\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ag := startAgent(t, agent.Options{Conn: conn, Manifest: m})
+	st := ag.waitState(t, "the bad manifest reported", 60*time.Second, func(s agent.Status) bool { return s.Coverage.Error != "" })
+	if st.State != agent.Warming || !strings.Contains(st.ReadyNote, "cannot read the target") {
+		t.Fatalf("with a bad manifest: %s; coverage %+v", describe(st), st.Coverage)
+	}
+	if code, _ := ag.ready(t); code != http.StatusServiceUnavailable {
+		t.Fatalf("/ready with a bad manifest: %d", code)
+	}
+	db, err := connection.Open(context.Background(), conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.DB.Exec("SELECT COUNT(*) FROM " + sqltext.Table("unread", "wide")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := snapshot.Capture(context.Background(), db, snapshot.Options{Path: m + ".new", Filter: catalog.Filter{Schemas: []string{"unread"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(m+".new", m); err != nil {
+		t.Fatal(err)
+	}
+	st = ag.waitState(t, "ready once the manifest is good", 60*time.Second, inState(agent.Ready))
+	if st.Coverage.Total < 100 || st.Coverage.Error != "" {
+		t.Fatalf("after the fix: %s; coverage %+v", describe(st), st.Coverage)
+	}
 }

@@ -62,7 +62,10 @@ type CoverageStatus struct {
 	CountSeconds float64    `json:"count_seconds"`
 	Counts       int64      `json:"counts"` // exact counts in this agent's life
 	MeasuredAt   *time.Time `json:"measured_at,omitempty"`
-	Error        string     `json:"error,omitempty"`
+	// MeasureSeconds is what the last measure took: the status read, and the count when
+	// there was one.
+	MeasureSeconds float64 `json:"measure_seconds"`
+	Error          string  `json:"error,omitempty"`
 }
 
 // ServerStatus is what the agent knows of its server.
