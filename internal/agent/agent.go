@@ -40,11 +40,10 @@ type Agent struct {
 	run    *serverRun
 	everUp bool
 
-	// The connection the answers ping, and the last ping (answers share one ping per
-	// 100 ms, however many proxies and probes ask).
+	// The connection the answers ping, and the last ping (see alive).
 	pingMu   sync.Mutex
 	pingConn *connection.Conn
-	pingAt   time.Time
+	pingDone time.Time
 	pingErr  error
 
 	poke  chan struct{}
@@ -230,7 +229,7 @@ func (a *Agent) step(ctx context.Context) error {
 		}
 		a.conn = conn
 		a.pingMu.Lock()
-		a.pingConn, a.pingAt, a.pingErr = conn, time.Time{}, nil
+		a.pingConn, a.pingDone, a.pingErr = conn, time.Time{}, nil
 		a.pingMu.Unlock()
 	}
 	now := time.Now()
@@ -333,6 +332,9 @@ func (a *Agent) setCoverageError(err error) {
 		a.log.Warnf("agent: cannot measure the coverage: %s", msg)
 	}
 	a.st.Coverage.Error = msg
+	if a.st.State == Warming {
+		a.st.ReadyNote = "cannot measure the coverage: " + msg
+	}
 }
 
 // newRun starts following a server run: the target as it is now (the latest manifest).
@@ -368,7 +370,7 @@ func (a *Agent) loadTarget(ctx context.Context) {
 	if err != nil {
 		a.setCoverageError(err)
 		a.mu.Lock()
-		a.setStateLocked(Warming, "cannot read the target: "+oneLine(err.Error()))
+		a.st.ReadyNote = "cannot read the target: " + oneLine(err.Error())
 		a.mu.Unlock()
 		return
 	}
@@ -612,17 +614,17 @@ func (a *Agent) Status() Status {
 }
 
 // alive pings the server for an answer (a proxy's check, a probe): a server killed since the
-// last measure is reported at once, not an interval later. Answers within 100 ms share a
-// ping. A failed ping marks the server down until the monitor sees it back.
+// last measure is reported at once, not an interval later. One ping at a time: an answer
+// that waited for a ping takes its result; one that comes after takes a success up to
+// 100 ms old, never an older one nor a failure (a server back from a stall is seen at once).
+// A failed ping marks the server down until the monitor sees it back.
 func (a *Agent) alive(ctx context.Context) error {
+	arrived := time.Now()
 	a.pingMu.Lock()
 	defer a.pingMu.Unlock()
-	if time.Since(a.pingAt) < 100*time.Millisecond {
+	if !a.pingDone.IsZero() && (a.pingDone.After(arrived) || (a.pingErr == nil && arrived.Sub(a.pingDone) < 100*time.Millisecond)) {
 		return a.pingErr
 	}
-	// A ping stands for the server as it was when the ping began: one that waited a second
-	// for a stalled server is not shared with the answers after it.
-	start := time.Now()
 	var err error
 	if a.pingConn == nil {
 		err = errors.New("not connected")
@@ -634,7 +636,7 @@ func (a *Agent) alive(ctx context.Context) error {
 			err = nil // a server that answers with an error is there
 		}
 	}
-	a.pingAt, a.pingErr = start, err
+	a.pingDone, a.pingErr = time.Now(), err
 	if err != nil && a.pingConn != nil {
 		a.mu.Lock()
 		if a.st.State == Warming || a.st.State == Ready {

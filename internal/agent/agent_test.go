@@ -90,7 +90,7 @@ func TestLifecycle(t *testing.T) {
 	}
 
 	// Killed: the next answer says down, without waiting for the next measure (answers
-	// share a ping for 100 ms: the one before the kill is past that).
+	// share a successful ping for 100 ms: the one before the kill is past that).
 	sb.Kill()
 	time.Sleep(150 * time.Millisecond)
 	if a := ask(t, ag.check); !hasPrefix(a, "down #") {
