@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -35,8 +36,11 @@ type Agent struct {
 	mu sync.Mutex
 	st Status
 
-	// Owned by the monitor (Run's goroutine).
+	// Owned by the monitor (Run's goroutine). held is one connection kept open from the
+	// pool: a restart breaks it, however fast the server came back (the pool itself
+	// reconnects without a word).
 	conn   *connection.Conn
+	held   *sql.Conn
 	run    *serverRun
 	everUp bool
 
@@ -59,6 +63,7 @@ type Agent struct {
 type serverRun struct {
 	conn    *connection.Conn
 	start   time.Time
+	uptime  int64 // the server's Uptime at the last measure
 	ctx     context.Context
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
@@ -191,6 +196,10 @@ func (a *Agent) closeConn() {
 	a.pingMu.Lock()
 	a.pingConn = nil
 	a.pingMu.Unlock()
+	if a.held != nil {
+		a.held.Close()
+		a.held = nil
+	}
 	a.conn.Close()
 	a.conn = nil
 }
@@ -228,9 +237,22 @@ func (a *Agent) step(ctx context.Context) error {
 			return nil
 		}
 		a.conn = conn
+		if a.held, err = conn.DB.Conn(ctx); err != nil {
+			a.lost(err)
+			return nil
+		}
 		a.pingMu.Lock()
 		a.pingConn, a.pingDone, a.pingErr = conn, time.Time{}, nil
 		a.pingMu.Unlock()
+	} else if err := a.held.PingContext(ctx); err != nil && ctx.Err() == nil {
+		// The connection broke: the server restarted (or the network did). Start over with
+		// a new connection (the flavor is detected again: an upgrade is a restart).
+		if a.run != nil {
+			a.log.Infof("agent: the connection to the server broke (%v): measuring a new run", err)
+		}
+		a.endRun()
+		a.closeConn()
+		return a.step(ctx)
 	}
 	now := time.Now()
 	counters, err := bufferpool.ReadPageCounters(ctx, a.conn)
@@ -246,7 +268,7 @@ func (a *Agent) step(ctx context.Context) error {
 		return nil
 	}
 	start := now.Add(-time.Duration(counters.Uptime) * time.Second)
-	if a.run != nil && !sameRun(a.run.start, start) {
+	if a.run != nil && a.run.restarted(start, counters.Uptime) {
 		// The server restarted between two measures: another run, maybe another version
 		// (the connection detected the flavor when it opened).
 		a.log.Infof("agent: the server restarted (up %d s)", counters.Uptime)
@@ -257,6 +279,7 @@ func (a *Agent) step(ctx context.Context) error {
 	if a.run == nil {
 		a.newRun(ctx, start)
 	}
+	a.run.uptime = counters.Uptime
 	a.measure(ctx, now, counters)
 	return nil
 }
@@ -287,10 +310,13 @@ func (a *Agent) reachable(ctx context.Context) error {
 	return nil
 }
 
-// sameRun: a server's start computed from Uptime moves by up to a second between reads.
-func sameRun(a, b time.Time) bool {
-	d := a.Sub(b)
-	return d > -2*time.Second && d < 2*time.Second
+// restarted says whether the server restarted since the run's last measure, which the
+// connection pool can hide (it reconnects on its own): its start (now - Uptime, which moves
+// by up to a second between reads) moved, or, for a server restarted within seconds of
+// its previous start, Uptime went back.
+func (r *serverRun) restarted(start time.Time, uptime int64) bool {
+	d := r.start.Sub(start)
+	return d <= -2*time.Second || d >= 2*time.Second || uptime < r.uptime
 }
 
 // lost records that the server does not answer: starting (never answered) or down.

@@ -9,8 +9,10 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -178,22 +180,52 @@ func wideTable(t *testing.T, conn *connection.Conn, schema string, rows int64) {
 	}
 }
 
-// secondServer is a sandbox of the test's own with a wide table, restarted so that its
-// pool is empty (O_DIRECT: nothing comes back from the OS cache).
+var (
+	secondOnce sync.Once
+	second     *sandbox.Sandbox
+	secondErr  error
+)
+
+// secondServer is a server beside the shared one, for tests that stop, kill or restart
+// theirs: one for the package (installing a server costs seconds, tens on MySQL), which the
+// tests use in turn. Each gets it running with a wide table in a schema of its own, and
+// restarted, so that its pool is empty (O_DIRECT: nothing comes back from the OS cache);
+// the schema is dropped when the test ends.
 func secondServer(t *testing.T, schema string, rows int64) (*sandbox.Sandbox, connection.Options) {
 	t.Helper()
-	sb := sandboxtest.SecondServer(t, 128<<20)
-	conn, err := sb.Connect(context.Background())
-	if err != nil {
-		t.Fatal(err)
+	ctx := context.Background()
+	secondOnce.Do(func() {
+		second, _, secondErr = sandbox.Up(ctx, sandbox.Config{Dir: filepath.Join(sandboxtest.Root(), "second"), PoolSize: 128 << 20,
+			DieWithParent: true, Flavor: os.Getenv(sandbox.FlavorEnv)})
+	})
+	if secondErr != nil {
+		t.Fatalf("start the second server: %v", secondErr)
 	}
+	sb := second
+	up := func() *connection.Conn {
+		t.Helper()
+		if _, err := sb.Start(ctx); err != nil {
+			t.Fatalf("start the second server: %v", err)
+		}
+		conn, err := sb.Connect(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return conn
+	}
+	conn := up()
 	wideTable(t, conn, schema, rows)
 	conn.Close()
-	if _, err := sb.Restart(context.Background(), 0); err != nil {
+	t.Cleanup(func() {
+		_ = syscall.Kill(sb.Status(ctx).Pid, syscall.SIGCONT) // a test stopped with the server stopped
+		conn := up()
+		defer conn.Close()
+		_, _ = conn.DB.ExecContext(ctx, "DROP DATABASE IF EXISTS "+sqltext.Ident(schema))
+	})
+	if _, err := sb.Restart(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
-	o := sb.ConnOptions()
-	return sb, o
+	return sb, sb.ConnOptions()
 }
 
 func describe(st agent.Status) string {

@@ -263,3 +263,25 @@ func TestAuthentication(t *testing.T) {
 		t.Error("basic file without user:password accepted")
 	}
 }
+
+// A new server run is told by its start moving, or by Uptime going back when the restart
+// came within seconds of the previous start (a start then moves by less than its jitter).
+func TestRestartDetection(t *testing.T) {
+	t0 := time.Unix(1_000_000, 0)
+	r := &serverRun{start: t0, uptime: 3}
+	for _, c := range []struct {
+		name   string
+		start  time.Time
+		uptime int64
+		want   bool
+	}{
+		{"the same run, a second later", t0.Add(time.Second), 4, false},
+		{"the same run, the start jittering back", t0.Add(-time.Second), 5, false},
+		{"restarted an hour later", t0.Add(time.Hour), 2, true},
+		{"restarted within a second of its start", t0.Add(1500 * time.Millisecond), 1, true},
+	} {
+		if got := r.restarted(c.start, c.uptime); got != c.want {
+			t.Errorf("%s: restarted = %v", c.name, got)
+		}
+	}
+}
