@@ -373,7 +373,7 @@ func (a *Agent) newRun(ctx context.Context, start time.Time) {
 	a.log.Infof("agent: the server answers: %s, pool %s, started %s", srv.String(), units.FormatBytes(srv.PoolSize), start.Format(time.RFC3339))
 	a.mu.Lock()
 	st := start.UTC()
-	a.st.Server = ServerStatus{Target: a.o.Conn.Target(), Up: true, Version: srv.String(), StartedAt: &st, PoolBytes: srv.PoolSize}
+	a.st.Server = ServerStatus{Target: a.o.Conn.Target(), Up: true, Version: srv.String(), StartedAt: &st, PoolBytes: srv.PoolSize, Runs: a.st.Server.Runs + 1}
 	a.st.Coverage = CoverageStatus{Target: a.st.Coverage.Target, Counts: a.st.Coverage.Counts}
 	a.st.ReadyAfter = 0
 	if a.o.Warm != nil {

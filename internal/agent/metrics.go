@@ -30,6 +30,7 @@ func registerMetrics(reg prometheus.Registerer, a *Agent) {
 		gauge("innowarm_agent_ready_after_seconds", "Seconds from the server's start to ready in this run (0 until ready).", func(s Status) float64 { return s.ReadyAfter }),
 		gauge("innowarm_agent_measure_seconds", "Time the last measure took (a status read, and the count when there was one).", func(s Status) float64 { return s.Coverage.MeasureSeconds }),
 		gauge("innowarm_agent_count_seconds", "Time the last exact count of the target took.", func(s Status) float64 { return s.Coverage.CountSeconds }),
+		counter("innowarm_agent_server_runs_total", "Server runs the agent followed: its restarts, plus one.", func(s Status) float64 { return float64(s.Server.Runs) }),
 		counter("innowarm_agent_counts_total", "Exact counts of the target's resident pages (other measures read the page counters only).", func(s Status) float64 { return float64(s.Coverage.Counts) }),
 		gauge("innowarm_agent_warm_running", "1 while the warm reads pages.", func(s Status) float64 { return b(s.Warm.State == WarmRunning) }),
 		gauge("innowarm_agent_warm_failed", "1 when this server run's warm failed.", func(s Status) float64 { return b(s.Warm.State == WarmFailed) }),

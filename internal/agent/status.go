@@ -74,6 +74,7 @@ type ServerStatus struct {
 	Up        bool       `json:"up"`
 	Version   string     `json:"version,omitempty"`
 	StartedAt *time.Time `json:"started_at,omitempty"` // this server run's start
+	Runs      int64      `json:"runs"`                 // server runs this agent has followed (restarts + 1)
 	PoolBytes int64      `json:"pool_bytes,omitempty"`
 	Error     string     `json:"error,omitempty"` // why it is not up
 }
