@@ -26,10 +26,11 @@ install: build
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/innowarm
 
-# deps installs what the tests and the demo need (server binaries, the tests' S3 server),
-# or stops with exit 2 naming the package to install.
+# deps installs what the tests and the demo need (server binaries, the tests' S3 server;
+# haproxy, sqlite3, jq, curl for the agent's tests), or stops with exit 2 naming the package
+# to install.
 deps:
-	@scripts/ensure-deps.sh go server s3server
+	@scripts/ensure-deps.sh go server s3server agent
 
 vet:
 	$(GO) vet ./...

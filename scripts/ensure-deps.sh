@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# ensure-deps.sh go|server|test|s3server|bench...: check what innowarm's make targets need and
-# install it through apt when running as root on Debian/Ubuntu (s3server: with go install);
-# otherwise stop with exit 2 and the exact package to install.
+# ensure-deps.sh go|server|test|s3server|agent|bench...: check what innowarm's make targets
+# need and install it through apt when running as root on Debian/Ubuntu (s3server: with go
+# install); otherwise stop with exit 2 and the exact package to install.
 set -euo pipefail
 
 have() { command -v "$1" >/dev/null 2>&1; }
@@ -76,6 +76,16 @@ for what in "$@"; do
 				exit 2
 			}
 		fi
+		;;
+	agent)
+		# internal/agent's tests: a real haproxy on loopback (the package's own service is
+		# kept from starting: policy-rc.d, above), the recipes' tools (sqlite3 stands in for
+		# ProxySQL's admin tables), systemd-analyze for the unit.
+		have haproxy || [ -x /usr/sbin/haproxy ] || apt_install haproxy
+		have sqlite3 || apt_install sqlite3
+		have jq || apt_install jq
+		have curl || apt_install curl
+		have systemd-analyze || apt_install systemd
 		;;
 	bench)
 		have mariadb-slap || have mysqlslap || apt_install mariadb-client

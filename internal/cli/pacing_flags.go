@@ -28,6 +28,11 @@ func addPacingFlags(cmd *cobra.Command) *pacingFlags {
 	return f
 }
 
+// given says whether any pacing flag was set.
+func (f *pacingFlags) given() bool {
+	return f.maxLoad != "" || f.criticalLoad != "" || f.maxRate != "" || f.nice
+}
+
 // config checks the flags and returns the governor's configuration for a warm of workers
 // sessions (0: not known yet; set Config.Workers before pacing.New). Bad values are usage
 // errors; whether the status variables exist is checked by pacing.New against the server.

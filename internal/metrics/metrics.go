@@ -37,11 +37,17 @@ func New(listen, file string) (*Exporter, error) {
 		return nil, fmt.Errorf("metrics listener on %s: %w", listen, err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(e.Registry, promhttp.HandlerOpts{}))
+	mux.Handle("/metrics", e.Handler())
 	e.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	e.Addr = ln.Addr().String()
 	go func() { _ = e.srv.Serve(ln) }()
 	return e, nil
+}
+
+// Handler serves the registry in the Prometheus exposition format, for a caller that
+// mounts /metrics on a server of its own (the agent's, with its TLS and authentication).
+func (e *Exporter) Handler() http.Handler {
+	return promhttp.HandlerFor(e.Registry, promhttp.HandlerOpts{})
 }
 
 // Flush writes the metrics file, when one was asked for.

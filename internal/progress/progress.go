@@ -32,6 +32,9 @@ type Config struct {
 	Bars     bool          // draw bars (on a terminal)
 	Interval time.Duration // between lines when not drawing bars
 	Quiet    bool          // no periodic lines
+	// Observe, when set, is told every change of the count (done of total): a long-running
+	// caller (the agent's /status) shows the phase's progress without reading its lines.
+	Observe func(done, total int64)
 }
 
 // IsTerminal reports whether w is a terminal that can show bars: one with a width (a pty
@@ -99,6 +102,9 @@ func New(cfg Config) *Reporter {
 			go r.lines()
 		}
 	}
+	if cfg.Observe != nil {
+		cfg.Observe(0, cfg.Total)
+	}
 	return r
 }
 
@@ -108,6 +114,9 @@ func (r *Reporter) Log() *logx.Logger { return r.log }
 // SetDone sets how many units are done so far.
 func (r *Reporter) SetDone(n int64) {
 	r.done.Store(n)
+	if r.cfg.Observe != nil {
+		r.cfg.Observe(n, r.cfg.Total)
+	}
 	if r.total != nil {
 		if n > r.cfg.Total {
 			r.total.SetTotal(n, false)
@@ -119,6 +128,9 @@ func (r *Reporter) SetDone(n int64) {
 // SetTotal changes the expected total (when an estimate is corrected).
 func (r *Reporter) SetTotal(n int64) {
 	r.cfg.Total = n
+	if r.cfg.Observe != nil {
+		r.cfg.Observe(r.done.Load(), n)
+	}
 	if r.total != nil {
 		r.total.SetTotal(max(n, 1), false)
 	}
