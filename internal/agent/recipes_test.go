@@ -72,6 +72,13 @@ func TestFleetRecipes(t *testing.T) {
 					t.Errorf("%s: not a Kubernetes container: %v", b.where(), err)
 				}
 				checkInnowarmArgs(t, b, probeCommand(c.ReadinessProbe))
+				if strings.Contains(c.Image, "innowarm") {
+					checkInnowarmArgs(t, b, c.Args)
+				}
+			case b.lang == "yaml" && b.kind == "mariadb-operator-s3":
+				checkMariaDBOperatorS3(t, b)
+			case b.lang == "json" && b.kind == "aws-iam-policy":
+				checkIAMPolicy(t, b)
 			case b.lang == "json" && b.kind == "consul":
 				checkConsul(t, b)
 			case b.lang == "json" && b.kind == "orchestrator":
@@ -81,7 +88,7 @@ func TestFleetRecipes(t *testing.T) {
 			case b.lang == "sql" && b.kind == "proxysql":
 				checkProxySQL(t, b)
 			case b.lang == "yaml" || b.lang == "json":
-				t.Errorf("%s: a %s block must say which tool it is for (kubernetes, kubernetes-container, consul, orchestrator), so that the test can check it", b.where(), b.lang)
+				t.Errorf("%s: a %s block must say which tool it is for (kubernetes, kubernetes-container, consul, orchestrator, mariadb-operator-s3, aws-iam-policy), so that the test can check it", b.where(), b.lang)
 				continue
 			case b.lang == "sh" && strings.HasSuffix(f, "fleet.md"):
 				for _, cmd := range shellCommands(b.text) {
@@ -423,5 +430,74 @@ func checkProxySQL(t *testing.T, b block) {
 	}
 	if got := admin.commands(t); strings.Join(got, ";") != "LOAD SCHEDULER TO RUNTIME;SAVE SCHEDULER TO DISK" {
 		t.Errorf("%s: admin commands %q", b.where(), got)
+	}
+}
+
+type secretKeyRef struct {
+	Name string `json:"name"`
+	Key  string `json:"key"`
+}
+
+// mariadb-operator's S3 block (api/v1alpha1, type S3), as a Backup's or Restore's
+// .spec.storage.s3: the shape docs/object-storage.md maps onto innowarm's --s3-* flags.
+type mariadbOperatorS3 struct {
+	S3 struct {
+		Bucket                      string        `json:"bucket"`
+		Endpoint                    string        `json:"endpoint"`
+		Region                      string        `json:"region"`
+		Prefix                      string        `json:"prefix"`
+		AccessKeyIDSecretKeyRef     *secretKeyRef `json:"accessKeyIdSecretKeyRef"`
+		SecretAccessKeySecretKeyRef *secretKeyRef `json:"secretAccessKeySecretKeyRef"`
+		SessionTokenSecretKeyRef    *secretKeyRef `json:"sessionTokenSecretKeyRef"`
+		TLS                         *struct {
+			Enabled        bool          `json:"enabled"`
+			CASecretKeyRef *secretKeyRef `json:"caSecretKeyRef"`
+		} `json:"tls"`
+	} `json:"s3"`
+}
+
+func checkMariaDBOperatorS3(t *testing.T, b block) {
+	t.Helper()
+	var s mariadbOperatorS3
+	if err := yaml.UnmarshalStrict([]byte(b.text), &s); err != nil {
+		t.Errorf("%s: not mariadb-operator's S3 block: %v", b.where(), err)
+		return
+	}
+	if s.S3.Bucket == "" || s.S3.Endpoint == "" {
+		t.Errorf("%s: an S3 block needs a bucket and an endpoint", b.where())
+	}
+}
+
+// An AWS IAM policy document (the IAM JSON policy reference) granting S3 actions only.
+type iamPolicy struct {
+	Version   string
+	Statement []struct {
+		Sid       string `json:",omitempty"`
+		Effect    string
+		Action    []string
+		Resource  any
+		Condition map[string]map[string]any `json:",omitempty"`
+	}
+}
+
+func checkIAMPolicy(t *testing.T, b block) {
+	t.Helper()
+	var p iamPolicy
+	if err := strictJSON(b.text, &p); err != nil {
+		t.Errorf("%s: not an IAM policy document: %v", b.where(), err)
+		return
+	}
+	if p.Version != "2012-10-17" || len(p.Statement) == 0 {
+		t.Errorf("%s: policy version %q with %d statements", b.where(), p.Version, len(p.Statement))
+	}
+	for _, st := range p.Statement {
+		if st.Effect != "Allow" && st.Effect != "Deny" {
+			t.Errorf("%s: effect %q", b.where(), st.Effect)
+		}
+		for _, a := range st.Action {
+			if !strings.HasPrefix(a, "s3:") {
+				t.Errorf("%s: action %q is not an S3 action", b.where(), a)
+			}
+		}
 	}
 }
