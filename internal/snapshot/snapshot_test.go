@@ -374,8 +374,10 @@ func TestInterruptNativeLoad(t *testing.T) {
 		code = 0
 	}
 	t.Logf("exit %d %s after the signal", code, took)
-	if code != 130 || took > 1500*time.Millisecond {
-		t.Errorf("exit %d after %s (want 130 within a second); stderr %s", code, took, stderr.String())
+	// The load runs about 5 s at the throttled 8 MB/s: a load not completed at the exit (and
+	// "aborted" below) shows the warm did not wait for it, whatever the machine's speed.
+	if loadEnded := strings.Contains(status(), "completed"); code != 130 || loadEnded {
+		t.Errorf("exit %d after %s, load completed %v (want 130 before the load could end); stderr %s", code, took, loadEnded, stderr.String())
 	}
 	// The throttled disk may keep the loader busy with reads it had queued for a while.
 	deadline = time.Now().Add(10 * time.Second)

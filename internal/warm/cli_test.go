@@ -164,9 +164,11 @@ func TestLeastPrivilege(t *testing.T) {
 	}
 }
 
-// Ctrl-C stops the warm within a second, kills every statement it started on the server,
-// restores the variable it changed, and exits 130. A table lock holds the statements
-// waiting, so they are surely running when the signal comes: here the planning ones.
+// Ctrl-C stops the warm at once, kills every statement it started on the server, restores
+// the variable it changed, and exits 130. A table lock holds the statements waiting, so they
+// are surely running when the signal comes: here the planning ones. The statements would
+// wait 120 s for the lock: an exit within stopBound (a small fraction of that, and far above
+// what a busy 2-core machine needs: a second idle) shows the warm did not wait for them.
 func TestInterruptStopsEverything(t *testing.T) {
 	zoo := sandboxtest.Zoo(t)
 	conn := coldConn(t)
@@ -190,8 +192,9 @@ func TestInterruptStopsEverything(t *testing.T) {
 		if ee, ok := err.(*exec.ExitError); ok {
 			code = ee.ExitCode()
 		}
-		if code != 130 || took > time.Second {
-			t.Errorf("%s: exit %d after %s (want 130 within 1 s); stderr: %s", sig, code, took, stderr.String())
+		t.Logf("%s: exit %d after %s", sig, code, took)
+		if code != 130 || took > stopBound {
+			t.Errorf("%s: exit %d after %s (want 130 within %s, long before the statements' 120 s lock wait); stderr: %s", sig, code, took, stopBound, stderr.String())
 		}
 		if n := gone(t); n != 0 {
 			t.Errorf("%s: %d innowarm statements still in the processlist a second after the exit, e.g. %s", sig, n, lastProcesslist)
@@ -230,12 +233,10 @@ func TestCancelDuringRun(t *testing.T) {
 		if err == nil || runCtx.Err() == nil {
 			t.Errorf("run returned %v", err)
 		}
-	case <-time.After(2 * time.Second):
-		t.Fatal("run did not stop within 2 s of the cancel")
+	case <-time.After(stopBound):
+		t.Fatalf("run did not stop within %s of the cancel (its statements wait 2 min for the lock)", stopBound)
 	}
-	if took := time.Since(t0); took > time.Second {
-		t.Errorf("run took %s to stop", took)
-	}
+	t.Logf("stopped %s after the cancel", time.Since(t0))
 	conn.Close() // waits for the KILL QUERY statements to be sent
 	conn = sandboxtest.Reconnect(t)
 	if n := gone(t); n != 0 {
@@ -274,11 +275,16 @@ func countStatementsIn(t *testing.T, state string) int {
 
 var lastProcesslist string
 
-// gone waits (briefly: a killed statement takes a moment to end) until no innowarm statement
-// is in the processlist, and reports how many remain.
+// stopBound is how long a stop may take in these tests: what they tell apart is "stopped on
+// the signal" from "waited for its statements", which wait minutes on a lock.
+const stopBound = 10 * time.Second
+
+// gone waits (briefly: a killed statement takes a moment to end; the statements themselves
+// would wait minutes on the lock) until no innowarm statement is in the processlist, and
+// reports how many remain.
 func gone(t *testing.T) int {
 	t.Helper()
-	deadline := time.Now().Add(time.Second)
+	deadline := time.Now().Add(stopBound)
 	for {
 		n := countStatements(t)
 		if n == 0 || time.Now().After(deadline) {
