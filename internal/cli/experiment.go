@@ -336,8 +336,8 @@ moment it answers, and records throughput and p95 every second for --duration:
     (waiting for it, as --wait-for-server does) and running beside the traffic
   innowarm-indexes: innowarm warm of the schema, started the same way
 
-The hot level is the same traffic on the warmed server (--hot-duration, after every round's
-cold run). Per scenario it reports, as medians of --rounds: seconds of full service lost (the
+Each run's hot level is the same traffic's next --hot-duration on the recovered server, so
+that other work on the machine moves the level and the window alike. Per scenario it reports, as medians of --rounds: seconds of full service lost (the
 integral of (hot - qps) / hot), t50 and t95 (from then on throughput stays at or above 50% /
 95% of hot), the share of hot served in the first 5 s, the worst second's p95 and when the pool
 held 90% of the hot pool; beside the physical limit: the hot set's bytes over the disk's
@@ -351,7 +351,7 @@ sequential read speed, measured on the table's file in the same run.`,
 	fl.IntVar(&o.Clients, "clients", 8, "closed-loop clients of the traffic")
 	fl.StringVar(&o.Dist, "dist", "pareto", "key distribution of the point selects: uniform, zipf[:S], pareto[:H], hotset:ROWS_PCT:ACCESS_PCT")
 	fl.DurationVar(&o.Duration, "duration", 60*time.Second, "traffic after each restart")
-	fl.DurationVar(&o.HotDuration, "hot-duration", 20*time.Second, "traffic on the hot server that sets the hot level")
+	fl.DurationVar(&o.HotDuration, "hot-duration", 20*time.Second, "traffic after each window, on the recovered server: that run's hot level")
 	fl.IntVar(&o.Rounds, "rounds", 3, "rounds of every scenario (each after its own cold restart); medians are reported")
 	fl.StringVar(&o.WarmMethod, "warm-method", "auto", "innowarm warm's --method: auto, native or scan")
 	fl.StringSliceVar(&scenarios, "scenarios", nil, "run only these scenarios besides cold: "+strings.Join(experiment.RecoveryScenarios[1:], ","))

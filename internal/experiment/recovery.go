@@ -55,8 +55,9 @@ type RecoveryOptions struct {
 	// Duration is how long each scenario's traffic runs after the server answers: long
 	// enough for a cold server to get hot.
 	Duration time.Duration
-	// HotDuration is how long the hot level is measured, after the cold scenario of every
-	// round.
+	// HotDuration is how long the traffic goes on after each window: those seconds are that
+	// run's hot level, measured on the same server a moment later, so that the machine's
+	// other work moves the level and the window alike.
 	HotDuration time.Duration
 	Rounds      int
 	Scenarios   []string // run only these (cold always runs); nil: all
@@ -83,8 +84,9 @@ type RecoveryParams struct {
 // RecoveryRun is one restart under traffic.
 type RecoveryRun struct {
 	Round int `json:"round"`
-	// Hot is the hot throughput of the run's round, the level its metrics are measured by.
-	Hot        float64         `json:"hot_qps"`
+	// HotLevel is the traffic's seconds after the window, on the server recovered: the level
+	// the run's metrics are measured by.
+	HotLevel   HotLevel        `json:"hot"`
 	Restart    *Restart        `json:"restart"`
 	Curve      []RecoveryPoint `json:"curve"`
 	Pool       []PoolPoint     `json:"pool,omitempty"`
@@ -92,6 +94,8 @@ type RecoveryRun struct {
 	Warm       *RecoveryWarm   `json:"warm,omitempty"`
 	LoadStatus string          `json:"server_load_status,omitempty"` // Innodb_buffer_pool_load_status at the end
 	Errors     int64           `json:"query_errors,omitempty"`
+
+	hotTail []RecoveryPoint
 }
 
 // PoolPoint is the pool's fill at a moment of a run.
@@ -139,9 +143,8 @@ type RecoveryResult struct {
 	Header
 	Params    RecoveryParams      `json:"parameters"`
 	Data      *TableInfo          `json:"table"`
-	Hot       []HotLevel          `json:"hot"` // one per round
-	HotQPS    float64             `json:"hot_qps"`
-	HotNoise  float64             `json:"hot_noise_cv"`
+	HotQPS    float64             `json:"hot_qps"`      // median of the runs' hot levels
+	HotNoise  float64             `json:"hot_noise_cv"` // median of their seconds' variation
 	Disk      *DiskRead           `json:"disk,omitempty"`
 	HotSet    int64               `json:"hot_set_pages"` // the snapshot's pages: the hot set
 	HotBytes  int64               `json:"hot_set_bytes"`
@@ -201,7 +204,6 @@ type recRun struct {
 	res    *RecoveryResult
 	native warm.NativeAccess
 	dumps  map[int]*innodbDump
-	hot    []float64 // hot QPS per round
 	// hotPool is the hot pool's data pages, the level PoolT90 is measured by.
 	hotPool int64
 }
@@ -359,32 +361,16 @@ func (r *recRun) scenario(ctx context.Context, s *RecoveryScenario, round int) e
 	}
 	run.Round = round
 	s.Runs = append(s.Runs, run)
-	if s.ID == RecoveryCold {
-		// The cold run left the pool as the traffic wants it: measure the hot level, and in
-		// the first round keep what the warm-ups load from.
-		if err := r.hotWindow(ctx, round); err != nil {
+	m := run.Metrics
+	r.log.Infof("%s: lost %.1f s, t50 %s, t95 %s, first 5 s %.0f%% of hot, worst p95 %.2f ms; hot %.0f qps (seconds vary by %.1f%%)%s",
+		s.Label, m.Lost, tText(m.T50), tText(m.T95), 100*m.Served5, m.WorstP95, run.HotLevel.QPS, 100*run.HotLevel.Noise, warmText(run.Warm))
+	if s.ID == RecoveryCold && round == 1 {
+		// The cold run left the pool as the traffic wants it: keep what the warm-ups load.
+		if err := r.keepHotSet(ctx); err != nil {
 			return err
 		}
 	}
-	hot := r.roundHot(round)
-	for _, sc := range r.res.Scenarios {
-		for _, rn := range sc.Runs {
-			if rn.Round == round {
-				rn.Hot = hot
-				rn.Metrics = recoveryMetrics(rn.Curve, hot)
-			}
-		}
-	}
-	m := run.Metrics
-	r.log.Infof("%s: lost %.1f s, t50 %s, t95 %s, first 5 s %.0f%% of hot, worst p95 %.2f ms%s", s.Label, m.Lost, tText(m.T50), tText(m.T95), 100*m.Served5, m.WorstP95, warmText(run.Warm))
 	return nil
-}
-
-func (r *recRun) roundHot(round int) float64 {
-	if round-1 < len(r.hot) {
-		return r.hot[round-1]
-	}
-	return medianOf(r.hot)
 }
 
 func tText(t float64) string {
@@ -404,24 +390,9 @@ func warmText(w *RecoveryWarm) string {
 	return fmt.Sprintf("; warm from %.2f s for %.2f s, %s pages read (%.0f MB/s)", w.Start, w.Seconds, commas(w.PagesRead), w.MBps)
 }
 
-// hotWindow measures the hot level: the same traffic on the warmed server.
-func (r *recRun) hotWindow(ctx context.Context, round int) error {
-	rep, err := r.traffic(ctx, r.o.HotDuration)
-	if err != nil {
-		return fmt.Errorf("hot level: %w", err)
-	}
-	curve := curveOf(rep, time.Time{})
-	h := hotLevel(curve)
-	if h.PoolPages, err = statusInt(ctx, r.conn, "Innodb_buffer_pool_pages_data"); err != nil {
-		return err
-	}
-	r.hotPool = max(r.hotPool, h.PoolPages)
-	r.res.Hot = append(r.res.Hot, h)
-	r.hot = append(r.hot, h.QPS)
-	r.log.Infof("hot level, round %d: %.0f qps (seconds vary by %.1f%%), p95 %.2f ms, %s data pages in the pool", round, h.QPS, 100*h.Noise, h.P95, commas(h.PoolPages))
-	if round != 1 {
-		return nil
-	}
+// keepHotSet takes, from the pool the cold run left hot, InnoDB's dumps and innowarm's
+// snapshot that the other scenarios load.
+func (r *recRun) keepHotSet(ctx context.Context) error {
 	if r.native.OK {
 		for _, pct := range []int{25, 100} {
 			id := map[int]string{25: RecoveryInnoDB25, 100: RecoveryInnoDB100}[pct]
@@ -543,7 +514,7 @@ func (r *recRun) underTraffic(ctx context.Context, beforeStart func() error, sta
 		defer sampled.Done()
 		run.Pool, run.LoadStatus = r.samplePool(ctx, answered, done)
 	}()
-	rep, err := r.traffic(ctx, r.o.Duration)
+	rep, err := r.traffic(ctx, r.o.Duration+r.o.HotDuration)
 	close(done)
 	sampled.Wait()
 	if err != nil {
@@ -551,11 +522,24 @@ func (r *recRun) underTraffic(ctx context.Context, beforeStart func() error, sta
 	}
 	cancelWarm()
 	warmDone.Wait()
-	run.Curve = curveOf(rep, answered)
+	window := r.o.Duration.Seconds()
+	for _, p := range curveOf(rep, answered) {
+		if p.T <= window+0.25 {
+			run.Curve = append(run.Curve, p)
+		} else {
+			run.hotTail = append(run.hotTail, p)
+		}
+	}
+	run.HotLevel = hotLevel(run.hotTail)
+	run.Metrics = recoveryMetrics(run.Curve, run.HotLevel.QPS)
 	run.Errors = rep.Runs[0].Errors
 	if r.conn, err = r.t.Connect(ctx); err != nil {
 		return nil, fmt.Errorf("reconnect after the run: %w", err)
 	}
+	if run.HotLevel.PoolPages, err = statusInt(ctx, r.conn, "Innodb_buffer_pool_pages_data"); err != nil {
+		return nil, err
+	}
+	r.hotPool = max(r.hotPool, run.HotLevel.PoolPages)
 	if warm != nil {
 		run.Warm = warm
 		if !warmBegan.IsZero() {
@@ -643,12 +627,13 @@ func (r *recRun) restartWith(ctx context.Context, beforeStart func() error, afte
 
 // summarize sets each scenario's medians and the ratios of innowarm's lost seconds.
 func (r *recRun) summarize() {
-	r.res.HotQPS = medianOf(r.hot)
-	var noise []float64
-	for _, h := range r.res.Hot {
-		noise = append(noise, h.Noise)
+	var hots, noise []float64
+	for _, s := range r.res.Scenarios {
+		for _, rn := range s.Runs {
+			hots, noise = append(hots, rn.HotLevel.QPS), append(noise, rn.HotLevel.Noise)
+		}
 	}
-	r.res.HotNoise = medianOf(noise)
+	r.res.HotQPS, r.res.HotNoise = medianOf(hots), medianOf(noise)
 	for _, s := range r.res.Scenarios {
 		if len(s.Runs) == 0 {
 			continue

@@ -50,9 +50,9 @@ func (r *RecoveryResult) summary() string {
 	if d == nil {
 		return ""
 	}
-	out := fmt.Sprintf("%s restarted cold %d time(s) per scenario with a %s buffer pool (%s pages); sbtest1 has %s rows, %s pages (%s, %.1f× the pool). Traffic: %s, for %.0f s per restart. Hot level: %.0f qps (median of the rounds; its seconds vary by %.1f%%).",
+	out := fmt.Sprintf("%s restarted cold %d time(s) per scenario with a %s buffer pool (%s pages); sbtest1 has %s rows, %s pages (%s, %.1f× the pool). Traffic: %s, for %.0f s per restart. Hot level: the same traffic's next %.0f s, per run (median %.0f qps; its seconds vary by %.1f%%).",
 		r.Server, r.Params.Rounds, fmtBytes(r.PoolBytes), commas(r.PoolPages), commas(d.Rows), commas(d.Pages), fmtBytes(d.Bytes), float64(d.Pages)/float64(max(r.PoolPages, 1)),
-		r.Params.Traffic, r.Params.Duration, r.HotQPS, 100*r.HotNoise)
+		r.Params.Traffic, r.Params.Duration, r.Params.HotDuration, r.HotQPS, 100*r.HotNoise)
 	if r.HotSet > 0 {
 		out += fmt.Sprintf(" Hot set: %s pages (%s, the snapshot of the hot pool).", commas(r.HotSet), fmtBytes(r.HotBytes))
 	}
@@ -179,7 +179,7 @@ func (r *RecoveryResult) runsTable() report.Table {
 					warm = w.Error
 				}
 			}
-			t.Rows = append(t.Rows, []string{s.Label, fmt.Sprint(rn.Round), qps(rn.Hot), fmt.Sprintf("%.1f", m.Lost), timeCell(m.T50, m.Window), timeCell(m.T95, m.Window), msec(m.WorstP95), warm, rn.LoadStatus})
+			t.Rows = append(t.Rows, []string{s.Label, fmt.Sprint(rn.Round), qps(rn.HotLevel.QPS), fmt.Sprintf("%.1f", m.Lost), timeCell(m.T50, m.Window), timeCell(m.T95, m.Window), msec(m.WorstP95), warm, rn.LoadStatus})
 		}
 	}
 	return t
