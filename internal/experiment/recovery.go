@@ -524,7 +524,7 @@ func (r *recRun) underTraffic(ctx context.Context, beforeStart func() error, sta
 	warmDone.Wait()
 	window := r.o.Duration.Seconds()
 	for _, p := range curveOf(rep, answered) {
-		if p.T <= window+0.25 {
+		if p.T-p.Len/2 <= window { // most of the interval lies in the window
 			run.Curve = append(run.Curve, p)
 		} else {
 			run.hotTail = append(run.hotTail, p)
