@@ -472,30 +472,34 @@ func (r *recRun) underTraffic(ctx context.Context, beforeStart func() error, sta
 	var warmDone sync.WaitGroup
 	wctx, cancelWarm := context.WithCancel(ctx)
 	defer func() { cancelWarm(); warmDone.Wait() }()
-	var warm *RecoveryWarm
+	var started *RecoveryWarm
 	var warmBegan time.Time
 	launch := func() {
 		if startWarm == nil {
 			return
 		}
-		warm = &RecoveryWarm{}
+		started = &RecoveryWarm{}
 		warmDone.Add(1)
 		go func() {
 			defer warmDone.Done()
 			// As 'innowarm warm --wait-for-server' does: connect the moment the server answers.
 			conn, err := connection.WaitOpen(wctx, r.t.Opts, 5*time.Minute, nil)
 			if err != nil {
-				warm.Error = err.Error()
+				started.Error = err.Error()
 				return
 			}
 			defer conn.Close()
+			if _, err := warm.TakeOverStartupLoad(wctx, conn); err != nil {
+				started.Error = err.Error()
+				return
+			}
 			warmBegan = time.Now()
 			res, err := startWarm(wctx, conn)
 			if res != nil {
-				warm.Warmup = *res
+				started.Warmup = *res
 			}
 			if err != nil && wctx.Err() == nil {
-				warm.Error = err.Error()
+				started.Error = err.Error()
 			}
 		}()
 	}
@@ -540,13 +544,13 @@ func (r *recRun) underTraffic(ctx context.Context, beforeStart func() error, sta
 		return nil, err
 	}
 	r.hotPool = max(r.hotPool, run.HotLevel.PoolPages)
-	if warm != nil {
-		run.Warm = warm
+	if started != nil {
+		run.Warm = started
 		if !warmBegan.IsZero() {
-			warm.Start = warmBegan.Sub(answered).Seconds()
+			started.Start = warmBegan.Sub(answered).Seconds()
 		}
-		if warm.Error == "" && warm.Seconds == 0 {
-			warm.Error = "still warming when the traffic ended"
+		if started.Error == "" && started.Seconds == 0 {
+			started.Error = "still warming when the traffic ended"
 		}
 	}
 	return run, nil
