@@ -65,7 +65,7 @@ func runRecoveryBench(ctx context.Context, env Env) (Result, error) {
 	if env.Quick() {
 		sc = recoveryQuick
 	}
-	dir := filepath.Join(env.OutDir, "recovery")
+	dir := filepath.Join(env.OutDir, "report")
 	args := []string{"experiment", "recovery", "--json", "--quiet", "--pool-size", sc.pool, "--rows", strconv.FormatInt(sc.rows, 10),
 		"--clients", "8", "--duration", sc.duration.String(), "--hot-duration", sc.hotDuration.String(), "--rounds", strconv.Itoa(sc.rounds),
 		"--scenarios", "innodb-load-25,innodb-load-100,innowarm-snapshot", "--report-dir", dir}
