@@ -108,6 +108,9 @@ type Iteration struct {
 	Queries        int64   `json:"queries"`
 	Errors         int64   `json:"errors"`
 	QPS            float64 `json:"qps"`
+	// Started is when the clients began querying: in-process callers line the intervals up
+	// with their own clock (a server's restart) by it.
+	Started time.Time `json:"-"`
 }
 
 // Level is the result of one concurrency level of one engine, over its iterations.
@@ -151,7 +154,7 @@ func (l *Level) add(rr *roundResult) {
 	l.msTimes = append(l.msTimes, int64(rr.seconds*1000))
 	l.Iterations = append(l.Iterations, Iteration{
 		Iteration: rr.iteration, Seconds: rr.seconds, ConnectSeconds: rr.connectSec, QuerySeconds: rr.querySec,
-		Queries: rr.queries, Errors: rr.errors, QPS: float64(rr.queries) / rr.querySec,
+		Queries: rr.queries, Errors: rr.errors, QPS: float64(rr.queries) / rr.querySec, Started: rr.started,
 	})
 	l.Queries += rr.queries
 	l.Errors += rr.errors

@@ -100,6 +100,7 @@ type roundResult struct {
 	errCodes   map[string]int64
 	intervals  []Interval
 	cpuSec     float64
+	started    time.Time
 }
 
 // round connects the clients, starts them together, and measures until the last is done.
@@ -207,6 +208,7 @@ func (r *runner) round(ctx context.Context, spec roundSpec) (*roundResult, error
 	rr.iteration, rr.clients = spec.iteration, spec.clients
 	rr.seconds = end.Sub(start).Seconds()
 	rr.connectSec = connected.Sub(start).Seconds()
+	rr.started = connected
 	rr.querySec = end.Sub(connected).Seconds()
 	rr.cpuSec = tvSec(ru1.Utime) + tvSec(ru1.Stime) - tvSec(ru0.Utime) - tvSec(ru0.Stime)
 	rr.errCodes = map[string]int64{}

@@ -22,7 +22,7 @@ func init() { register(newExperimentCmd) }
 func newExperimentCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "experiment",
-		Short: "Reproduce the classic buffer-pool experiments: coldstart, hotrows, concurrency",
+		Short: "Reproduce the classic buffer-pool experiments: coldstart, hotrows, concurrency; and recovery under traffic",
 		Long: `experiment runs one of the three classic buffer-pool experiments in one command, on a
 throwaway sandbox server by default (sized with --pool-size and --rows or --scale), or on an
 existing server given with the connection flags; experiments that need cold restarts then
@@ -37,7 +37,7 @@ report.md, report.json and the charts as SVG and PNG.`,
   innowarm experiment concurrency --scale 0.001
   innowarm experiment coldstart -h db1 -u admin -p --restart-cmd 'ssh db1 sudo systemctl restart mariadb'`,
 	}
-	cmd.AddCommand(newColdstartCmd(), newHotrowsCmd(), newConcurrencyCmd())
+	cmd.AddCommand(newColdstartCmd(), newHotrowsCmd(), newConcurrencyCmd(), newRecoveryCmd())
 	return cmd
 }
 
@@ -309,6 +309,58 @@ one client to ~3.0 ms at 100.`,
 	}, func(ctx context.Context, t *experiment.Target, dir string, log *logx.Logger, prog progress.Config) (experiment.Result, error) {
 		o.Schema, o.KeepData, o.Progress, o.Log = f.schema, f.keepData, prog, log
 		res, err := experiment.Concurrency(ctx, t, o)
+		if err != nil {
+			return nil, err
+		}
+		res.ReportDir = dir
+		return res, nil
+	})
+	return cmd
+}
+
+func newRecoveryCmd() *cobra.Command {
+	var f expFlags
+	var o experiment.RecoveryOptions
+	var scenarios []string
+	cmd := &cobra.Command{
+		Use:   "recovery",
+		Short: "Restart to hot under live traffic: throughput and p95 each second from the moment a restarted server answers",
+		Long: `recovery builds sbtest1 (make --rows several times the pool), then restarts the server cold
+again and again with closed-loop traffic (--clients point selects, keys drawn --dist) from the
+moment it answers, and records throughput and p95 every second for --duration:
+
+  cold: the traffic's own reads only
+  innodb-load-25, innodb-load-100: the server loads its own dump (taken from the hot pool at
+    innodb_buffer_pool_dump_pct 25 / 100) at startup (sandbox only)
+  innowarm-snapshot: innowarm warm --from a snapshot of the hot pool, started with the server
+    (waiting for it, as --wait-for-server does) and running beside the traffic
+  innowarm-indexes: innowarm warm of the schema, started the same way
+
+Each run's hot level is the same traffic's next --hot-duration on the recovered server, so
+that other work on the machine moves the level and the window alike. Per scenario it reports, as medians of --rounds: seconds of full service lost (the
+integral of (hot - qps) / hot), t50 and t95 (from then on throughput stays at or above 50% /
+95% of hot), the share of hot served in the first 5 s, the worst second's p95 and when the pool
+held 90% of the hot pool; beside the physical limit: the hot set's bytes over the disk's
+sequential read speed, measured on the table's file in the same run.`,
+		Example: `  innowarm experiment recovery --pool-size 256M --rows 3000000 --rounds 3
+  innowarm experiment recovery --scenarios innodb-load-100,innowarm-snapshot --duration 30s`,
+	}
+	f.bind(cmd, "recovery", "256M")
+	fl := cmd.Flags()
+	fl.Int64Var(&o.Rows, "rows", 3_000_000, "rows of sbtest1 (about 230 bytes each: make it several times the pool)")
+	fl.IntVar(&o.Clients, "clients", 8, "closed-loop clients of the traffic")
+	fl.StringVar(&o.Dist, "dist", "pareto", "key distribution of the point selects: uniform, zipf[:S], pareto[:H], hotset:ROWS_PCT:ACCESS_PCT")
+	fl.DurationVar(&o.Duration, "duration", 60*time.Second, "traffic after each restart")
+	fl.DurationVar(&o.HotDuration, "hot-duration", 20*time.Second, "traffic after each window, on the recovered server: that run's hot level")
+	fl.IntVar(&o.Rounds, "rounds", 3, "rounds of every scenario (each after its own cold restart); medians are reported")
+	fl.StringVar(&o.WarmMethod, "warm-method", "auto", "innowarm warm's --method: auto, native or scan")
+	fl.StringSliceVar(&scenarios, "scenarios", nil, "run only these scenarios besides cold: "+strings.Join(experiment.RecoveryScenarios[1:], ","))
+	cmd.RunE = f.runE("recovery", true, func() error {
+		o.Scenarios = scenarios
+		return experiment.ValidateRecovery(o)
+	}, func(ctx context.Context, t *experiment.Target, dir string, log *logx.Logger, prog progress.Config) (experiment.Result, error) {
+		o.Schema, o.KeepData, o.Dir, o.Progress, o.Log = f.schema, f.keepData, dir, prog, log
+		res, err := experiment.Recovery(ctx, t, o)
 		if err != nil {
 			return nil, err
 		}

@@ -23,6 +23,10 @@ func TestBadValuesNameTheirFlags(t *testing.T) {
 		{"hotrows max hot", []string{"experiment", "hotrows", "--min-hot", "50", "--max-hot", "10"}, "--max-hot 10 is less than the least hot rows, 50"},
 		{"warm method", []string{"warm", "--no-defaults", "-D", "x", "--method", "bogus"}, `innowarm: --method "bogus": use`},
 		{"warm split pages", []string{"warm", "--no-defaults", "-D", "x", "--split-pages", "3"}, "innowarm: --split-pages 3: at least 16"},
+		{"recovery clients", []string{"experiment", "recovery", "--clients", "0"}, "innowarm: --clients 0: use 1 to 1000"},
+		{"recovery duration", []string{"experiment", "recovery", "--duration", "1s"}, "innowarm: --duration 1s: use 2s or more"},
+		{"recovery scenario", []string{"experiment", "recovery", "--scenarios", "bogus"}, `innowarm: scenario "bogus": use cold, innodb-load-25`},
+		{"warm wait for server", []string{"warm", "--no-defaults", "-D", "x", "--wait-for-server=soon"}, `innowarm: --wait-for-server "soon": give how long to wait`},
 		{"warm nothing chosen", []string{"warm", "--no-defaults"}, "innowarm: choose what to warm: -D schema"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -44,6 +44,7 @@ type warmFlags struct {
 	s3               *s3Flags
 	method           string
 	untilCoverage    string
+	waitForServer    string
 }
 
 func newWarmCmd() *cobra.Command {
@@ -88,6 +89,8 @@ Needs SELECT on the tables and the PROCESS privilege (to read the pool's page li
 	f.s3 = addS3Flags(cmd)
 	fl.StringVar(&f.method, "method", warm.MethodAuto, "auto, native or scan: native hands the page list to the server's own loader (innowarm must run on the database host and write its dump file); auto uses it when possible, except for tables on MySQL that scans read whole (its loader is slower than scans)")
 	fl.StringVar(&f.untilCoverage, "until-coverage", "", "stop as soon as the plan (or the manifest's pages) is this resident, e.g. 95%")
+	fl.StringVar(&f.waitForServer, "wait-for-server", "", "start before the server answers (systemd ExecStartPost, a sidecar): connect the moment it does, waiting at most this long (bare flag: 10m); a load of its own dump that the server started is aborted, since innowarm loads instead")
+	fl.Lookup("wait-for-server").NoOptDefVal = "10m"
 	fl.BoolVar(&f.asJSON, "json", false, "print the plan and result as JSON on stdout")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress output")
 	fl.DurationVar(&f.progressEvery, "progress-interval", 5*time.Second, "time between progress lines when stderr is not a terminal (logs)")
@@ -118,11 +121,15 @@ Needs SELECT on the tables and the PROCESS privilege (to read the pool's page li
 			}
 			return rf.run(cmd, conn, f.asJSON, pace)
 		}
+		wait, err := f.waitTimeout()
+		if err != nil {
+			return err
+		}
 		req, err := f.request(cmd, &opts, pace)
 		if err != nil {
 			return err
 		}
-		conn, err := connection.Open(cmd.Context(), opts)
+		conn, err := f.connect(cmd, opts, wait)
 		if err != nil {
 			return err
 		}
@@ -139,6 +146,51 @@ Needs SELECT on the tables and the PROCESS privilege (to read the pool's page li
 		return printWarmOutcome(cmd, outcome, &f, runErr)
 	})
 	return cmd
+}
+
+// waitTimeout reads --wait-for-server: -1 when not given.
+func (f *warmFlags) waitTimeout() (time.Duration, error) {
+	if f.waitForServer == "" {
+		return -1, nil
+	}
+	d, err := time.ParseDuration(f.waitForServer)
+	if err != nil || d <= 0 {
+		return 0, usagef("--wait-for-server %q: give how long to wait, e.g. 10m (or the bare flag)", f.waitForServer)
+	}
+	return d, nil
+}
+
+// connect opens the connection; with --wait-for-server it waits for the server to answer
+// and then takes the load over from the server's own load at startup.
+func (f *warmFlags) connect(cmd *cobra.Command, opts connection.Options, wait time.Duration) (*connection.Conn, error) {
+	ctx := cmd.Context()
+	if wait < 0 {
+		return connection.Open(ctx, opts)
+	}
+	t0 := time.Now()
+	conn, err := connection.WaitOpen(ctx, opts, wait, func(why error) {
+		if !f.quiet {
+			logx.Infof("waiting for the server at %s (at most %s): %v", opts.Target(), wait, why)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !f.quiet {
+		logx.Infof("the server at %s answered after %.2f s", opts.Target(), time.Since(t0).Seconds())
+	}
+	if f.dryRun {
+		return conn, nil
+	}
+	did, err := warm.TakeOverStartupLoad(ctx, conn)
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	if did != "" {
+		logx.Infof("%s", did)
+	}
+	return conn, nil
 }
 
 type planUnitJSON struct {

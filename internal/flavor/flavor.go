@@ -524,6 +524,13 @@ func (s Server) PoolResizeArgs(step int64) []string {
 // MariaDB's buf_pool_t::shrink both call buf_load_abort().
 func LoadAborted(status string) bool { return strings.Contains(status, "aborted") }
 
+// LoadFinished says whether Innodb_buffer_pool_load_status reports a load that is over:
+// completed ("Buffer pool(s) load completed at ..."), aborted, or failed ("Cannot open
+// '...ib_buffer_pool' for reading", "Error ..."), in both flavors' words.
+func LoadFinished(status string) bool {
+	return strings.Contains(status, "completed") || LoadAborted(status) || strings.HasPrefix(status, "Cannot") || strings.Contains(status, "rror")
+}
+
 // LoadInProgress says whether Innodb_buffer_pool_load_status describes a load that is running:
 // "Loading buffer pool(s) from ..." or "Loaded n/m pages" (MySQL reports the count as it goes).
 // MySQL says "Loading of buffer pool not started" for a server that never loaded; that is not

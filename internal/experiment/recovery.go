@@ -1,0 +1,684 @@
+package experiment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/innowarm/innowarm/internal/bench"
+	"github.com/innowarm/innowarm/internal/connection"
+	"github.com/innowarm/innowarm/internal/dumpfile"
+	"github.com/innowarm/innowarm/internal/exitcode"
+	"github.com/innowarm/innowarm/internal/logx"
+	"github.com/innowarm/innowarm/internal/progress"
+	"github.com/innowarm/innowarm/internal/sandbox"
+	"github.com/innowarm/innowarm/internal/snapshot"
+	"github.com/innowarm/innowarm/internal/sqltext"
+	"github.com/innowarm/innowarm/internal/warm"
+)
+
+// Recovery scenarios, in the order each round runs them. Every one restarts the server cold
+// and puts traffic on it the moment it answers.
+const (
+	RecoveryCold      = "cold"              // nothing but the traffic's own reads
+	RecoveryInnoDB25  = "innodb-load-25"    // the server loads its dump at startup, innodb_buffer_pool_dump_pct 25
+	RecoveryInnoDB100 = "innodb-load-100"   // the same, dump_pct 100
+	RecoverySnapshot  = "innowarm-snapshot" // innowarm warm --from a snapshot, started with the server
+	RecoveryIndexes   = "innowarm-indexes"  // innowarm warm of the schema's indexes, started with the server
+)
+
+// RecoveryScenarios lists every scenario id. A standby kept by 'follow' and promoted is not
+// among them yet.
+var RecoveryScenarios = []string{RecoveryCold, RecoveryInnoDB25, RecoveryInnoDB100, RecoverySnapshot, RecoveryIndexes}
+
+var recoveryLabels = map[string]string{
+	RecoveryCold:      "cold",
+	RecoveryInnoDB25:  "InnoDB load at startup, dump_pct 25",
+	RecoveryInnoDB100: "InnoDB load at startup, dump_pct 100",
+	RecoverySnapshot:  "innowarm warm --from snapshot",
+	RecoveryIndexes:   "innowarm warm (indexes)",
+}
+
+// RecoveryOptions configure the recovery experiment.
+type RecoveryOptions struct {
+	Schema  string
+	Rows    int64  // rows of sbtest1: make it several times the pool
+	Clients int    // closed-loop clients of the traffic
+	Dist    string // key distribution of the point selects (bench --dist)
+	// Duration is how long each scenario's traffic runs after the server answers: long
+	// enough for a cold server to get hot.
+	Duration time.Duration
+	// HotDuration is how long the traffic goes on after each window: those seconds are that
+	// run's hot level, measured on the same server a moment later, so that the machine's
+	// other work moves the level and the window alike.
+	HotDuration time.Duration
+	Rounds      int
+	Scenarios   []string // run only these (cold always runs); nil: all
+	WarmMethod  string   // innowarm warm's --method
+	Dir         string   // where the snapshot is written
+	KeepData    bool
+	Progress    progress.Config
+	Log         *logx.Logger
+}
+
+// RecoveryParams are the options as the report shows them.
+type RecoveryParams struct {
+	Rows        int64   `json:"rows"`
+	Clients     int     `json:"clients"`
+	Dist        string  `json:"dist"`
+	Duration    float64 `json:"duration_s"`
+	HotDuration float64 `json:"hot_duration_s"`
+	Rounds      int     `json:"rounds"`
+	Schema      string  `json:"schema"`
+	WarmMethod  string  `json:"warm_method"`
+	Traffic     string  `json:"traffic"`
+}
+
+// RecoveryRun is one restart under traffic.
+type RecoveryRun struct {
+	Round int `json:"round"`
+	// HotLevel is the traffic's seconds after the window, on the server recovered: the level
+	// the run's metrics are measured by.
+	HotLevel   HotLevel        `json:"hot"`
+	Restart    *Restart        `json:"restart"`
+	Curve      []RecoveryPoint `json:"curve"`
+	Pool       []PoolPoint     `json:"pool,omitempty"`
+	Metrics    RecoveryMetrics `json:"metrics"`
+	Warm       *RecoveryWarm   `json:"warm,omitempty"`
+	LoadStatus string          `json:"server_load_status,omitempty"` // Innodb_buffer_pool_load_status at the end
+	Errors     int64           `json:"query_errors,omitempty"`
+
+	hotTail []RecoveryPoint
+}
+
+// PoolPoint is the pool's fill at a moment of a run.
+type PoolPoint struct {
+	T     float64 `json:"t_s"`
+	Pages int64   `json:"data_pages"`
+}
+
+// RecoveryWarm is what a warm started with the server did.
+type RecoveryWarm struct {
+	Warmup
+	// Start is when it began, in seconds after the server answered (negative: it was
+	// waiting for the server and connected before the restart's own check did).
+	Start float64 `json:"start_s"`
+	Error string  `json:"error,omitempty"`
+}
+
+// RecoveryScenario is a scenario's runs and their medians.
+type RecoveryScenario struct {
+	ID      string         `json:"id"`
+	Label   string         `json:"label"`
+	Skipped string         `json:"skipped,omitempty"`
+	Runs    []*RecoveryRun `json:"runs,omitempty"`
+	// Median holds each metric's median over the runs; Typical is the run whose lost
+	// seconds are the median, the one the chart shows.
+	Median  RecoveryMetrics `json:"median"`
+	Typical int             `json:"typical_run"`
+	// PoolT90 is the median time until the pool held 90% of the hot pool's data pages (-1:
+	// not within the window).
+	PoolT90 float64 `json:"pool_t90_s"`
+}
+
+// DiskRead is the disk's read speed, measured on a data file in the same run.
+type DiskRead struct {
+	File       string  `json:"file"`
+	SeqMBps    float64 `json:"sequential_mb_per_s"` // 1 MiB reads, O_DIRECT
+	RandomIOPS float64 `json:"random_16k_iops"`     // 16 KiB reads, 8 at a time, O_DIRECT
+	RandomMBps float64 `json:"random_16k_mb_per_s"` // the same in MB/s
+	Note       string  `json:"note,omitempty"`
+	Bytes      int64   `json:"sequential_bytes_read"`
+}
+
+// RecoveryResult is everything the recovery experiment measured.
+type RecoveryResult struct {
+	Header
+	Params    RecoveryParams      `json:"parameters"`
+	Data      *TableInfo          `json:"table"`
+	HotQPS    float64             `json:"hot_qps"`      // median of the runs' hot levels
+	HotNoise  float64             `json:"hot_noise_cv"` // median of their seconds' variation
+	Disk      *DiskRead           `json:"disk,omitempty"`
+	HotSet    int64               `json:"hot_set_pages"` // the snapshot's pages: the hot set
+	HotBytes  int64               `json:"hot_set_bytes"`
+	Limit     float64             `json:"physical_limit_s"` // hot set bytes over sequential disk reads
+	Dumps     []*innodbDump       `json:"innodb_dumps,omitempty"`
+	Manifest  *snapshot.Result    `json:"manifest,omitempty"`
+	Scenarios []*RecoveryScenario `json:"scenarios"`
+	// Ratios are innowarm's median lost seconds over other scenarios'.
+	Ratios map[string]float64 `json:"lost_ratios,omitempty"`
+}
+
+// Scenario finds a scenario by id, or nil.
+func (r *RecoveryResult) Scenario(id string) *RecoveryScenario {
+	for _, s := range r.Scenarios {
+		if s.ID == id {
+			return s
+		}
+	}
+	return nil
+}
+
+// ValidateRecovery checks the options that need no server.
+func ValidateRecovery(o RecoveryOptions) error {
+	switch {
+	case o.Rows < 1 || o.Rows > 2_000_000_000:
+		return exitcode.BadValue("Rows", "%d: use 1 to 2,000,000,000", o.Rows)
+	case o.Clients < 1 || o.Clients > 1000:
+		return exitcode.BadValue("Clients", "%d: use 1 to 1000", o.Clients)
+	case o.Duration < 2*time.Second:
+		return exitcode.BadValue("Duration", "%s: use 2s or more", o.Duration)
+	case o.HotDuration < 2*time.Second:
+		return exitcode.BadValue("HotDuration", "%s: use 2s or more", o.HotDuration)
+	case o.Rounds < 1 || o.Rounds > 50:
+		return exitcode.BadValue("Rounds", "%d: use 1 to 50", o.Rounds)
+	}
+	if _, err := bench.ParseDist(o.Dist); err != nil {
+		return err
+	}
+	switch o.WarmMethod {
+	case "", warm.MethodAuto, warm.MethodNative, warm.MethodScan:
+	default:
+		return exitcode.BadValue("WarmMethod", "%q: use auto, native or scan", o.WarmMethod)
+	}
+	for _, s := range o.Scenarios {
+		if !slices.Contains(RecoveryScenarios, s) {
+			return exitcode.UsageError(fmt.Errorf("scenario %q: use %s", s, strings.Join(RecoveryScenarios, ", ")))
+		}
+	}
+	return nil
+}
+
+type recRun struct {
+	t      *Target
+	o      RecoveryOptions
+	log    *logx.Logger
+	conn   *connection.Conn
+	res    *RecoveryResult
+	native warm.NativeAccess
+	dumps  map[int]*innodbDump
+	// hotPool is the hot pool's data pages, the level PoolT90 is measured by.
+	hotPool int64
+}
+
+// Recovery restarts the server cold under live traffic, scenario after scenario, and
+// records throughput and p95 each second from the moment it answers: how long until the
+// server is hot again and how much service its users lost on the way, cold, with InnoDB's
+// own load at startup, and with innowarm's warms started with the server.
+func Recovery(ctx context.Context, t *Target, o RecoveryOptions) (*RecoveryResult, error) {
+	if o.Schema == "" {
+		o.Schema = "innowarm_recovery"
+	}
+	if o.Dist == "" {
+		o.Dist = "pareto"
+	}
+	if o.WarmMethod == "" {
+		o.WarmMethod = warm.MethodAuto
+	}
+	if err := ValidateRecovery(o); err != nil {
+		return nil, err
+	}
+	if !t.CanRestart() {
+		return nil, exitcode.BadValue("RestartCmd", "is needed: recovery restarts the server cold; or run it on a sandbox by leaving out the connection options")
+	}
+	if o.Dir == "" {
+		return nil, exitcode.UsageError(errors.New("recovery needs a directory for its snapshot"))
+	}
+	conn, h, log, err := begin(ctx, t, "recovery", o.Log)
+	if err != nil {
+		return nil, err
+	}
+	r := &recRun{t: t, o: o, log: log, conn: conn, dumps: map[int]*innodbDump{}}
+	defer func() { r.conn.Close() }()
+	r.res = &RecoveryResult{Header: h, Params: RecoveryParams{Rows: o.Rows, Clients: o.Clients, Dist: o.Dist, Duration: o.Duration.Seconds(),
+		HotDuration: o.HotDuration.Seconds(), Rounds: o.Rounds, Schema: o.Schema, WarmMethod: o.WarmMethod,
+		Traffic: fmt.Sprintf("closed loop: %d clients of point selects (innowarm bench --workload point-select --dist %s), from the moment the server answers", o.Clients, o.Dist)}}
+	t0 := time.Now()
+	defer r.res.finish(t0)
+	r.native = warm.CheckNative(ctx, r.conn)
+	if err := claimSchema(ctx, r.conn, o.Schema, log); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if o.KeepData {
+			log.Infof("kept schema %s (--keep-data)", sqltext.Ident(o.Schema))
+			return
+		}
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		c, cerr := t.Connect(dctx)
+		if cerr != nil {
+			log.Warnf("could not drop schema %s: %v", sqltext.Ident(o.Schema), cerr)
+			return
+		}
+		defer c.Close()
+		if derr := dropSchema(dctx, c, o.Schema); derr != nil {
+			log.Warnf("%v", derr)
+		}
+	}()
+	if r.native.OK {
+		restore, err := preserveDumpFile(r.conn, log)
+		if err != nil {
+			return nil, err
+		}
+		defer restore()
+	}
+	if t.Sandbox != nil {
+		was := t.Sandbox.LoadAtStartup
+		defer func() { t.Sandbox.LoadAtStartup = was }()
+	}
+	if _, err := bench.Prepare(ctx, r.conn, bench.PrepareOptions{Schema: o.Schema, Tables: 1, Rows: o.Rows, Engine: "InnoDB", Threads: 1, AllowWrites: true}, log); err != nil {
+		return nil, err
+	}
+	r.res.Data = &TableInfo{Name: "sbtest1", Rows: o.Rows}
+	if err := measureTable(ctx, r.conn, o.Schema, r.res.Data); err != nil {
+		return nil, err
+	}
+	log.Infof("sbtest1: %s rows, %s pages (%s); pool %s (%s pages): the table is %.1f times the pool",
+		commas(o.Rows), commas(r.res.Data.Pages), fmtBytes(r.res.Data.Bytes), fmtBytes(r.res.PoolBytes), commas(r.res.PoolPages), float64(r.res.Data.Pages)/float64(max(r.res.PoolPages, 1)))
+	r.res.Disk = r.measureDisk(ctx)
+	for _, id := range RecoveryScenarios {
+		if r.wanted(id) {
+			r.res.Scenarios = append(r.res.Scenarios, &RecoveryScenario{ID: id, Label: recoveryLabels[id]})
+		}
+	}
+	// Rounds go round all scenarios in turn, so that a busy spell of the machine does not
+	// fall on the runs of one scenario only.
+	for round := 1; round <= o.Rounds; round++ {
+		for _, s := range r.res.Scenarios {
+			if err := r.scenario(ctx, s, round); err != nil {
+				return r.res, err
+			}
+		}
+	}
+	r.summarize()
+	return r.res, nil
+}
+
+func (r *recRun) wanted(id string) bool {
+	return id == RecoveryCold || r.o.Scenarios == nil || slices.Contains(r.o.Scenarios, id)
+}
+
+// scenario runs one scenario once: a cold restart under traffic.
+func (r *recRun) scenario(ctx context.Context, s *RecoveryScenario, round int) error {
+	if s.Skipped != "" {
+		return nil
+	}
+	var beforeStart func() error
+	var startWarm func(ctx context.Context, conn *connection.Conn) (*Warmup, error)
+	prog := progress.Config{Out: io.Discard, Quiet: true}
+	quietLog := logx.New(r.log.Writer(), true)
+	switch s.ID {
+	case RecoveryInnoDB25, RecoveryInnoDB100:
+		pct := map[string]int{RecoveryInnoDB25: 25, RecoveryInnoDB100: 100}[s.ID]
+		d := r.dumps[pct]
+		switch {
+		case r.t.Sandbox == nil:
+			s.Skipped = "needs a sandbox: innodb_buffer_pool_load_at_startup is read at startup only"
+		case !r.native.OK:
+			s.Skipped = "innowarm cannot reach the server's dump file: " + r.native.Reason
+		case d == nil:
+			s.Skipped = "no dump was taken"
+		}
+		if s.Skipped != "" {
+			r.log.Infof("skipped %s: %s", s.Label, s.Skipped)
+			return nil
+		}
+		path := r.conn.Server.DumpFilePath()
+		beforeStart = func() error {
+			r.t.Sandbox.LoadAtStartup = true
+			return dumpfile.Write(path, d.pages)
+		}
+		defer func() {
+			r.t.Sandbox.LoadAtStartup = false
+			os.Remove(path)
+		}()
+	case RecoverySnapshot:
+		if r.res.Manifest == nil {
+			s.Skipped = "no snapshot was captured"
+			return nil
+		}
+		path := r.res.Manifest.Path
+		startWarm = func(ctx context.Context, conn *connection.Conn) (*Warmup, error) {
+			return manifestWarm(ctx, conn, path, r.o.WarmMethod, prog, quietLog)
+		}
+	case RecoveryIndexes:
+		startWarm = func(ctx context.Context, conn *connection.Conn) (*Warmup, error) {
+			return innowarmWarm(ctx, conn, r.o.Schema, r.o.WarmMethod, prog, quietLog)
+		}
+	}
+	r.log.Infof("== %s (round %d of %d)", s.Label, round, r.o.Rounds)
+	run, err := r.underTraffic(ctx, beforeStart, startWarm)
+	if err != nil {
+		return fmt.Errorf("%s: %w", s.Label, err)
+	}
+	run.Round = round
+	s.Runs = append(s.Runs, run)
+	m := run.Metrics
+	r.log.Infof("%s: lost %.1f s, t50 %s, t95 %s, first 5 s %.0f%% of hot, worst p95 %.2f ms; hot %.0f qps (seconds vary by %.1f%%)%s",
+		s.Label, m.Lost, tText(m.T50), tText(m.T95), 100*m.Served5, m.WorstP95, run.HotLevel.QPS, 100*run.HotLevel.Noise, warmText(run.Warm))
+	if s.ID == RecoveryCold && round == 1 {
+		// The cold run left the pool as the traffic wants it: keep what the warm-ups load.
+		if err := r.keepHotSet(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func tText(t float64) string {
+	if t < 0 {
+		return "not reached"
+	}
+	return fmt.Sprintf("%.1f s", t)
+}
+
+func warmText(w *RecoveryWarm) string {
+	if w == nil {
+		return ""
+	}
+	if w.Error != "" {
+		return "; warm failed: " + w.Error
+	}
+	return fmt.Sprintf("; warm from %.2f s for %.2f s, %s pages read (%.0f MB/s)", w.Start, w.Seconds, commas(w.PagesRead), w.MBps)
+}
+
+// keepHotSet takes, from the pool the cold run left hot, InnoDB's dumps and innowarm's
+// snapshot that the other scenarios load.
+func (r *recRun) keepHotSet(ctx context.Context) error {
+	if r.native.OK {
+		for _, pct := range []int{25, 100} {
+			id := map[int]string{25: RecoveryInnoDB25, 100: RecoveryInnoDB100}[pct]
+			if !r.wanted(id) {
+				continue
+			}
+			d, err := dumpNow(ctx, r.conn, pct, r.log)
+			if err != nil {
+				return err
+			}
+			r.dumps[pct] = d
+			r.res.Dumps = append(r.res.Dumps, d)
+		}
+	}
+	m, err := captureManifest(ctx, r.conn, r.o.Schema, filepath.Join(r.o.Dir, "hot.manifest"), r.log)
+	if err != nil {
+		return err
+	}
+	r.res.Manifest = m
+	r.res.HotSet = int64(m.Entries)
+	r.res.HotBytes = r.res.HotSet * int64(r.conn.Server.PageSize)
+	if d := r.res.Disk; d != nil && d.SeqMBps > 0 {
+		r.res.Limit = float64(r.res.HotBytes) / 1e6 / d.SeqMBps
+	}
+	return nil
+}
+
+// traffic runs the closed-loop point selects for d on a connection of its own.
+func (r *recRun) traffic(ctx context.Context, d time.Duration) (*bench.Report, error) {
+	o := bench.Defaults()
+	o.Workload, o.Schema, o.Dist, o.Tables = bench.WorkloadPointSelect, r.o.Schema, r.o.Dist, 1
+	o.ConcurrencySpec, o.Time, o.ReportInterval = fmt.Sprint(r.o.Clients), d, time.Second
+	o.IgnoreErrors = true
+	plan, err := bench.NewPlan(o)
+	if err != nil {
+		return nil, err
+	}
+	admin, err := r.t.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer admin.Close()
+	rep, err := bench.Run(ctx, plan, bench.Env{Admin: admin, Sink: &bench.Sink{}, Log: logx.New(r.log.Writer(), true)})
+	if err != nil {
+		return nil, err
+	}
+	if len(rep.Runs) == 0 || len(rep.Runs[0].Iterations) == 0 {
+		return nil, errors.New("the traffic measured nothing")
+	}
+	return rep, nil
+}
+
+// curveOf turns bench's intervals into a curve on a clock that starts at answered (zero:
+// at the clients' start).
+func curveOf(rep *bench.Report, answered time.Time) []RecoveryPoint {
+	l := rep.Runs[0]
+	offset := 0.0
+	if !answered.IsZero() {
+		offset = l.Iterations[0].Started.Sub(answered).Seconds()
+	}
+	var out []RecoveryPoint
+	for _, iv := range l.Intervals {
+		if iv.Seconds < 0.5 {
+			// The stub of an interval the clients ended in: too short for a rate.
+			continue
+		}
+		out = append(out, RecoveryPoint{T: offset + iv.Elapsed, Len: iv.Seconds, QPS: iv.QPS, P95: iv.P95})
+	}
+	return out
+}
+
+// underTraffic restarts the server cold and runs the traffic from the moment it answers for
+// the scenario's duration; beforeStart prepares the server's start, startWarm (if any) is
+// started before the server, waits for it and warms beside the traffic.
+func (r *recRun) underTraffic(ctx context.Context, beforeStart func() error, startWarm func(context.Context, *connection.Conn) (*Warmup, error)) (*RecoveryRun, error) {
+	run := &RecoveryRun{}
+	var warmDone sync.WaitGroup
+	wctx, cancelWarm := context.WithCancel(ctx)
+	defer func() { cancelWarm(); warmDone.Wait() }()
+	var started *RecoveryWarm
+	var warmBegan time.Time
+	launch := func() {
+		if startWarm == nil {
+			return
+		}
+		started = &RecoveryWarm{}
+		warmDone.Add(1)
+		go func() {
+			defer warmDone.Done()
+			// As 'innowarm warm --wait-for-server' does: connect the moment the server answers.
+			conn, err := connection.WaitOpen(wctx, r.t.Opts, 5*time.Minute, nil)
+			if err != nil {
+				started.Error = err.Error()
+				return
+			}
+			defer conn.Close()
+			if _, err := warm.TakeOverStartupLoad(wctx, conn); err != nil {
+				started.Error = err.Error()
+				return
+			}
+			warmBegan = time.Now()
+			res, err := startWarm(wctx, conn)
+			if res != nil {
+				started.Warmup = *res
+			}
+			if err != nil && wctx.Err() == nil {
+				started.Error = err.Error()
+			}
+		}()
+	}
+	r.conn.Close()
+	rs, err := r.restartWith(ctx, beforeStart, launch)
+	if err != nil {
+		return nil, err
+	}
+	answered := time.Now()
+	run.Restart = &rs
+
+	done := make(chan struct{})
+	var sampled sync.WaitGroup
+	sampled.Add(1)
+	go func() {
+		defer sampled.Done()
+		run.Pool, run.LoadStatus = r.samplePool(ctx, answered, done)
+	}()
+	rep, err := r.traffic(ctx, r.o.Duration+r.o.HotDuration)
+	close(done)
+	sampled.Wait()
+	if err != nil {
+		return nil, err
+	}
+	cancelWarm()
+	warmDone.Wait()
+	window := r.o.Duration.Seconds()
+	for _, p := range curveOf(rep, answered) {
+		if p.T-p.Len/2 <= window { // most of the interval lies in the window
+			run.Curve = append(run.Curve, p)
+		} else {
+			run.hotTail = append(run.hotTail, p)
+		}
+	}
+	run.HotLevel = hotLevel(run.hotTail)
+	run.Metrics = recoveryMetrics(run.Curve, run.HotLevel.QPS)
+	run.Errors = rep.Runs[0].Errors
+	if r.conn, err = r.t.Connect(ctx); err != nil {
+		return nil, fmt.Errorf("reconnect after the run: %w", err)
+	}
+	if run.HotLevel.PoolPages, err = statusInt(ctx, r.conn, "Innodb_buffer_pool_pages_data"); err != nil {
+		return nil, err
+	}
+	r.hotPool = max(r.hotPool, run.HotLevel.PoolPages)
+	if started != nil {
+		run.Warm = started
+		if !warmBegan.IsZero() {
+			started.Start = warmBegan.Sub(answered).Seconds()
+		}
+		if started.Error == "" && started.Seconds == 0 {
+			started.Error = "still warming when the traffic ended"
+		}
+	}
+	return run, nil
+}
+
+// samplePool reads the pool's data pages every half second until done, and the server's
+// load status at the end.
+func (r *recRun) samplePool(ctx context.Context, answered time.Time, done <-chan struct{}) ([]PoolPoint, string) {
+	conn, err := r.t.Connect(ctx)
+	if err != nil {
+		return nil, ""
+	}
+	defer conn.Close()
+	var out []PoolPoint
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if n, err := statusInt(ctx, conn, "Innodb_buffer_pool_pages_data"); err == nil {
+			out = append(out, PoolPoint{T: time.Since(answered).Seconds(), Pages: n})
+		}
+		select {
+		case <-done:
+			var status string
+			_ = conn.DB.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_load_status'").Scan(new(string), &status)
+			return out, status
+		case <-ctx.Done():
+			return out, ""
+		case <-tick.C:
+		}
+	}
+}
+
+// restartWith restarts the server cold; on a sandbox beforeStart runs once it is down and
+// afterStop is called just before it starts (a warm that waits for it), on a server
+// restarted by command both run after it answers.
+func (r *recRun) restartWith(ctx context.Context, beforeStart func() error, afterStop func()) (Restart, error) {
+	var rs Restart
+	sb := r.t.Sandbox
+	if sb == nil {
+		rs, err := r.t.ColdRestart(ctx)
+		if err != nil {
+			return rs, err
+		}
+		if beforeStart != nil {
+			if err := beforeStart(); err != nil {
+				return rs, err
+			}
+		}
+		afterStop()
+		return rs, nil
+	}
+	t0 := time.Now()
+	if _, err := sb.Stop(ctx); err != nil {
+		return rs, err
+	}
+	drop := sandbox.DropPageCache()
+	switch {
+	case drop == "dropped":
+		rs.Cold = "pool empty, OS page cache dropped"
+	case !sb.BufferedIO:
+		rs.Cold = "pool empty; data files use O_DIRECT, so the OS cache does not serve InnoDB reads"
+	default:
+		rs.Cold = "pool empty, but the OS page cache may still hold data pages"
+		rs.Note = "not fully cold"
+	}
+	if beforeStart != nil {
+		if err := beforeStart(); err != nil {
+			return rs, err
+		}
+	}
+	afterStop()
+	if _, err := sb.Start(ctx); err != nil {
+		return rs, fmt.Errorf("cold restart of the sandbox: %w", err)
+	}
+	rs.Seconds = time.Since(t0).Seconds()
+	return rs, nil
+}
+
+// summarize sets each scenario's medians and the ratios of innowarm's lost seconds.
+func (r *recRun) summarize() {
+	var hots, noise []float64
+	for _, s := range r.res.Scenarios {
+		for _, rn := range s.Runs {
+			hots, noise = append(hots, rn.HotLevel.QPS), append(noise, rn.HotLevel.Noise)
+		}
+	}
+	r.res.HotQPS, r.res.HotNoise = medianOf(hots), medianOf(noise)
+	for _, s := range r.res.Scenarios {
+		if len(s.Runs) == 0 {
+			continue
+		}
+		var t50, t95, lost, worst, served, pool []float64
+		for _, rn := range s.Runs {
+			m := rn.Metrics
+			t50, t95, lost, worst, served = append(t50, m.T50), append(t95, m.T95), append(lost, m.Lost), append(worst, m.WorstP95), append(served, m.Served5)
+			pool = append(pool, poolTime(rn.Pool, 0.9*float64(r.hotPool)))
+		}
+		s.Median = RecoveryMetrics{T50: medianTime(t50), T95: medianTime(t95), Lost: medianOf(lost), WorstP95: medianOf(worst), Served5: medianOf(served), Window: s.Runs[0].Metrics.Window}
+		s.PoolT90 = medianTime(pool)
+		for i, rn := range s.Runs {
+			if rn.Metrics.Lost == s.Median.Lost {
+				s.Typical = i
+				break
+			}
+		}
+	}
+	r.res.Ratios = map[string]float64{}
+	for _, w := range []string{RecoverySnapshot, RecoveryIndexes} {
+		ws := r.res.Scenario(w)
+		if ws == nil || len(ws.Runs) == 0 {
+			continue
+		}
+		for _, base := range []string{RecoveryCold, RecoveryInnoDB25, RecoveryInnoDB100} {
+			bs := r.res.Scenario(base)
+			if bs == nil || len(bs.Runs) == 0 || bs.Median.Lost <= 0 {
+				continue
+			}
+			r.res.Ratios[w+"/"+base] = ws.Median.Lost / bs.Median.Lost
+		}
+	}
+}
+
+// poolTime is when the pool first held level data pages, or -1.
+func poolTime(pool []PoolPoint, level float64) float64 {
+	for _, p := range pool {
+		if float64(p.Pages) >= level {
+			return p.T
+		}
+	}
+	return -1
+}

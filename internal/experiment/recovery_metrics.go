@@ -1,0 +1,157 @@
+package experiment
+
+import (
+	"math"
+	"slices"
+)
+
+// RecoveryPoint is one interval of traffic after a restart.
+type RecoveryPoint struct {
+	T   float64 `json:"t_s"` // end of the interval, seconds since the server answered
+	Len float64 `json:"len_s"`
+	QPS float64 `json:"qps"`
+	P95 float64 `json:"p95_ms"`
+}
+
+// RecoveryMetrics say how fast a restarted server got its throughput back and what its
+// users lost on the way. Times are seconds since the server first answered.
+type RecoveryMetrics struct {
+	// T50 and T95: from then on, throughput stayed at or above 50% / 95% of hot (each
+	// second's throughput taken as the median of it and its neighbours, so that one noisy
+	// second of a hot server does not reset the clock). -1: not within the window.
+	T50 float64 `json:"t50_s"`
+	T95 float64 `json:"t95_s"`
+	// Lost is the seconds of full service lost: the integral of (hot - qps) / hot over the
+	// window, the time before the first query counting as no service. Seconds above hot
+	// count against it, so that a hot server's noise sums to about zero.
+	Lost float64 `json:"lost_s"`
+	// Served5 is the share of hot throughput served in the first 5 seconds.
+	Served5 float64 `json:"served_first_5s"`
+	// WorstP95 is the highest p95 of any second.
+	WorstP95 float64 `json:"worst_p95_ms"`
+	Window   float64 `json:"window_s"`
+}
+
+// recoveryMetrics measures a curve against the hot throughput.
+func recoveryMetrics(curve []RecoveryPoint, hot float64) RecoveryMetrics {
+	m := RecoveryMetrics{T50: -1, T95: -1}
+	if len(curve) == 0 || hot <= 0 {
+		return m
+	}
+	m.Window = curve[len(curve)-1].T
+	start := curve[0].T - curve[0].Len
+	m.Lost = max(start, 0)
+	served5 := 0.0
+	for _, p := range curve {
+		m.Lost += (hot - p.QPS) / hot * p.Len
+		m.WorstP95 = max(m.WorstP95, p.P95)
+		from := p.T - p.Len
+		if overlap := min(p.T, 5) - max(from, 0); overlap > 0 {
+			served5 += p.QPS * overlap
+		}
+	}
+	m.Served5 = served5 / (5 * hot)
+	m.T50 = timeToStay(curve, 0.50*hot)
+	m.T95 = timeToStay(curve, 0.95*hot)
+	return m
+}
+
+// timeToStay is the start of the first interval from which on the smoothed throughput
+// never falls below level, or -1.
+func timeToStay(curve []RecoveryPoint, level float64) float64 {
+	smooth := median3(curve)
+	at := -1
+	for i := len(smooth) - 1; i >= 0; i-- {
+		if smooth[i] < level {
+			break
+		}
+		at = i
+	}
+	if at < 0 {
+		return -1
+	}
+	return curve[at].T - curve[at].Len
+}
+
+// median3 is each interval's throughput replaced by the median of it and its neighbours
+// (the first and last by the median of the two they have).
+func median3(curve []RecoveryPoint) []float64 {
+	out := make([]float64, len(curve))
+	for i := range curve {
+		lo, hi := max(i-1, 0), min(i+1, len(curve)-1)
+		var w []float64
+		for j := lo; j <= hi; j++ {
+			w = append(w, curve[j].QPS)
+		}
+		slices.Sort(w)
+		if len(w) == 2 {
+			out[i] = min(w[0], w[1]) // an edge: the lower, so a last good second alone is not "stayed"
+		} else {
+			out[i] = w[len(w)/2]
+		}
+	}
+	return out
+}
+
+// HotLevel is the throughput of the hot server: the level every scenario is measured by.
+type HotLevel struct {
+	QPS float64 `json:"qps"` // mean over the window's seconds
+	// Noise is the seconds' coefficient of variation: how much hot throughput itself moves.
+	Noise float64 `json:"noise_cv"`
+	P95   float64 `json:"median_p95_ms"`
+	// PoolPages are the data pages in the pool while hot.
+	PoolPages int64   `json:"pool_pages"`
+	Seconds   float64 `json:"seconds"`
+}
+
+// hotLevel summarizes the intervals of a hot window.
+func hotLevel(curve []RecoveryPoint) HotLevel {
+	var h HotLevel
+	var sum, n float64
+	var p95s []float64
+	for _, p := range curve {
+		sum += p.QPS * p.Len
+		n += p.Len
+		p95s = append(p95s, p.P95)
+	}
+	if n == 0 {
+		return h
+	}
+	h.QPS, h.Seconds = sum/n, n
+	var v float64
+	for _, p := range curve {
+		v += (p.QPS - h.QPS) * (p.QPS - h.QPS) * p.Len
+	}
+	if h.QPS > 0 {
+		h.Noise = math.Sqrt(v/n) / h.QPS
+	}
+	h.P95 = medianOf(p95s)
+	return h
+}
+
+// medianOf is the median (the lower of the middle two of an even count); +Inf counts as a
+// value, so that a figure not reached in most runs is not reached in the median.
+func medianOf(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[(len(s)-1)/2]
+}
+
+// medianTime is the median of times where -1 means "not reached", which sorts last.
+func medianTime(v []float64) float64 {
+	s := make([]float64, len(v))
+	for i, x := range v {
+		if x < 0 {
+			x = math.Inf(1)
+		}
+		s[i] = x
+	}
+	m := medianOf(s)
+	if math.IsInf(m, 1) {
+		return -1
+	}
+	return m
+}

@@ -1,0 +1,86 @@
+package experiment
+
+import (
+	"math"
+	"testing"
+)
+
+// series builds a curve of one-second intervals, the first ending at start+1.
+func series(start float64, qps ...float64) []RecoveryPoint {
+	out := make([]RecoveryPoint, len(qps))
+	for i, q := range qps {
+		out[i] = RecoveryPoint{T: start + float64(i+1), Len: 1, QPS: q, P95: float64(i)}
+	}
+	return out
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+
+func TestRecoveryMetricsRamp(t *testing.T) {
+	// Traffic from 0.5 s after the answer, ramping 0, 200, 500, 900, then hot (1000).
+	c := series(0.5, 0, 200, 500, 900, 1000, 1000, 1000)
+	m := recoveryMetrics(c, 1000)
+	// Lost: 0.5 s before the first query, then 1 + 0.8 + 0.5 + 0.1 seconds.
+	if !near(m.Lost, 0.5+1+0.8+0.5+0.1) {
+		t.Errorf("lost %v, want 2.9", m.Lost)
+	}
+	// Smoothed: 0,200,500,900,1000,1000,1000 (edges take the lower of two): >= 500 from the
+	// third interval (starting at 2.5 s), >= 950 from the fifth (4.5 s).
+	if !near(m.T50, 2.5) || !near(m.T95, 4.5) {
+		t.Errorf("t50 %v, t95 %v; want 2.5 and 4.5", m.T50, m.T95)
+	}
+	if m.WorstP95 != 6 {
+		t.Errorf("worst p95 %v, want 6 (the highest second)", m.WorstP95)
+	}
+	// First 5 s: 0.5 s of nothing, then 0+200+500+900 in whole seconds and half of 1000.
+	if !near(m.Served5, (200+500+900+500)/5000.0) {
+		t.Errorf("served in the first 5 s %v", m.Served5)
+	}
+	if m.Window != 7.5 {
+		t.Errorf("window %v", m.Window)
+	}
+}
+
+func TestRecoveryMetricsNoiseAndRelapse(t *testing.T) {
+	// One noisy second of a hot server does not reset t95; a relapse that lasts does.
+	noisy := recoveryMetrics(series(0, 1000, 1000, 800, 1000, 1000), 1000)
+	if noisy.T95 != 0 {
+		t.Errorf("a single low second moved t95 to %v", noisy.T95)
+	}
+	relapse := recoveryMetrics(series(0, 1000, 1000, 800, 800, 1000, 1000), 1000)
+	if relapse.T95 != 4 {
+		t.Errorf("t95 %v after a two-second relapse, want 4", relapse.T95)
+	}
+	// Never hot: not reached; and a last good second alone is not "stayed".
+	never := recoveryMetrics(series(0, 100, 200, 300, 960), 1000)
+	if never.T95 != -1 || never.T50 != -1 {
+		t.Errorf("t50 %v, t95 %v; want -1 (not reached)", never.T50, never.T95)
+	}
+	// Seconds above hot offset seconds below: a hot server loses about nothing.
+	hot := recoveryMetrics(series(0, 1100, 900, 1050, 950), 1000)
+	if !near(hot.Lost, 0) {
+		t.Errorf("lost %v on a hot server", hot.Lost)
+	}
+	if m := recoveryMetrics(nil, 1000); m.T95 != -1 || m.Lost != 0 {
+		t.Errorf("empty curve: %+v", m)
+	}
+}
+
+func TestHotLevelAndMedians(t *testing.T) {
+	h := hotLevel([]RecoveryPoint{{T: 1, Len: 1, QPS: 900, P95: 1}, {T: 2, Len: 1, QPS: 1100, P95: 3}, {T: 2.5, Len: 0.5, QPS: 1000, P95: 2}})
+	if !near(h.QPS, (900+1100+500)/2.5) || !near(h.Seconds, 2.5) || h.P95 != 2 {
+		t.Errorf("hot level %+v", h)
+	}
+	if !near(h.Noise, math.Sqrt((100*100+100*100)/2.5)/1000) {
+		t.Errorf("noise %v", h.Noise)
+	}
+	if got := medianTime([]float64{3, -1, -1}); got != -1 {
+		t.Errorf("median of 3 and two not reached: %v, want -1", got)
+	}
+	if got := medianTime([]float64{3, 5, -1}); got != 5 {
+		t.Errorf("median of 3, 5 and not reached: %v, want 5", got)
+	}
+	if got := poolTime([]PoolPoint{{0, 10}, {0.5, 80}, {1, 95}}, 90); got != 1 {
+		t.Errorf("pool time %v", got)
+	}
+}

@@ -1,0 +1,186 @@
+package experiment
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/innowarm/innowarm/internal/report"
+)
+
+// Table is the main result table: one row per scenario, medians over the rounds.
+func (r *RecoveryResult) Table() report.Table {
+	t := report.Table{
+		Header: []string{"scenario", "runs", "lost (s)", "t50 (s)", "t95 (s)", "first 5 s (% of hot)", "worst p95 (ms)", "pool 90% (s)", "warm (s)"},
+		Align:  []report.Align{report.AlignLeft},
+	}
+	for _, s := range r.Scenarios {
+		if s.Skipped != "" {
+			t.Rows = append(t.Rows, []string{s.Label, "skipped: " + s.Skipped, "", "", "", "", "", "", ""})
+			continue
+		}
+		m := s.Median
+		warm := "—"
+		var ws []float64
+		for _, rn := range s.Runs {
+			if rn.Warm != nil && rn.Warm.Error == "" {
+				ws = append(ws, rn.Warm.Seconds)
+			}
+		}
+		if len(ws) > 0 {
+			warm = fmt.Sprintf("%.1f", medianOf(ws))
+		}
+		t.Rows = append(t.Rows, []string{s.Label, fmt.Sprint(len(s.Runs)), fmt.Sprintf("%.1f", m.Lost), timeCell(m.T50, m.Window), timeCell(m.T95, m.Window),
+			fmt.Sprintf("%.0f", 100*m.Served5), msec(m.WorstP95), timeCell(s.PoolT90, m.Window), warm})
+	}
+	return t
+}
+
+func timeCell(t, window float64) string {
+	if t < 0 {
+		return fmt.Sprintf("> %.0f", window)
+	}
+	return fmt.Sprintf("%.1f", t)
+}
+
+// summary is the paragraph above the table.
+func (r *RecoveryResult) summary() string {
+	d := r.Data
+	if d == nil {
+		return ""
+	}
+	out := fmt.Sprintf("%s restarted cold %d time(s) per scenario with a %s buffer pool (%s pages); sbtest1 has %s rows, %s pages (%s, %.1f× the pool). Traffic: %s, for %.0f s per restart. Hot level: the same traffic's next %.0f s, per run (median %.0f qps; its seconds vary by %.1f%%).",
+		r.Server, r.Params.Rounds, fmtBytes(r.PoolBytes), commas(r.PoolPages), commas(d.Rows), commas(d.Pages), fmtBytes(d.Bytes), float64(d.Pages)/float64(max(r.PoolPages, 1)),
+		r.Params.Traffic, r.Params.Duration, r.Params.HotDuration, r.HotQPS, 100*r.HotNoise)
+	if r.HotSet > 0 {
+		out += fmt.Sprintf(" Hot set: %s pages (%s, the snapshot of the hot pool).", commas(r.HotSet), fmtBytes(r.HotBytes))
+	}
+	if dk := r.Disk; dk != nil && dk.SeqMBps > 0 {
+		out += fmt.Sprintf(" Disk: %.0f MB/s in 1 MiB reads, %.0f random 16 KiB reads/s (%.0f MB/s); physical limit (hot set over sequential reads): %.2f s.", dk.SeqMBps, dk.RandomIOPS, dk.RandomMBps, r.Limit)
+	}
+	return out
+}
+
+// ratioLines name innowarm's lost seconds against the others'.
+func (r *RecoveryResult) ratioLines() []string {
+	keys := make([]string, 0, len(r.Ratios))
+	for k := range r.Ratios {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out []string
+	for _, k := range keys {
+		a, b, _ := strings.Cut(k, "/")
+		out = append(out, fmt.Sprintf("lost seconds, %s / %s: %s", recoveryLabels[a], recoveryLabels[b], ratio(r.Ratios[k])))
+	}
+	return out
+}
+
+// Markdown is what the experiment prints on stdout.
+func (r *RecoveryResult) Markdown() string {
+	var b strings.Builder
+	b.WriteString("## innowarm experiment recovery\n\n")
+	b.WriteString(r.summary() + "\n\n")
+	b.WriteString(r.Table().Markdown())
+	b.WriteString("\n")
+	for _, l := range r.ratioLines() {
+		b.WriteString(l + "\n")
+	}
+	for _, n := range r.notes() {
+		b.WriteString("Note: " + n + "\n")
+	}
+	return b.String()
+}
+
+func (r *RecoveryResult) notes() []string {
+	out := append([]string{}, r.Notes...)
+	if dk := r.Disk; dk != nil && dk.Note != "" {
+		out = append(out, "disk read speed "+dk.Note)
+	}
+	for _, s := range r.Scenarios {
+		for _, rn := range s.Runs {
+			if rn.Warm != nil && rn.Warm.Error != "" {
+				out = append(out, fmt.Sprintf("%s, round %d: %s", s.Label, rn.Round, rn.Warm.Error))
+			}
+			if rn.Restart != nil && rn.Restart.Note != "" {
+				out = append(out, fmt.Sprintf("%s, round %d: %s", s.Label, rn.Round, rn.Restart.Note))
+			}
+		}
+	}
+	out = append(out, "a standby kept by 'innowarm follow' and promoted (failover) is not among the scenarios yet")
+	return out
+}
+
+// definitions say how each figure is computed.
+const recoveryDefinitions = "lost: seconds of full service lost, the integral of (hot − qps) / hot from the moment the server answered to the end of the window (seconds above hot count against it, so a hot server's noise sums to about zero). " +
+	"t50 / t95: from then on throughput stayed at or above 50% / 95% of hot (each second taken as the median of it and its neighbours); \"> N\": not within the N-second window. " +
+	"first 5 s: throughput served in the first five seconds over five seconds of hot. worst p95: the highest p95 of any second. " +
+	"pool 90%: the pool first held 90% of the hot pool's data pages. warm: how long innowarm's warm ran beside the traffic. Figures are medians over the rounds."
+
+// Page is the recovery report.
+func (r *RecoveryResult) Page() report.Page {
+	p := report.Page{
+		Title:    "Restart to hot under live traffic",
+		Subtitle: "innowarm experiment recovery: throughput from the moment a restarted server answers, cold, with InnoDB's own load at startup, and with innowarm",
+		Meta:     r.meta(fmt.Sprintf("%s rows, %d clients, %s, %.0f s per restart, %d round(s)", commas(r.Params.Rows), r.Params.Clients, r.Params.Dist, r.Params.Duration, r.Params.Rounds)),
+	}
+	intro := report.Text(r.summary() + "\n\n" + strings.Join(r.ratioLines(), "\n\n"))
+	p.Sections = []report.Section{
+		{Heading: "Recovery after a restart", Content: []report.Block{intro, r.curveChart(), r.Table(), report.Text(recoveryDefinitions)}},
+		{Heading: "Every run", Content: []report.Block{r.runsTable(), report.Text(strings.Join(r.notes(), "\n\n"))}},
+	}
+	return p
+}
+
+// curveChart draws each scenario's typical run: throughput per second since the server
+// answered, the hot level and the physical limit marked.
+func (r *RecoveryResult) curveChart() report.LineChart {
+	var series, p95 []report.Series
+	var xmax float64
+	for _, s := range r.Scenarios {
+		if len(s.Runs) == 0 {
+			continue
+		}
+		rn := s.Runs[min(s.Typical, len(s.Runs)-1)]
+		q := report.Series{Name: s.Label}
+		l := report.Series{Name: s.Label}
+		for _, pt := range rn.Curve {
+			q.X, q.Y = append(q.X, pt.T), append(q.Y, pt.QPS)
+			l.X, l.Y = append(l.X, pt.T), append(l.Y, pt.P95)
+			xmax = max(xmax, pt.T)
+		}
+		series, p95 = append(series, q), append(p95, l)
+	}
+	if r.HotQPS > 0 && xmax > 0 {
+		series = append(series, report.Series{Name: fmt.Sprintf("hot level (%.0f qps)", r.HotQPS), X: []float64{0, xmax}, Y: []float64{r.HotQPS, r.HotQPS}})
+	}
+	c := report.LineChart{
+		Name: "recovery-curve", Title: "Throughput after a cold restart under live traffic",
+		XLabel: "seconds since the server answered", YLabel: "queries per second",
+		Series: series, Lower: &report.LinePanel{YLabel: "p95 latency (ms)", Series: p95},
+	}
+	if r.Limit > 0 && !math.IsInf(r.Limit, 0) {
+		c.Markers = append(c.Markers, report.Marker{X: r.Limit, Label: fmt.Sprintf("physical limit %.1f s", r.Limit)})
+	}
+	return c
+}
+
+func (r *RecoveryResult) runsTable() report.Table {
+	t := report.Table{Header: []string{"scenario", "round", "hot (qps)", "lost (s)", "t50 (s)", "t95 (s)", "worst p95 (ms)", "warm", "server load status"},
+		Align: []report.Align{report.AlignLeft}}
+	for _, s := range r.Scenarios {
+		for _, rn := range s.Runs {
+			m := rn.Metrics
+			warm := "—"
+			if w := rn.Warm; w != nil {
+				warm = fmt.Sprintf("%s from %.2f s, %.1f s, %s pages (%.0f MB/s)", w.Method, w.Start, w.Seconds, commas(w.PagesRead), w.MBps)
+				if w.Error != "" {
+					warm = w.Error
+				}
+			}
+			t.Rows = append(t.Rows, []string{s.Label, fmt.Sprint(rn.Round), qps(rn.HotLevel.QPS), fmt.Sprintf("%.1f", m.Lost), timeCell(m.T50, m.Window), timeCell(m.T95, m.Window), msec(m.WorstP95), warm, rn.LoadStatus})
+		}
+	}
+	return t
+}

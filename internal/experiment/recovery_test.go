@@ -1,0 +1,80 @@
+package experiment_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/innowarm/innowarm/internal/experiment"
+	"github.com/innowarm/innowarm/internal/sandbox/sandboxtest"
+)
+
+// TestRecoveryEvents runs the cold and the innowarm-snapshot scenarios for a few seconds on
+// tiny data and checks what noise cannot flip: every scenario ran, its curve starts on the
+// clock of the server's first answer, the warm started with the server and read pages, the
+// hot level and the snapshot were taken, and the report has its chart.
+func TestRecoveryEvents(t *testing.T) {
+	sb := sandboxtest.Server(t)
+	loadWas := sb.LoadAtStartup
+	const duration = 2 * time.Second
+	res, err := experiment.Recovery(context.Background(), target(t), experiment.RecoveryOptions{
+		Schema: "exp_recovery", Rows: 30_000, Clients: 4, Dist: "pareto", Duration: duration, HotDuration: 2 * time.Second,
+		Rounds: 1, Scenarios: []string{experiment.RecoverySnapshot}, Dir: sandboxtest.Dir(t), Progress: quiet(),
+	})
+	defer sandboxtest.Reconnect(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sb.LoadAtStartup != loadWas {
+		t.Errorf("the sandbox's load at startup was left %v", sb.LoadAtStartup)
+	}
+	if len(res.Scenarios) != 2 || res.Scenarios[0].ID != experiment.RecoveryCold || res.Scenarios[1].ID != experiment.RecoverySnapshot {
+		t.Fatalf("scenarios %+v", res.Scenarios)
+	}
+	if res.HotQPS <= 0 {
+		t.Errorf("hot level %v", res.HotQPS)
+	}
+	if res.Manifest == nil || res.HotSet < 1 || res.HotBytes != res.HotSet*int64(res.PageSize) {
+		t.Errorf("hot set: %d pages, %d bytes, manifest %v", res.HotSet, res.HotBytes, res.Manifest)
+	}
+	for _, s := range res.Scenarios {
+		if s.Skipped != "" || len(s.Runs) != 1 {
+			t.Fatalf("%s: skipped %q, %d runs", s.ID, s.Skipped, len(s.Runs))
+		}
+		run := s.Runs[0]
+		if len(run.Curve) == 0 {
+			t.Fatalf("%s: no curve", s.ID)
+		}
+		// The clock starts when the server answered: the traffic's first second starts at or
+		// after it, and the curve ends near the duration after it.
+		first, last := run.Curve[0], run.Curve[len(run.Curve)-1]
+		if start := first.T - first.Len; start < 0 || start > duration.Seconds() {
+			t.Errorf("%s: the traffic started %.2f s after the server answered", s.ID, start)
+		}
+		if last.T < duration.Seconds()-0.5 {
+			t.Errorf("%s: the curve ends at %.2f s, the traffic ran %s", s.ID, last.T, duration)
+		}
+		// The window ends at the duration; the traffic's further seconds are the run's hot level.
+		if last.T > duration.Seconds()+0.6 || run.HotLevel.QPS <= 0 || run.HotLevel.Seconds < 1 || run.HotLevel.PoolPages < 1 {
+			t.Errorf("%s: window ends at %.2f s, hot level %+v", s.ID, last.T, run.HotLevel)
+		}
+		if run.Metrics.Window != last.T || run.Metrics.WorstP95 <= 0 {
+			t.Errorf("%s: metrics %+v", s.ID, run.Metrics)
+		}
+		if len(run.Pool) == 0 {
+			t.Errorf("%s: the pool was not sampled", s.ID)
+		}
+	}
+	w := res.Scenario(experiment.RecoverySnapshot).Runs[0].Warm
+	if w == nil || w.Error != "" || w.PagesRead < 1 {
+		t.Fatalf("the warm from the snapshot: %+v", w)
+	}
+	// It waited for the server and began about when the server answered, beside the traffic.
+	if w.Start < -1 || w.Start > duration.Seconds() {
+		t.Errorf("the warm began %.2f s after the server answered", w.Start)
+	}
+	if res.Scenario(experiment.RecoveryCold).Runs[0].Warm != nil {
+		t.Errorf("the cold run has a warm")
+	}
+	checkReport(t, res, "recovery-curve")
+}
