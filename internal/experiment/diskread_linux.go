@@ -48,7 +48,7 @@ func diskRead(ctx context.Context, path string, d *DiskRead) error {
 	if err != nil {
 		return err
 	}
-	defer syscall.Munmap(buf)
+	defer func() { _ = syscall.Munmap(buf) }()
 	t0 := time.Now()
 	var n int64
 	for off := int64(0); off < min(size, diskSeqLimit) && ctx.Err() == nil; off += 1 << 20 {
@@ -74,7 +74,7 @@ func diskRead(ctx context.Context, path string, d *DiskRead) error {
 			if err != nil {
 				return
 			}
-			defer syscall.Munmap(b)
+			defer func() { _ = syscall.Munmap(b) }()
 			rng := rand.New(rand.NewPCG(uint64(i), 0x16))
 			for time.Now().Before(stop) && ctx.Err() == nil {
 				if _, err := f.ReadAt(b, rng.Int64N(size/page)*page); err != nil {

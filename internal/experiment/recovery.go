@@ -412,7 +412,7 @@ func (r *recRun) keepHotSet(ctx context.Context) error {
 		return err
 	}
 	r.res.Manifest = m
-	r.res.HotSet = int64(m.Entries)
+	r.res.HotSet = m.Entries
 	r.res.HotBytes = r.res.HotSet * int64(r.conn.Server.PageSize)
 	if d := r.res.Disk; d != nil && d.SeqMBps > 0 {
 		r.res.Limit = float64(r.res.HotBytes) / 1e6 / d.SeqMBps
