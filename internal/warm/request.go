@@ -58,6 +58,9 @@ func (r *Request) Validate() error {
 	if r.UntilCoverage < 0 || r.UntilCoverage > 1 {
 		return badValue("UntilCoverage", "%g: between 0 and 1", r.UntilCoverage)
 	}
+	if r.Plan.ByKey != "" && !contains(ByKeyModes, r.Plan.ByKey) {
+		return badValue("ByKey", "%q: use %s", r.Plan.ByKey, strings.Join(ByKeyModes, ", "))
+	}
 	if !contains(Methods, r.Method) {
 		return badValue("Method", "%q: use %s", r.Method, strings.Join(Methods, ", "))
 	}
