@@ -233,7 +233,9 @@ func (r *Resolved) Hottest(n int) *Resolved {
 	c := *r
 	c.Pages = r.Pages[:n:n]
 	c.targetOf = r.targetOf[:n:n]
-	c.rankOf = r.rankOf[:n:n]
+	if len(r.rankOf) == len(r.Pages) { // built by Resolve
+		c.rankOf = r.rankOf[:n:n]
+	}
 	if n < len(r.rankOf) {
 		// The keyed entries as hot as the pages kept.
 		cut := r.rankOf[n]
