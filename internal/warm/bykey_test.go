@@ -193,7 +193,7 @@ func byKeyScenario(t *testing.T, rows, step, rounds int, conn *connection.Conn, 
 			if what == "logical copy" && byNumber.misses <= bound {
 				t.Errorf("%s: by page number the pass missed %d pages, within the bound %d: the test does not tell the paths apart", what, byNumber.misses, bound)
 			}
-			if res.PagesRead > 3*int64(m.Header.Entries)+64 {
+			if res.PagesRead > 3*m.Header.Entries+64 {
 				t.Errorf("%s: the key ranges read %d pages for a manifest of %d", what, res.PagesRead, m.Header.Entries)
 			}
 		}
