@@ -88,7 +88,7 @@ Needs SELECT on the tables and the PROCESS privilege (to read the pool's page li
 	fl.StringVar(&f.from, "from", "", "warm the pages a manifest names (written by innowarm snapshot, maybe on another server): a file, s3://BUCKET/PREFIX/NAME, or - for stdin")
 	f.s3 = addS3Flags(cmd)
 	fl.StringVar(&f.method, "method", warm.MethodAuto, "auto, native or scan: native hands the page list to the server's own loader (innowarm must run on the database host and write its dump file); auto uses it when possible, except for tables on MySQL that scans read whole (its loader is slower than scans)")
-	fl.StringVar(&f.byKey, "by-key", warm.ByKeyAuto, "with --from, how each index is warmed: pages (its page numbers: a page-for-page copy of the source), sql (its pages' key ranges, read by range scans: any copy of the data, any server), or auto: pages where a sample of pages read here holds the manifest's keys, sql elsewhere and wherever the method is scan")
+	fl.StringVar(&f.byKey, "by-key", warm.ByKeyAuto, "with --from, how each index is warmed: pages (its page numbers: a page-for-page copy of the source), sql (its pages' key ranges, read by range scans: any copy of the data, any server), tree (the key ranges found in this server's own B-tree and loaded natively: on the database host, keys that compare in Go), or auto: pages where a sample of pages read here holds the manifest's keys, else tree where it can and sql elsewhere and wherever the method is scan")
 	fl.StringVar(&f.untilCoverage, "until-coverage", "", "stop as soon as the plan (or the manifest's pages) is this resident, e.g. 95%")
 	fl.BoolVar(&f.asJSON, "json", false, "print the plan and result as JSON on stdout")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress output")

@@ -31,7 +31,7 @@ const (
 )
 
 // ByKeyModes are the values --by-key takes.
-var ByKeyModes = []string{ByKeyAuto, ByKeyPages, ByKeySQL}
+var ByKeyModes = []string{ByKeyAuto, ByKeyPages, ByKeySQL, ByKeyTree}
 
 // IndexPath is the path one index (or LOB set) of a manifest takes, and why.
 type IndexPath struct {
@@ -49,6 +49,9 @@ type IndexPath struct {
 	Ranges     int64 `json:"ranges,omitempty"`
 	Runs       int64 `json:"runs,omitempty"`
 	Statements int   `json:"statements,omitempty"`
+	// TreePages (the tree path) are this server's pages that hold the ranges: its leaves
+	// and the index's non-leaf pages.
+	TreePages int64 `json:"tree_pages,omitempty"`
 }
 
 // Label names the row in output.
@@ -89,6 +92,10 @@ func (r *Resolved) choosePaths(ctx context.Context, conn *connection.Conn, byKey
 			ip.Reason = "asked for (--by-key pages)"
 		case byKey == ByKeySQL:
 			ip.Path, ip.Reason = PathSQL, "asked for (--by-key sql)"
+		case byKey == ByKeyTree && !native:
+			ip.Path, ip.Reason = PathSQL, "--by-key tree loads natively, which is not possible here"
+		case byKey == ByKeyTree:
+			ip.Path, ip.Reason = r.treeOrSQL(k, "asked for (--by-key tree)")
 		case !native:
 			ip.Path, ip.Reason = PathSQL, "the page numbers could only be warmed by scanning the whole index here (no native load): range scans read exactly the manifest's key ranges"
 		default:
@@ -106,7 +113,7 @@ func (r *Resolved) choosePaths(ctx context.Context, conn *connection.Conn, byKey
 			case v.sampled > 0 && 2*v.same >= v.sampled:
 				ip.Reason = fmt.Sprintf("a page-for-page copy: %d of %d sampled pages hold the manifest's low key here", v.same, v.sampled)
 			case v.sampled > 0:
-				ip.Path, ip.Reason = PathSQL, fmt.Sprintf("not a page-for-page copy: %d of %d sampled pages hold other keys here", v.sampled-v.same, v.sampled)
+				ip.Path, ip.Reason = r.treeOrSQL(k, fmt.Sprintf("not a page-for-page copy: %d of %d sampled pages hold other keys here", v.sampled-v.same, v.sampled))
 			case r.Source.ServerID == conn.Server.Identity():
 				ip.Reason = fmt.Sprintf("the manifest is this server's (%s) and its pages could not be checked (%s)", r.Source.ServerID, v.why)
 			default:
@@ -122,12 +129,25 @@ func (r *Resolved) choosePaths(ctx context.Context, conn *connection.Conn, byKey
 		}
 		ck := k
 		ck.Kind = KindIndex
-		if c, ok := out[ck]; ok && c.Path == PathSQL {
+		if c, ok := out[ck]; ok && (c.Path == PathSQL || c.Path == PathTree) {
 			ip.Path, ip.Reason = PathNone, "off-page BLOB/TEXT pages are not key-addressable, and their page numbers name other pages on this copy: left out"
 			out[k] = ip
 		}
 	}
 	return out
+}
+
+// treeOrSQL is the tree path where the index's keys compare in Go, else the sql path; why
+// is the reason for leaving the page numbers.
+func (r *Resolved) treeOrSQL(k TargetKey, why string) (string, string) {
+	cs, err := keys.ParseColumns([]byte(r.keyColumns[k]))
+	if err != nil {
+		return PathSQL, why + "; the manifest's key columns do not read (" + err.Error() + "): sql"
+	}
+	if no := treeable(cs); no != "" {
+		return PathSQL, why + "; " + no + ": range scans"
+	}
+	return PathTree, why + ": the key ranges are found in this server's own B-tree and loaded natively"
 }
 
 type physicalVerdict struct {
@@ -196,7 +216,7 @@ func (r *Resolved) samplePhysical(ctx context.Context, conn *connection.Conn, id
 		}
 		var clusteredRoot uint32
 		if c := pr.t.Clustered(); c != nil {
-			clusteredRoot = roots[space][c.Name]
+			clusteredRoot = roots[space][c.Name].root
 		}
 		layouts, errs := dict.Layouts(pr.t, pr.p, src, clusteredRoot)
 		for _, id := range tids {
@@ -244,9 +264,15 @@ func (r *Resolved) samplePhysical(ctx context.Context, conn *connection.Conn, id
 	return out
 }
 
-// indexRoots reads each index's root page in the given tablespaces, by name.
-func indexRoots(ctx context.Context, conn *connection.Conn, spaces map[uint32]bool) (map[uint32]map[string]uint32, error) {
-	out := map[uint32]map[string]uint32{}
+// indexRoot is an index's id and root page.
+type indexRoot struct {
+	id   uint64
+	root uint32
+}
+
+// indexRoots reads each index's id and root page in the given tablespaces, by name.
+func indexRoots(ctx context.Context, conn *connection.Conn, spaces map[uint32]bool) (map[uint32]map[string]indexRoot, error) {
+	out := map[uint32]map[string]indexRoot{}
 	if len(spaces) == 0 {
 		return out, nil
 	}
@@ -270,9 +296,9 @@ func indexRoots(ctx context.Context, conn *connection.Conn, spaces map[uint32]bo
 		}
 		if root.Valid {
 			if out[space] == nil {
-				out[space] = map[string]uint32{}
+				out[space] = map[string]indexRoot{}
 			}
-			out[space][name] = uint32(root.Int64)
+			out[space][name] = indexRoot{id: id, root: uint32(root.Int64)}
 		}
 		return nil
 	})

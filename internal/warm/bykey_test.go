@@ -26,6 +26,7 @@ import (
 // After a cold restart and warm --from the snapshot, the workload's first pass misses at
 // most its hot pass's misses plus a tenth of a cold pass's: by key (auto chooses the sql
 // path there, and pages on the original), while by page number it does not.
+// auto takes the tree path there (integer keys compare in Go); --by-key sql the range scans.
 func TestWarmByKeyOnALogicalCopy(t *testing.T) {
 	ctx := context.Background()
 	byKeyScenario(t, 60000, 400, 1, sandboxtest.Conn(t), func() *connection.Conn {
@@ -34,6 +35,35 @@ func TestWarmByKeyOnALogicalCopy(t *testing.T) {
 			t.Fatal(err)
 		}
 		return sandboxtest.Reconnect(t)
+	}, func(manifestPath string) {
+		// The command line names each index's path and why, in the dry run's text and JSON.
+		t.Helper()
+		r := sandboxtest.CLI(t, sandboxtest.Run{}, append([]string{"warm", "--from", manifestPath, "--dry-run"}, sandboxtest.Sock(t)...)...)
+		if r.Code != 0 || !strings.Contains(r.Stdout, "not a page-for-page copy") || !strings.Contains(r.Stdout, "this server's own B-tree") {
+			t.Errorf("warm --from --dry-run: exit %d:\n%s%s", r.Code, r.Stdout, r.Stderr)
+		}
+		r = sandboxtest.CLI(t, sandboxtest.Run{}, append([]string{"warm", "--from", manifestPath, "--dry-run", "--by-key", "sql"}, sandboxtest.Sock(t)...)...)
+		if r.Code != 0 || !strings.Contains(r.Stdout, "key ranges (path sql)") || !strings.Contains(r.Stdout, "asked for (--by-key sql)") {
+			t.Errorf("warm --from --dry-run --by-key sql: exit %d:\n%s%s", r.Code, r.Stdout, r.Stderr)
+		}
+		r = sandboxtest.CLI(t, sandboxtest.Run{}, append([]string{"warm", "--from", manifestPath, "--dry-run", "--json", "--by-key", "pages"}, sandboxtest.Sock(t)...)...)
+		var doc struct {
+			Plan struct {
+				Paths []warm.IndexPath `json:"index_paths"`
+			} `json:"plan"`
+		}
+		sandboxtest.JSON(t, []byte(r.Stdout), &doc)
+		for _, ip := range doc.Plan.Paths {
+			if ip.Kind == warm.KindIndex && (ip.Path != warm.PathPages || !strings.Contains(ip.Reason, "--by-key pages")) {
+				t.Errorf("--by-key pages --json: %+v", ip)
+			}
+		}
+		if len(doc.Plan.Paths) == 0 || r.Code != 0 {
+			t.Errorf("--by-key pages --json: exit %d, no index_paths:\n%s%s", r.Code, r.Stdout, r.Stderr)
+		}
+		if r := sandboxtest.CLI(t, sandboxtest.Run{}, append([]string{"warm", "--from", manifestPath, "--by-key", "btree"}, sandboxtest.Sock(t)...)...); r.Code != 2 {
+			t.Errorf("--by-key btree: exit %d, want 2 (usage): %s", r.Code, r.Stderr)
+		}
 	})
 }
 
@@ -63,13 +93,13 @@ func TestMeasureWarmByKey(t *testing.T) {
 			t.Fatal(err)
 		}
 		return conn
-	})
+	}, nil)
 }
 
 // byKeyScenario: a primary grown by random-order inserts (rows rows), a skewed workload
 // (every step-th row by primary key, as many others through the secondary index), its
 // snapshot, then the logical copy and the rebuild, each measured rounds times.
-func byKeyScenario(t *testing.T, rows, step, rounds int, conn *connection.Conn, cold func() *connection.Conn) {
+func byKeyScenario(t *testing.T, rows, step, rounds int, conn *connection.Conn, cold func() *connection.Conn, cli func(manifestPath string)) {
 	ctx := context.Background()
 	srv := conn.Server
 	db := "bykey"
@@ -160,6 +190,9 @@ func byKeyScenario(t *testing.T, rows, step, rounds int, conn *connection.Conn, 
 		// seconds of a load (a restart sooner keeps the empty table's, and the optimizer
 		// would scan the index from its start for a range: the plan then says so).
 		"ANALYZE TABLE "+tbl)
+	if cli != nil {
+		cli(path)
+	}
 	check := func(what string) {
 		t.Helper()
 		for round := 1; round <= rounds; round++ {
@@ -170,31 +203,33 @@ func byKeyScenario(t *testing.T, rows, step, rounds int, conn *connection.Conn, 
 			conn = cold()
 			warmFrom(conn, warm.ByKeyPages, false)
 			byNumber := measure(conn)
-			conn = cold()
-			t0 := time.Now()
-			out := warmFrom(conn, warm.ByKeyAuto, false)
-			warmSeconds := time.Since(t0).Seconds()
-			for ix, ip := range pathsOf(out) {
-				if ip.Path != warm.PathSQL || ip.Statements == 0 {
-					t.Errorf("%s: %s takes path %s with %d statements (%s), want sql", what, ix, ip.Path, ip.Statements, ip.Reason)
+			for _, mode := range []struct{ byKey, want string }{{warm.ByKeyAuto, warm.PathTree}, {warm.ByKeySQL, warm.PathSQL}} {
+				conn = cold()
+				t0 := time.Now()
+				out := warmFrom(conn, mode.byKey, false)
+				warmSeconds := time.Since(t0).Seconds()
+				for ix, ip := range pathsOf(out) {
+					if ip.Path != mode.want || (ip.Statements == 0 && ip.TreePages == 0) {
+						t.Errorf("%s --by-key %s: %s takes path %s with %d statements and %d tree pages (%s), want %s", what, mode.byKey, ix, ip.Path, ip.Statements, ip.TreePages, ip.Reason, mode.want)
+					}
 				}
-			}
-			byKey := measure(conn)
-			res := out.Result
-			for _, sk := range res.Skipped {
-				t.Errorf("%s: skipped %s: %s", what, sk.Index, sk.Reason)
-			}
-			t.Logf("%s round %d (%d rows, manifest %d pages): misses cold %d (%.3f s), hot %d (%.3f s), after warm by number %d (%.3f s), by key %d (%.3f s; bound %d); warm by key %.2f s: %d statements, %d pages read in the run",
-				what, round, rows, m.Header.Entries, coldPass.misses, coldPass.seconds, hotPass.misses, hotPass.seconds, byNumber.misses, byNumber.seconds,
-				byKey.misses, byKey.seconds, bound, warmSeconds, res.Units, res.PagesRead)
-			if byKey.misses > bound {
-				t.Errorf("%s: after warm by key the pass missed %d pages, more than %d (hot pass %d + a tenth of the cold pass's %d)", what, byKey.misses, bound, hotPass.misses, coldPass.misses)
+				byKey := measure(conn)
+				res := out.Result
+				for _, sk := range res.Skipped {
+					t.Errorf("%s: skipped %s: %s", what, sk.Index, sk.Reason)
+				}
+				t.Logf("%s round %d (%d rows, manifest %d pages): misses cold %d (%.3f s), hot %d (%.3f s), after warm by number %d (%.3f s), by key (path %s) %d (%.3f s; bound %d); warm %.2f s: %d statements, %d pages read in the run",
+					what, round, rows, m.Header.Entries, coldPass.misses, coldPass.seconds, hotPass.misses, hotPass.seconds, byNumber.misses, byNumber.seconds,
+					mode.want, byKey.misses, byKey.seconds, bound, warmSeconds, res.Units, res.PagesRead)
+				if byKey.misses > bound {
+					t.Errorf("%s: after warm by key (path %s) the pass missed %d pages, more than %d (hot pass %d + a tenth of the cold pass's %d)", what, mode.want, byKey.misses, bound, hotPass.misses, coldPass.misses)
+				}
+				if res.PagesRead > 3*m.Header.Entries+64 {
+					t.Errorf("%s: path %s read %d pages for a manifest of %d", what, mode.want, res.PagesRead, m.Header.Entries)
+				}
 			}
 			if what == "logical copy" && byNumber.misses <= bound {
 				t.Errorf("%s: by page number the pass missed %d pages, within the bound %d: the test does not tell the paths apart", what, byNumber.misses, bound)
-			}
-			if res.PagesRead > 3*m.Header.Entries+64 {
-				t.Errorf("%s: the key ranges read %d pages for a manifest of %d", what, res.PagesRead, m.Header.Entries)
 			}
 		}
 	}

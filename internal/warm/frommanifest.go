@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -435,7 +436,7 @@ func PlanFromManifest(ctx context.Context, conn *connection.Conn, full *Resolved
 	j := 0
 	takeKeyed := func(e keyedEntry) {
 		k := full.targets[e.target]
-		if paths[k].Path != PathSQL {
+		if p := paths[k].Path; p != PathSQL && p != PathTree {
 			return
 		}
 		mt := targetRow(k)
@@ -456,7 +457,7 @@ func PlanFromManifest(ctx context.Context, conn *connection.Conn, full *Resolved
 		}
 		k := full.targets[full.targetOf[i]]
 		switch paths[k].Path {
-		case PathSQL:
+		case PathSQL, PathTree:
 			continue // its keyed entries are counted by takeKeyed
 		case PathNone:
 			targetRow(k).ManifestPages++
@@ -485,12 +486,25 @@ func PlanFromManifest(ctx context.Context, conn *connection.Conn, full *Resolved
 		mp.Targets = append(mp.Targets, *mt)
 	}
 	sort.Slice(mp.Targets, func(i, j int) bool { return mp.Targets[i].ManifestPages > mp.Targets[j].ManifestPages })
-	mr.Requested = int64(len(req))
-	if len(chosen) > 0 {
-		var kts []keyedTarget
-		for id, es := range chosen {
-			kts = append(kts, keyedTarget{key: full.targets[id], chosen: es})
+	var kts, trees []keyedTarget
+	for id, es := range chosen {
+		kt := keyedTarget{key: full.targets[id], chosen: es}
+		if paths[kt.key].Path == PathTree {
+			trees = append(trees, kt)
+		} else {
+			kts = append(kts, kt)
 		}
+	}
+	if len(trees) > 0 {
+		var err error
+		if req, kts, err = mp.placeTrees(ctx, conn, full, trees, kts, paths, req, budget, mr); err != nil {
+			return nil, err
+		}
+		r = mp.r
+		mr.CoverageBefore, _ = r.Coverage(mp.before)
+	}
+	mr.Requested = int64(len(req))
+	if len(kts) > 0 {
 		sort.Slice(kts, func(a, b int) bool { return kts[a].chosen[0].rank < kts[b].chosen[0].rank })
 		if mp.Keyed, err = full.buildKeyPlan(ctx, conn, kts, paths, max(budget-int64(len(req)), 0), source, o); err != nil {
 			return nil, err
@@ -585,10 +599,89 @@ func (mp *ManifestPlan) Run(ctx context.Context, conn *connection.Conn, ro RunOp
 			res.PoolAfter = t
 		}
 	}
-	res = mergeKeyed(res, keyed)
+	if res = mergeKeyed(res, keyed); res == nil {
+		// Nothing to load by number and no statement left by key (follow runs a plan
+		// without CheckWork).
+		res = &Result{Method: mp.Method, PageSize: int64(conn.Server.PageSize), PoolBefore: mp.totals, PoolAfter: mp.totals}
+		if mp.Keyed != nil {
+			res.Skipped = mp.Keyed.Skipped
+		}
+	}
 	res.Manifest = mr
 	res.Paths = mp.Paths
 	return res, nil
+}
+
+// placeTrees turns the chosen key ranges of the tree path's indexes into this server's
+// page numbers (treePages), adds those not resident to the native load within the budget
+// (the key ranges counted one page each so far), and the pages to what the plan measures
+// coverage on. An index whose tree cannot be read here takes the sql path (kts).
+func (mp *ManifestPlan) placeTrees(ctx context.Context, conn *connection.Conn, full *Resolved, trees, kts []keyedTarget, paths map[TargetKey]IndexPath,
+	req []PageID, budget int64, mr *ManifestReport) ([]PageID, []keyedTarget, error) {
+	lows := map[[2]uint32]string{}
+	for _, e := range full.keyed {
+		lows[[2]uint32{e.object, e.page}] = full.m.Ranges[e.rng-1].Low
+	}
+	pages, fallback := full.treePages(ctx, conn, trees, lows)
+	var sqlEntries int64
+	for _, kt := range kts {
+		sqlEntries += int64(len(kt.chosen))
+	}
+	spaces := map[uint32]bool{}
+	for _, kt := range trees {
+		if why, ok := fallback[kt.key]; ok {
+			ip := paths[kt.key]
+			ip.Path, ip.Reason = PathSQL, ip.Reason+"; but its tree here could not be read ("+why+"): range scans"
+			paths[kt.key] = ip
+			kts = append(kts, kt)
+			sqlEntries += int64(len(kt.chosen))
+			continue
+		}
+		for _, p := range pages[kt.key] {
+			spaces[p.Space()] = true
+		}
+	}
+	before, err := bufferpool.Resident(ctx, conn, spaces)
+	if err != nil {
+		return nil, nil, err
+	}
+	r := mp.r
+	r.ByTarget = maps.Clone(r.ByTarget)
+	if mp.before == nil {
+		mp.before = bufferpool.PageSet{}
+	}
+	idOf := map[TargetKey]uint32{}
+	for i, k := range full.targets {
+		idOf[k] = uint32(i)
+	}
+	room := budget - int64(len(req)) - sqlEntries
+	for _, kt := range trees {
+		if _, ok := fallback[kt.key]; ok {
+			continue
+		}
+		ip := paths[kt.key]
+		ip.Ranges = int64(len(kt.chosen))
+		for _, p := range pages[kt.key] {
+			r.Pages = append(r.Pages, p)
+			r.targetOf = append(r.targetOf, idOf[kt.key])
+			r.rankOf = append(r.rankOf, kt.chosen[0].rank)
+			r.ByTarget[kt.key]++
+			ip.TreePages++
+			if before.Has(p.Space(), p.Page()) {
+				mp.before.Add(p.Space(), p.Page())
+				continue
+			}
+			if room <= 0 {
+				mr.LeftOut++
+				continue
+			}
+			req = append(req, p)
+			room--
+		}
+		paths[kt.key] = ip
+	}
+	mp.spaces = r.Spaces()
+	return req, kts, nil
 }
 
 // mergeKeyed adds the sql path's run to the result of the pages' load.
