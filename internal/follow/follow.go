@@ -80,8 +80,9 @@ type Status struct {
 	// CoverageBefore and Coverage are the share of the hot set resident on the target before
 	// and after the round's load; Lag is 1 - Coverage. Where the target is no page-for-page
 	// copy of the source (warm.IndexPath), the hot set's pages are read by key range and their
-	// page numbers say nothing here: the coverage is then of the pages read by number, or,
-	// when every index is read by key, the share of the key-range statements that ran.
+	// page numbers say nothing here: the coverage is then of the pages loaded by number (the
+	// manifest's, or those the tree path found in the target's own B-tree), or, when every
+	// index is read by range scans, the share of their statements that ran.
 	CoverageBefore float64 `json:"coverage_before"`
 	Coverage       float64 `json:"coverage"`
 	Lag            float64 `json:"lag"`
@@ -358,7 +359,8 @@ func runRound(ctx context.Context, o Options, src, tgt *endpoint, path string, l
 		byNumber := false
 		for _, ip := range mr.Paths {
 			s.Paths[ip.Path]++
-			byNumber = byNumber || (ip.Path == warm.PathPages && ip.Kind == warm.KindIndex)
+			// The tree path loads this server's page numbers: their coverage is measured.
+			byNumber = byNumber || ((ip.Path == warm.PathPages || ip.Path == warm.PathTree) && ip.Kind == warm.KindIndex)
 		}
 		if !byNumber && mr.KeyRanges > 0 && res.Units > 0 {
 			s.CoverageBefore, s.Coverage = 0, float64(res.UnitsDone)/float64(res.Units)
