@@ -105,7 +105,7 @@ func (r *Resolved) treeOf(conn *connection.Conn, dict *pagekey.Dictionary, kt ke
 	layouts, errs := dict.Layouts(t, p, src, clusteredRoot)
 	l := layouts[ix.Name]
 	if l == nil {
-		return nil, fmt.Errorf("its keys cannot be read from the file: %v", errs[ix.Name])
+		return nil, fmt.Errorf("its keys cannot be read from the file: %w", errs[ix.Name])
 	}
 	root, ok := roots[ix.Name]
 	if !ok {
