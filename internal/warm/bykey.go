@@ -147,8 +147,12 @@ func (r *Resolved) treeOrSQL(k TargetKey, why string) (string, string) {
 	if no := treeable(cs); no != "" {
 		return PathSQL, why + "; " + no + ": range scans"
 	}
-	return PathTree, why + ": the key ranges are found in this server's own B-tree and loaded natively"
+	return PathTree, why + treeReason
 }
+
+// treeReason ends the reason of the tree path (placeTrees replaces it when the tree cannot
+// be read after all).
+const treeReason = ": the key ranges are found in this server's own B-tree and loaded natively"
 
 type physicalVerdict struct {
 	sampled, same int

@@ -631,7 +631,7 @@ func (mp *ManifestPlan) placeTrees(ctx context.Context, conn *connection.Conn, f
 	for _, kt := range trees {
 		if why, ok := fallback[kt.key]; ok {
 			ip := paths[kt.key]
-			ip.Path, ip.Reason = PathSQL, ip.Reason+"; but its tree here could not be read ("+why+"): range scans"
+			ip.Path, ip.Reason = PathSQL, strings.TrimSuffix(ip.Reason, treeReason)+"; its B-tree could not be read here ("+why+"): range scans"
 			paths[kt.key] = ip
 			kts = append(kts, kt)
 			sqlEntries += int64(len(kt.chosen))
@@ -690,6 +690,7 @@ func mergeKeyed(res, keyed *Result) *Result {
 	case keyed == nil:
 		return res
 	case res == nil:
+		keyed.Notes = append(keyed.Notes, "every index to warm took the sql path: its key ranges were read by range scans, nothing was loaded by page number")
 		return keyed
 	}
 	res.Targets = append(res.Targets, keyed.Targets...)
