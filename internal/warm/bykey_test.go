@@ -71,7 +71,8 @@ func TestWarmByKeyOnALogicalCopy(t *testing.T) {
 
 // TestMeasureWarmByKey is the scenario of TestWarmByKeyOnALogicalCopy at a scale where the
 // table does not fit the pool (INNOWARM_MEASURE_BYKEY=ROWS: 600000 rows is 180 MB on the
-// primary, 140 MB on the copy, a 128 MiB pool), several rounds, on a server of its own.
+// primary, 140 MB on the copy, a 128 MiB pool), INNOWARM_MEASURE_ROUNDS rounds (3), on a
+// server of its own.
 // Not part of the suite: minutes on a loaded machine.
 func TestMeasureWarmByKey(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv("INNOWARM_MEASURE_BYKEY"))
@@ -85,7 +86,11 @@ func TestMeasureWarmByKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	byKeyScenario(t, n, 400, 3, conn, func() *connection.Conn {
+	rounds := 3
+	if r, err := strconv.Atoi(os.Getenv("INNOWARM_MEASURE_ROUNDS")); err == nil && r > 0 {
+		rounds = r
+	}
+	byKeyScenario(t, n, 400, rounds, conn, func() *connection.Conn {
 		t.Helper()
 		conn.Close()
 		if _, err := sb.ColdRestart(ctx); err != nil {
