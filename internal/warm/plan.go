@@ -570,9 +570,8 @@ func (pl *Plan) verify(ctx context.Context, sess *connection.Session) error {
 		}
 		q, args := Statement(pl.Server, tg.Units[0], 0)
 		if tg.Units[0].keyed != nil {
-			// Every statement: the optimizer weighs each range against the table's
-			// statistics, and one it would read as a scan from the index's start would
-			// read far more than its run.
+			// A statement the optimizer would read as a scan from the index's start
+			// would read far more than its runs (verifyKeyed).
 			bad, err := pl.verifyKeyed(ctx, sess, tg)
 			if reason := skippable(err); reason != "" {
 				locked[tg.Table] = reason
