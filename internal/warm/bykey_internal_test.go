@@ -1,6 +1,7 @@
 package warm
 
 import (
+	"github.com/innowarm/innowarm/internal/manifest"
 	"testing"
 
 	"github.com/innowarm/innowarm/internal/keys"
@@ -39,6 +40,40 @@ func TestRangeCond(t *testing.T) {
 		}
 		if got != c.want {
 			t.Errorf("%s %s..%s:\n got %s\nwant %s", c.cols, c.low, c.high, got, c.want)
+		}
+	}
+}
+
+// TestKeyRuns: neighbours both chosen ("@N" to a chosen page) are one run from the first
+// one's low key to the last one's high key; "@N" to a page not chosen ends at that page's
+// low key, to a page not in the manifest is unknown; runs come hottest first.
+func TestKeyRuns(t *testing.T) {
+	m := &manifest.Manifest{Ranges: []manifest.Range{
+		{Low: "~", High: "@2"},  // page 1
+		{Low: "10", High: "@3"}, // page 2
+		{Low: "20", High: "30"}, // page 3
+		{Low: "50", High: "@9"}, // page 5: page 9 is in no entry
+		{Low: "60", High: "@7"}, // page 6: page 7 is not chosen
+		{Low: "70", High: "~"},  // page 7
+	}}
+	r := &Resolved{m: m}
+	entry := func(page, rng uint32, rank int32) keyedEntry {
+		return keyedEntry{object: 0, page: page, rng: rng, rank: rank}
+	}
+	r.keyed = []keyedEntry{entry(1, 1, 0), entry(3, 3, 1), entry(5, 4, 2), entry(2, 2, 3), entry(6, 5, 4), entry(7, 6, 5)}
+	lows := map[[2]uint32]string{}
+	for _, e := range r.keyed {
+		lows[[2]uint32{e.object, e.page}] = m.Ranges[e.rng-1].Low
+	}
+	chosen := r.keyed[:5] // not page 7
+	got := r.keyRuns(chosen, lows)
+	want := []keyRun{{low: "~", high: "30", pages: 3, rank: 0}, {low: "50", high: "", pages: 1, rank: 2}, {low: "60", high: "70", pages: 1, rank: 4}}
+	if len(got) != len(want) {
+		t.Fatalf("runs %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("run %d: %+v, want %+v", i, got[i], want[i])
 		}
 	}
 }
