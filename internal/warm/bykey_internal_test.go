@@ -1,10 +1,10 @@
 package warm
 
 import (
-	"github.com/innowarm/innowarm/internal/manifest"
 	"testing"
 
 	"github.com/innowarm/innowarm/internal/keys"
+	"github.com/innowarm/innowarm/internal/manifest"
 )
 
 // TestRangeCond: a key run's bounds written out field by field, NULL first, a prefix key
