@@ -70,8 +70,8 @@ func TestWarmByKeyOnALogicalCopy(t *testing.T) {
 }
 
 // TestMeasureWarmByKey is the scenario of TestWarmByKeyOnALogicalCopy at a scale where the
-// table does not fit the pool (INNOWARM_MEASURE_BYKEY=ROWS: 600000 rows is 180 MB on the
-// primary, 140 MB on the copy, a 128 MiB pool), INNOWARM_MEASURE_ROUNDS rounds (3), on a
+// table does not fit the pool (INNOWARM_MEASURE_BYKEY=ROWS: 600000 rows of about 215 bytes,
+// a 128 MiB pool), INNOWARM_MEASURE_ROUNDS rounds (3), on a
 // server of its own.
 // Not part of the suite: minutes on a loaded machine.
 func TestMeasureWarmByKey(t *testing.T) {
