@@ -45,6 +45,7 @@ type warmFlags struct {
 	method           string
 	untilCoverage    string
 	waitForServer    string
+	byKey            string
 }
 
 func newWarmCmd() *cobra.Command {
@@ -88,6 +89,7 @@ Needs SELECT on the tables and the PROCESS privilege (to read the pool's page li
 	fl.StringVar(&f.from, "from", "", "warm the pages a manifest names (written by innowarm snapshot, maybe on another server): a file, s3://BUCKET/PREFIX/NAME, or - for stdin")
 	f.s3 = addS3Flags(cmd)
 	fl.StringVar(&f.method, "method", warm.MethodAuto, "auto, native or scan: native hands the page list to the server's own loader (innowarm must run on the database host and write its dump file); auto uses it when possible, except for tables on MySQL that scans read whole (its loader is slower than scans)")
+	fl.StringVar(&f.byKey, "by-key", warm.ByKeyAuto, "with --from, how each index is warmed: pages (its page numbers: a page-for-page copy of the source), sql (its pages' key ranges, read by range scans: any copy of the data, any server), tree (the key ranges found in this server's own B-tree and loaded natively: on the database host, keys that compare in Go), or auto: pages where a sample of pages read here holds the manifest's keys, else tree where it can and sql elsewhere and wherever the method is scan")
 	fl.StringVar(&f.untilCoverage, "until-coverage", "", "stop as soon as the plan (or the manifest's pages) is this resident, e.g. 95%")
 	fl.StringVar(&f.waitForServer, "wait-for-server", "", "start before the server answers (systemd ExecStartPost, a sidecar): connect the moment it does, waiting at most this long (bare flag: 10m); a load of its own dump that the server started is aborted, since innowarm loads instead")
 	fl.Lookup("wait-for-server").NoOptDefVal = "10m"
@@ -336,8 +338,9 @@ func printWarmResult(w io.Writer, res *warm.Result) {
 	}
 	if m := res.Manifest; m != nil {
 		printManifestSummary(w, m)
-		fmt.Fprintf(w, "requested %d pages (%d already resident, %d left out by the budget); coverage of the manifest's pages: %.1f%% → %.1f%%\n",
-			m.Requested, m.AlreadyThere, m.LeftOut, 100*m.CoverageBefore, 100*m.CoverageAfter)
+		fmt.Fprintf(w, "requested %d pages by number and %d by key range (%d already resident, %d left out by the budget); coverage of the pages read by number: %.1f%% → %.1f%%\n",
+			m.Requested, m.KeyRanges, m.AlreadyThere, m.LeftOut, 100*m.CoverageBefore, 100*m.CoverageAfter)
+		printPaths(w, res.Paths)
 	}
 	if res.Stopped != "" {
 		fmt.Fprintf(w, "%s\n", res.Stopped)
@@ -371,7 +374,7 @@ func (f *warmFlags) request(cmd *cobra.Command, opts *connection.Options, pace p
 	}
 	req := warm.Request{
 		Filter: filter, Method: f.method, DryRun: f.dryRun,
-		Plan:            warm.Options{Budget: budget, Order: f.order, Parallel: f.parallel, LOB: f.lob, SplitPages: f.splitPages, LockWaitTimeout: f.lockWaitTimeout},
+		Plan:            warm.Options{Budget: budget, Order: f.order, Parallel: f.parallel, LOB: f.lob, SplitPages: f.splitPages, LockWaitTimeout: f.lockWaitTimeout, ByKey: f.byKey},
 		SplitPagesGiven: cmd.Flags().Changed("split-pages"),
 		Run: warm.RunOptions{
 			StatementTimeout: f.statementTimeout, LockWaitTimeout: f.lockWaitTimeout, MakeYoung: f.makeYoung, Pacing: pace, Verify: f.verify,
@@ -457,7 +460,10 @@ func planDoc(o *warm.Outcome, limit time.Duration, withSQL bool) map[string]any 
 	}
 	doc["method"], doc["method_reason"] = o.Method, o.Why
 	if m := o.Manifest; m != nil {
-		doc["manifest"], doc["manifest_targets"] = m.Report, m.Targets
+		doc["manifest"], doc["manifest_targets"], doc["index_paths"] = m.Report, m.Targets, m.Paths
+		if m.Keyed != nil {
+			doc["key_ranges"] = planJSON(m.Keyed, limit, withSQL)
+		}
 	}
 	return doc
 }
@@ -474,6 +480,22 @@ func printDryRun(w io.Writer, o *warm.Outcome, verbose bool, limit time.Duration
 	case o.Native != nil && o.Manifest == nil:
 		printNativePlan(w, o.Native)
 	}
+	if m := o.Manifest; m != nil && m.Keyed != nil {
+		fmt.Fprintln(w, "key ranges (path sql), read after the pages:")
+		printPlan(w, m.Keyed, verbose, limit)
+	}
+}
+
+// printPaths says which path each index of a manifest takes, and why.
+func printPaths(w io.Writer, paths []warm.IndexPath) {
+	if len(paths) == 0 {
+		return
+	}
+	t := newTable(w, table.Row{"index", "path", "keyed pages", "ranges", "runs", "statements", "why"}, 2)
+	for _, ip := range paths {
+		t.AppendRow(table.Row{ip.Label(), ip.Path, ip.KeyedPages, ip.Ranges, ip.Runs, ip.Statements, ip.Reason})
+	}
+	t.Render()
 }
 
 // printNativePlan prints a native load of a selection, planned: tablespace by tablespace.
@@ -512,7 +534,8 @@ func printNativePlan(w io.Writer, np *warm.NativePlan) {
 func printManifestPlan(w io.Writer, mp *warm.ManifestPlan) {
 	mr := mp.Report
 	printManifestSummary(w, mr)
-	fmt.Fprintf(w, "of the %d resolved: %d already resident, %d to load, %d left out by the budget\n", mr.Resolved, mr.AlreadyThere, mr.Requested, mr.LeftOut)
+	fmt.Fprintf(w, "of the %d resolved: %d already resident, %d to load by number, %d by key range, %d left out by the budget\n", mr.Resolved, mr.AlreadyThere, mr.Requested, mr.KeyRanges, mr.LeftOut)
+	printPaths(w, mp.Paths)
 	np := mp.Native
 	if np == nil {
 		return // the scan plan follows

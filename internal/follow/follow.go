@@ -78,10 +78,18 @@ type Status struct {
 	HotSetPages int64 `json:"hot_set_pages"`
 	Dropped     int64 `json:"dropped_pages"`
 	// CoverageBefore and Coverage are the share of the hot set resident on the target before
-	// and after the round's load; Lag is 1 - Coverage.
+	// and after the round's load; Lag is 1 - Coverage. Where the target is no page-for-page
+	// copy of the source (warm.IndexPath), the hot set's pages are read by key range and their
+	// page numbers say nothing here: the coverage is then of the pages loaded by number (the
+	// manifest's, or those the tree path found in the target's own B-tree), or, when every
+	// index is read by range scans, the share of their statements that ran.
 	CoverageBefore float64 `json:"coverage_before"`
 	Coverage       float64 `json:"coverage"`
 	Lag            float64 `json:"lag"`
+	// KeyRanges is how many of the hot set's pages were read by key range (the sql path);
+	// Paths counts the indexes by the path they took.
+	KeyRanges int64          `json:"key_ranges,omitempty"`
+	Paths     map[string]int `json:"paths,omitempty"`
 	// AgeSeconds is how old the hot set was when the round ended.
 	AgeSeconds     float64 `json:"hot_set_age_seconds"`
 	Requested      int64   `json:"requested_pages"`
@@ -346,7 +354,17 @@ func runRound(ctx context.Context, o Options, src, tgt *endpoint, path string, l
 	}
 	if mr := res.Manifest; mr != nil {
 		s.CoverageBefore, s.Coverage = mr.CoverageBefore, mr.CoverageAfter
-		s.Requested, s.LeftOut = mr.Requested, mr.LeftOut
+		s.Requested, s.LeftOut, s.KeyRanges = mr.Requested, mr.LeftOut, mr.KeyRanges
+		s.Paths = map[string]int{}
+		byNumber := false
+		for _, ip := range mr.Paths {
+			s.Paths[ip.Path]++
+			// The tree path loads this server's page numbers: their coverage is measured.
+			byNumber = byNumber || ((ip.Path == warm.PathPages || ip.Path == warm.PathTree) && ip.Kind == warm.KindIndex)
+		}
+		if !byNumber && mr.KeyRanges > 0 && res.Units > 0 {
+			s.CoverageBefore, s.Coverage = 0, float64(res.UnitsDone)/float64(res.Units)
+		}
 	}
 	s.Loaded = res.PagesLoaded
 	s.Lag = 1 - s.Coverage

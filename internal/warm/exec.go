@@ -159,6 +159,8 @@ type Result struct {
 	Proof    string          `json:"proof,omitempty"`
 	Native   *NativeResult   `json:"native,omitempty"`
 	Manifest *ManifestReport `json:"manifest,omitempty"`
+	// Paths (warm --from) is the path each index of the manifest took, and why.
+	Paths []IndexPath `json:"index_paths,omitempty"`
 
 	// manifestOnly: per-index results are about the manifest's pages (warm --from native).
 	manifestOnly bool
@@ -535,6 +537,7 @@ func (r *scanRun) worker(ctx context.Context, w int) error {
 	if r.o.LockWaitTimeout > 0 {
 		setup = append(setup, fmt.Sprintf("SET SESSION lock_wait_timeout = %d", max(int(r.o.LockWaitTimeout.Seconds()), 1)))
 	}
+	setup = append(setup, r.pl.sessionSetup...)
 	for _, q := range setup {
 		if _, err := sess.Exec(ctx, q); err != nil {
 			return fail(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -39,6 +40,24 @@ type Resolved struct {
 
 	targets  []TargetKey // distinct targets
 	targetOf []uint32    // for each of Pages, its index in targets
+	rankOf   []int32     // for each of Pages, its place in the manifest's hottest-first order
+
+	m *manifest.Manifest
+	// keyed are the entries of indexes whose key range the manifest knows (a known Low),
+	// hottest first, past the end of this server's file too: the key path reads them by key
+	// (bykey.go), so a page number this server's file does not have does not matter there.
+	keyed []keyedEntry
+	// keyColumns is each keyed target's key columns (manifest.Object.KeyColumns).
+	keyColumns map[TargetKey]string
+}
+
+// keyedEntry is a manifest entry with a key range, of an index that resolves here.
+type keyedEntry struct {
+	target uint32 // index in targets
+	object uint32 // the manifest's object
+	page   uint32 // the page number on the source
+	rng    uint32 // manifest.Entry.Range
+	rank   int32  // place in the hottest-first order
 }
 
 // TargetKey names an index, or the LOB pages, of one table part.
@@ -51,7 +70,8 @@ type TargetKey struct {
 // and partition name (space ids differ between servers), dropping entries of objects this
 // server lacks and pages past the end of the file. The manifest must have been verified.
 func Resolve(ctx context.Context, conn *connection.Conn, m *manifest.Manifest) (*Resolved, error) {
-	r := &Resolved{Source: m.Header, Name: m.Name, Entries: int64(len(m.Entries)), Dropped: map[string]int64{}, ByTarget: map[TargetKey]int64{}}
+	r := &Resolved{Source: m.Header, Name: m.Name, Entries: int64(len(m.Entries)), Dropped: map[string]int64{}, ByTarget: map[TargetKey]int64{},
+		m: m, keyColumns: map[TargetKey]string{}}
 	if err := m.CheckPageSize(conn.Server.PageSize); err != nil {
 		return nil, err
 	}
@@ -151,12 +171,29 @@ func Resolve(ctx context.Context, conn *connection.Conn, m *manifest.Manifest) (
 	manifest.SortByHotness(entries)
 	r.Pages = make([]PageID, 0, len(entries))
 	r.targetOf = make([]uint32, 0, len(entries))
+	r.rankOf = make([]int32, 0, len(entries))
 	targetID := map[TargetKey]uint32{}
-	for _, e := range entries {
+	idOf := func(k TargetKey) uint32 {
+		id, ok := targetID[k]
+		if !ok {
+			id = uint32(len(r.targets))
+			targetID[k] = id
+			r.targets = append(r.targets, k)
+		}
+		return id
+	}
+	for i, e := range entries {
 		ot := targets[e.Object]
 		if ot.reason != "" {
 			r.Dropped[ot.reason]++
 			continue
+		}
+		if ot.key.Kind == KindIndex && m.Objects[e.Object].KeyColumns != "" {
+			if rg := m.RangeOf(e); rg.Low != "" && rg.Low != "-" {
+				id := idOf(ot.key)
+				r.keyed = append(r.keyed, keyedEntry{target: id, object: e.Object, page: e.Page, rng: e.Range, rank: int32(i)})
+				r.keyColumns[ot.key] = m.Objects[e.Object].KeyColumns
+			}
 		}
 		if ot.limit > 0 && e.Page >= ot.limit {
 			r.Dropped[DropPastEOF]++
@@ -164,13 +201,8 @@ func Resolve(ctx context.Context, conn *connection.Conn, m *manifest.Manifest) (
 		}
 		r.Pages = append(r.Pages, MakePageID(ot.space, e.Page))
 		r.ByTarget[ot.key]++
-		id, ok := targetID[ot.key]
-		if !ok {
-			id = uint32(len(r.targets))
-			targetID[ot.key] = id
-			r.targets = append(r.targets, ot.key)
-		}
-		r.targetOf = append(r.targetOf, id)
+		r.targetOf = append(r.targetOf, idOf(ot.key))
+		r.rankOf = append(r.rankOf, int32(i))
 	}
 	return r, nil
 }
@@ -202,6 +234,15 @@ func (r *Resolved) Hottest(n int) *Resolved {
 	c := *r
 	c.Pages = r.Pages[:n:n]
 	c.targetOf = r.targetOf[:n:n]
+	if len(r.rankOf) == len(r.Pages) { // built by Resolve
+		c.rankOf = r.rankOf[:n:n]
+	}
+	if n < len(r.rankOf) {
+		// The keyed entries as hot as the pages kept.
+		cut := r.rankOf[n]
+		k := sort.Search(len(r.keyed), func(i int) bool { return r.keyed[i].rank >= cut })
+		c.keyed = r.keyed[:k:k]
+	}
 	c.ByTarget = make(map[TargetKey]int64, len(r.ByTarget))
 	for _, id := range c.targetOf {
 		c.ByTarget[r.targets[id]]++
@@ -265,6 +306,11 @@ type ManifestReport struct {
 	CoverageBefore float64          `json:"coverage_before"` // of the resolved pages
 	CoverageAfter  float64          `json:"coverage_after"`
 	ResidentAfter  int64            `json:"resident_after"`
+	// KeyRanges are the manifest pages whose key ranges the sql path reads (within the
+	// budget); NotWarmed the pages of targets with path none.
+	KeyRanges int64       `json:"key_ranges_requested"`
+	NotWarmed int64       `json:"not_warmed,omitempty"`
+	Paths     []IndexPath `json:"index_paths,omitempty"`
 }
 
 // NewManifestReport starts a report for r.
@@ -290,6 +336,11 @@ type ManifestPlan struct {
 	Targets []ManifestTarget
 	Native  *NativePlan // Method native: the page list handed to the loader
 	Scan    *Plan       // Method scan: the indexes the manifest names, densest first
+	// Keyed is the sql path: range scans of the key ranges of the indexes that are not
+	// read by page number (Paths), run after the pages' load.
+	Keyed *Plan
+	// Paths is the path each index takes, and why.
+	Paths []IndexPath
 
 	r      *Resolved
 	spaces map[uint32]bool
@@ -301,18 +352,32 @@ type ManifestPlan struct {
 // before the warm, and requested of the loader within the budget (native).
 type ManifestTarget struct {
 	ManifestRow
-	Load int64 `json:"load_pages"`
+	Load int64  `json:"load_pages"` // by number, or (path sql) by key range
+	Path string `json:"path"`
 }
 
 // CheckWork returns an error wrapping ErrNothingToWarm when the plan loads nothing while
 // pages of the manifest are cold (the budget has no room); nil when it loads something or
 // the manifest's pages are all resident already.
 func (mp *ManifestPlan) CheckWork() error {
+	if mp.Keyed != nil && len(mp.Keyed.Units) > 0 {
+		return nil
+	}
 	if mp.Scan != nil {
 		if mp.Report.AlreadyThere == mp.Report.Resolved {
 			return nil
 		}
 		return mp.Scan.CheckWork()
+	}
+	if mp.Native == nil {
+		if mp.Report.AlreadyThere > 0 {
+			return nil
+		}
+		var skipped []catalog.Skip
+		if mp.Keyed != nil {
+			skipped = mp.Keyed.Skipped
+		}
+		return nothingToWarm(nil, 0, "", skipped)
 	}
 	return mp.Native.CheckWork()
 }
@@ -330,17 +395,22 @@ func FromManifest(ctx context.Context, conn *connection.Conn, r *Resolved, metho
 }
 
 // PlanFromManifest plans FromManifest: untilCoverage loads the hottest pages first, since
-// the load may stop early.
-func PlanFromManifest(ctx context.Context, conn *connection.Conn, r *Resolved, method string, o Options, untilCoverage bool) (*ManifestPlan, error) {
+// the load may stop early. Each index takes a path (choosePaths, --by-key): its page
+// numbers, loaded by the method, or its pages' key ranges, read by range scans (the sql
+// path, buildKeyPlan); one budget covers both, hottest pages first.
+func PlanFromManifest(ctx context.Context, conn *connection.Conn, full *Resolved, method string, o Options, untilCoverage bool) (*ManifestPlan, error) {
 	if method != MethodNative && method != MethodScan {
 		return nil, exitcode.BadValue("Method", "%q: a manifest loads with native or scan", method)
 	}
+	paths := full.choosePaths(ctx, conn, o.ByKey, method == MethodNative)
+	byNumber := func(k TargetKey) bool { return paths[k].Path == PathPages }
+	r := full.filter(byNumber)
 	mp := &ManifestPlan{Method: method, r: r, spaces: r.Spaces()}
 	var err error
 	if mp.before, err = bufferpool.Resident(ctx, conn, mp.spaces); err != nil {
 		return nil, err
 	}
-	mr := NewManifestReport(r)
+	mr := NewManifestReport(full)
 	mr.CoverageBefore, _ = r.Coverage(mp.before)
 	mp.Report = mr
 	if mp.totals, err = bufferpool.ReadTotals(ctx, conn); err != nil {
@@ -349,39 +419,112 @@ func PlanFromManifest(ctx context.Context, conn *connection.Conn, r *Resolved, m
 	budget, source := budgetPages(o.Budget, mp.totals)
 	page := int64(conn.Server.PageSize)
 	byTarget := map[TargetKey]*ManifestTarget{}
-	var req []PageID
-	for i, p := range r.Pages {
-		k := r.targets[r.targetOf[i]]
+	targetRow := func(k TargetKey) *ManifestTarget {
 		mt := byTarget[k]
 		if mt == nil {
-			mt = &ManifestTarget{ManifestRow: ManifestRow{Schema: k.Schema, Table: k.Table, Partition: k.Partition, Index: k.Index, Kind: k.Kind}}
+			mt = &ManifestTarget{ManifestRow: ManifestRow{Schema: k.Schema, Table: k.Table, Partition: k.Partition, Index: k.Index, Kind: k.Kind}, Path: paths[k].Path}
 			byTarget[k] = mt
 		}
+		return mt
+	}
+	var req []PageID
+	var used int64
+	chosen := map[uint32][]keyedEntry{}
+	// One walk over both lists in the manifest's hottest-first order: the budget goes to
+	// the hottest pages whichever path reads them.
+	keyed := full.keyed
+	j := 0
+	takeKeyed := func(e keyedEntry) {
+		k := full.targets[e.target]
+		if p := paths[k].Path; p != PathSQL && p != PathTree {
+			return
+		}
+		mt := targetRow(k)
+		mt.ManifestPages++
+		if used >= budget {
+			mr.LeftOut++
+			return
+		}
+		used++
+		mt.Load++
+		mr.KeyRanges++
+		chosen[e.target] = append(chosen[e.target], e)
+	}
+	for i, p := range full.Pages {
+		for j < len(keyed) && keyed[j].rank < full.rankOf[i] {
+			takeKeyed(keyed[j])
+			j++
+		}
+		k := full.targets[full.targetOf[i]]
+		switch paths[k].Path {
+		case PathSQL, PathTree:
+			continue // its keyed entries are counted by takeKeyed
+		case PathNone:
+			targetRow(k).ManifestPages++
+			mr.NotWarmed++
+			continue
+		}
+		mt := targetRow(k)
 		mt.ManifestPages++
 		switch {
 		case mp.before.Has(p.Space(), p.Page()):
 			mr.AlreadyThere++
 			mt.Resident++
-		case int64(len(req)) >= budget:
+		case used >= budget:
 			mr.LeftOut++
 		default:
 			req = append(req, p)
+			used++
 			mt.Load++
 		}
+	}
+	for ; j < len(keyed); j++ {
+		takeKeyed(keyed[j])
 	}
 	for _, mt := range byTarget {
 		mt.Coverage = ratio(mt.Resident, mt.ManifestPages)
 		mp.Targets = append(mp.Targets, *mt)
 	}
 	sort.Slice(mp.Targets, func(i, j int) bool { return mp.Targets[i].ManifestPages > mp.Targets[j].ManifestPages })
+	var kts, trees []keyedTarget
+	for id, es := range chosen {
+		kt := keyedTarget{key: full.targets[id], chosen: es}
+		if paths[kt.key].Path == PathTree {
+			trees = append(trees, kt)
+		} else {
+			kts = append(kts, kt)
+		}
+	}
+	if len(trees) > 0 {
+		var err error
+		if req, kts, err = mp.placeTrees(ctx, conn, full, trees, kts, paths, req, budget, mr); err != nil {
+			return nil, err
+		}
+		r = mp.r
+		mr.CoverageBefore, _ = r.Coverage(mp.before)
+	}
 	mr.Requested = int64(len(req))
+	if len(kts) > 0 {
+		sort.Slice(kts, func(a, b int) bool { return kts[a].chosen[0].rank < kts[b].chosen[0].rank })
+		if mp.Keyed, err = full.buildKeyPlan(ctx, conn, kts, paths, max(budget-int64(len(req)), 0), source, o); err != nil {
+			return nil, err
+		}
+	}
+	mp.Paths = sortedPaths(paths)
+	mr.Paths = mp.Paths
 	if method == MethodScan {
+		if len(r.ByTarget) == 0 {
+			return mp, nil
+		}
 		o.Only = map[TargetKey]float64{}
 		for k, n := range r.ByTarget {
 			o.Only[k] = density(r.Catalog, k, n)
 		}
 		mp.Scan, err = BuildPlan(ctx, conn, r.Catalog, o)
 		return mp, err
+	}
+	if len(req) == 0 && mp.Keyed != nil {
+		return mp, nil
 	}
 	// Results per index are the manifest's pages of it, before and after: the two page
 	// sets read here are all the checking a native load needs.
@@ -403,17 +546,27 @@ func PlanFromManifest(ctx context.Context, conn *connection.Conn, r *Resolved, m
 	return mp, nil
 }
 
-// Run loads the plan's pages and measures the manifest's coverage after.
+// Run loads the plan's pages (by number, natively or by scans), then reads the key ranges
+// of the indexes that take the sql path, and measures the manifest's coverage after.
 func (mp *ManifestPlan) Run(ctx context.Context, conn *connection.Conn, ro RunOptions) (*Result, error) {
 	mr := mp.Report
 	var res *Result
 	var err error
-	if mp.Scan != nil {
+	switch {
+	case mp.Scan != nil:
 		res, err = Run(ctx, conn, mp.Scan, ro)
-	} else {
+	case mp.Native != nil:
 		res, err = mp.Native.Run(ctx, conn, ro)
 	}
+	var keyed *Result
+	if mp.Keyed != nil && err == nil {
+		kro := ro
+		kro.Until = Until{} // a coverage of page numbers says nothing about key ranges
+		kro.Progress.Title = "warm by key"
+		keyed, err = Run(ctx, conn, mp.Keyed, kro)
+	}
 	if err != nil {
+		res = mergeKeyed(res, keyed)
 		if res != nil {
 			res.Manifest = mr
 		}
@@ -421,12 +574,11 @@ func (mp *ManifestPlan) Run(ctx context.Context, conn *connection.Conn, ro RunOp
 	}
 	after, err := bufferpool.Resident(ctx, conn, mp.spaces)
 	if err != nil {
-		return res, err
+		return mergeKeyed(res, keyed), err
 	}
 	r := mp.r
 	mr.CoverageAfter, mr.ResidentAfter = r.Coverage(after)
-	res.Manifest = mr
-	if res.manifestOnly {
+	if res != nil && res.manifestOnly {
 		beforeByTarget, afterByTarget := r.TargetCoverage(mp.before), r.TargetCoverage(after)
 		keys := make([]TargetKey, 0, len(afterByTarget))
 		for k := range afterByTarget {
@@ -435,6 +587,9 @@ func (mp *ManifestPlan) Run(ctx context.Context, conn *connection.Conn, ro RunOp
 		sort.Slice(keys, func(i, j int) bool { return afterByTarget[keys[i]][0] > afterByTarget[keys[j]][0] })
 		for _, k := range keys {
 			a, b := afterByTarget[k], beforeByTarget[k]
+			if a[0] == 0 {
+				continue
+			}
 			res.Targets = append(res.Targets, &TargetResult{Schema: k.Schema, Table: k.Table, Partition: k.Partition, Index: k.Index, Kind: k.Kind,
 				EstPages: a[0], IndexPages: a[0], ResidentBefore: b[1], ResidentAfter: a[1], PagesLoaded: a[1] - b[1],
 				CoverageBefore: ratio(b[1], a[0]), CoverageAfter: ratio(a[1], a[0]), CoverageExact: true})
@@ -444,7 +599,168 @@ func (mp *ManifestPlan) Run(ctx context.Context, conn *connection.Conn, ro RunOp
 			res.PoolAfter = t
 		}
 	}
+	if res = mergeKeyed(res, keyed); res == nil {
+		// Nothing to load by number and no statement left by key (follow runs a plan
+		// without CheckWork).
+		res = &Result{Method: mp.Method, PageSize: int64(conn.Server.PageSize), PoolBefore: mp.totals, PoolAfter: mp.totals}
+		if mp.Keyed != nil {
+			res.Skipped = mp.Keyed.Skipped
+		}
+	}
+	res.Manifest = mr
+	res.Paths = mp.Paths
 	return res, nil
+}
+
+// placeTrees turns the chosen key ranges of the tree path's indexes into this server's
+// page numbers (treePages), adds those not resident to the native load within the budget
+// (the key ranges counted one page each so far), and the pages to what the plan measures
+// coverage on. An index whose tree cannot be read here takes the sql path (kts).
+func (mp *ManifestPlan) placeTrees(ctx context.Context, conn *connection.Conn, full *Resolved, trees, kts []keyedTarget, paths map[TargetKey]IndexPath,
+	req []PageID, budget int64, mr *ManifestReport) ([]PageID, []keyedTarget, error) {
+	lows := map[[2]uint32]string{}
+	for _, e := range full.keyed {
+		lows[[2]uint32{e.object, e.page}] = full.m.Ranges[e.rng-1].Low
+	}
+	pages, fallback := full.treePages(ctx, conn, trees, lows)
+	var sqlEntries int64
+	for _, kt := range kts {
+		sqlEntries += int64(len(kt.chosen))
+	}
+	spaces := map[uint32]bool{}
+	for _, kt := range trees {
+		if why, ok := fallback[kt.key]; ok {
+			ip := paths[kt.key]
+			ip.Path, ip.Reason = PathSQL, strings.TrimSuffix(ip.Reason, treeReason)+"; its B-tree could not be read here ("+why+"): range scans"
+			paths[kt.key] = ip
+			kts = append(kts, kt)
+			sqlEntries += int64(len(kt.chosen))
+			continue
+		}
+		for _, p := range pages[kt.key] {
+			spaces[p.Space()] = true
+		}
+	}
+	before, err := bufferpool.Resident(ctx, conn, spaces)
+	if err != nil {
+		return nil, nil, err
+	}
+	r := mp.r
+	r.ByTarget = maps.Clone(r.ByTarget)
+	if mp.before == nil {
+		mp.before = bufferpool.PageSet{}
+	}
+	idOf := map[TargetKey]uint32{}
+	for i, k := range full.targets {
+		idOf[k] = uint32(i)
+	}
+	room := budget - int64(len(req)) - sqlEntries
+	for _, kt := range trees {
+		if _, ok := fallback[kt.key]; ok {
+			continue
+		}
+		ip := paths[kt.key]
+		ip.Ranges = int64(len(kt.chosen))
+		for _, p := range pages[kt.key] {
+			r.Pages = append(r.Pages, p)
+			r.targetOf = append(r.targetOf, idOf[kt.key])
+			r.rankOf = append(r.rankOf, kt.chosen[0].rank)
+			r.ByTarget[kt.key]++
+			ip.TreePages++
+			if before.Has(p.Space(), p.Page()) {
+				mp.before.Add(p.Space(), p.Page())
+				continue
+			}
+			if room <= 0 {
+				mr.LeftOut++
+				continue
+			}
+			req = append(req, p)
+			room--
+		}
+		paths[kt.key] = ip
+	}
+	mp.spaces = r.Spaces()
+	return req, kts, nil
+}
+
+// mergeKeyed adds the sql path's run to the result of the pages' load.
+func mergeKeyed(res, keyed *Result) *Result {
+	switch {
+	case keyed == nil:
+		return res
+	case res == nil:
+		keyed.Notes = append(keyed.Notes, "every index to warm took the sql path: its key ranges were read by range scans, nothing was loaded by page number")
+		return keyed
+	}
+	res.Targets = append(res.Targets, keyed.Targets...)
+	res.Skipped = append(res.Skipped, keyed.Skipped...)
+	res.LeftOut = append(res.LeftOut, keyed.LeftOut...)
+	res.Units += keyed.Units
+	res.UnitsDone += keyed.UnitsDone
+	res.UnitsFailed += keyed.UnitsFailed
+	res.UnitsCancel += keyed.UnitsCancel
+	res.PagesRead += keyed.PagesRead
+	res.PagesLoaded += keyed.PagesLoaded
+	res.Seconds += keyed.Seconds
+	res.Parallel = max(res.Parallel, keyed.Parallel)
+	res.Errors = append(res.Errors, keyed.Errors...)
+	res.Notes = append(res.Notes, keyed.Notes...)
+	res.UnitsRun = append(res.UnitsRun, keyed.UnitsRun...)
+	res.Interrupted = res.Interrupted || keyed.Interrupted
+	if res.Stopped == "" {
+		res.Stopped = keyed.Stopped
+	}
+	if keyed.PoolAfter.PagesTotal > 0 {
+		res.PoolAfter = keyed.PoolAfter
+	}
+	if res.Seconds > 0 {
+		res.MBps = float64(res.PagesRead*res.PageSize) / 1e6 / res.Seconds
+	}
+	return res
+}
+
+// filter is r with only the pages of the targets keep keeps (the key path's are read by key).
+func (r *Resolved) filter(keep func(TargetKey) bool) *Resolved {
+	c := *r
+	c.Pages, c.targetOf, c.rankOf = nil, nil, nil
+	c.ByTarget = map[TargetKey]int64{}
+	for i, p := range r.Pages {
+		k := r.targets[r.targetOf[i]]
+		if !keep(k) {
+			continue
+		}
+		c.Pages = append(c.Pages, p)
+		c.targetOf = append(c.targetOf, r.targetOf[i])
+		c.rankOf = append(c.rankOf, r.rankOf[i])
+		c.ByTarget[k]++
+	}
+	return &c
+}
+
+// sortedPaths lists the paths by table, partition, index.
+func sortedPaths(paths map[TargetKey]IndexPath) []IndexPath {
+	out := make([]IndexPath, 0, len(paths))
+	for _, ip := range paths {
+		out = append(out, ip)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Schema != b.Schema {
+			return a.Schema < b.Schema
+		}
+		if a.Table != b.Table {
+			return a.Table < b.Table
+		}
+		if a.Partition != b.Partition {
+			return a.Partition < b.Partition
+		}
+		if a.Index != b.Index {
+			return a.Index < b.Index
+		}
+		return a.Kind < b.Kind
+	})
+	return out
 }
 
 // density is the share of an index's pages that the manifest names: the indexes that are

@@ -58,6 +58,9 @@ func (r *Request) Validate() error {
 	if r.UntilCoverage < 0 || r.UntilCoverage > 1 {
 		return badValue("UntilCoverage", "%g: between 0 and 1", r.UntilCoverage)
 	}
+	if r.Plan.ByKey != "" && !contains(ByKeyModes, r.Plan.ByKey) {
+		return badValue("ByKey", "%q: use %s", r.Plan.ByKey, strings.Join(ByKeyModes, ", "))
+	}
 	if !contains(Methods, r.Method) {
 		return badValue("Method", "%q: use %s", r.Method, strings.Join(Methods, ", "))
 	}
@@ -207,12 +210,15 @@ func (r Request) executeManifest(ctx context.Context, conn *connection.Conn, out
 	if r.UntilCoverage > 0 {
 		r.Run.Until = Until{Want: r.UntilCoverage, Measure: func(ctx context.Context) (float64, string, error) {
 			// The LRU table: a native load holds the dump file while this measures.
-			set, err := bufferpool.ResidentFromLRUTable(ctx, conn, resolved.Spaces())
+			// The pages loaded by number: the manifest's, and those the tree path found
+			// (the sql path's key ranges have no page numbers to measure).
+			byNumber := mp.r
+			set, err := bufferpool.ResidentFromLRUTable(ctx, conn, byNumber.Spaces())
 			if err != nil {
 				return 0, "", err
 			}
-			c, n := resolved.Coverage(set)
-			return c, fmt.Sprintf("%d of %d manifest pages resident", n, len(resolved.Pages)), nil
+			c, n := byNumber.Coverage(set)
+			return c, fmt.Sprintf("%d of %d manifest pages resident", n, len(byNumber.Pages)), nil
 		}}
 	}
 	r.Run.Catalog = resolved.Catalog

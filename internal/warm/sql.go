@@ -96,6 +96,9 @@ func prefixCondition(col string) string {
 // buildSelect writes the statement of a unit without its time limit.
 func buildSelect(srv flavor.Server, u *Unit, p *params) string {
 	from := fromClause(srv, u.Table, u.Part, u.Index)
+	if u.keyed != nil {
+		return buildKeyedSelect(from, u.keyed)
+	}
 	what := "COUNT(*)"
 	if u.Kind == KindLOB {
 		// LENGTH() needs the whole value, so InnoDB reads every off-page page of it; the

@@ -1,0 +1,91 @@
+package follow_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/innowarm/innowarm/internal/catalog"
+	"github.com/innowarm/innowarm/internal/connection"
+	"github.com/innowarm/innowarm/internal/follow"
+	"github.com/innowarm/innowarm/internal/logx"
+	"github.com/innowarm/innowarm/internal/sandbox/sandboxtest"
+)
+
+// A standby restored from a logical dump (the same rows, inserted in key order: other page
+// numbers) is warmed by key: follow's round takes the tree path for it, says so, and the
+// source's hot rows then read on the standby with few misses (by page number about two in
+// three missed: see warm's TestWarmByKeyOnALogicalCopy).
+func TestFollowWarmsALogicalStandbyByKey(t *testing.T) {
+	ctx := context.Background()
+	const rows = 30000
+	create := func(conn *connection.Conn, order string) {
+		t.Helper()
+		for _, q := range []string{
+			"DROP DATABASE IF EXISTS fk", "CREATE DATABASE fk",
+			"CREATE TABLE fk.t (id INT NOT NULL PRIMARY KEY, k INT NOT NULL, pad CHAR(200) CHARACTER SET latin1 NOT NULL DEFAULT '', KEY kk (k))",
+			fmt.Sprintf("INSERT INTO fk.t (id, k) SELECT (seq * 7919) %% %d, (seq * 104729) %% %d FROM %s ORDER BY %s", rows+1, rows+1, conn.Server.Series("fk", 1, rows), order),
+			"FLUSH TABLES fk.t FOR EXPORT", "UNLOCK TABLES",
+		} {
+			if _, err := conn.DB.ExecContext(ctx, q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+	}
+	source := sandboxtest.Server(t)
+	create(sandboxtest.Conn(t), "seq") // random order: the primary
+	target := sandboxtest.SecondServer(t, 64<<20)
+	tgtConn, err := target.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	create(tgtConn, "1") // key order: the logical standby
+	tgtConn.Close()
+	var hot []string
+	for id := 0; id < rows; id += 200 {
+		hot = append(hot, fmt.Sprint(id))
+	}
+	read := "SELECT SUM(LENGTH(pad)) FROM fk.t FORCE INDEX (PRIMARY) WHERE id IN (" + strings.Join(hot, ",") + ")"
+	if _, err := source.ColdRestart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sandboxtest.Reconnect(t).DB.ExecContext(ctx, read); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := target.ColdRestart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var st follow.Status
+	o := follow.Options{Source: source.ConnOptions(), Target: target.ConnOptions(), Interval: time.Second, Rounds: 1,
+		Filter: catalog.Filter{Schemas: []string{"fk"}}, Log: logx.New(os.Stderr, false)}
+	if err := follow.Run(ctx, o, nil, func(s follow.Status) { st = s }); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("round: %+v", st)
+	if !st.OK || st.Paths["tree"] < 1 || st.KeyRanges < int64(len(hot))/2 {
+		t.Errorf("want the primary key read by key (path tree), %d+ key ranges: %+v", len(hot)/2, st)
+	}
+	tgtConn, err = target.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tgtConn.Close()
+	reads := func() int64 {
+		var name string
+		var n int64
+		if err := tgtConn.DB.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_reads'").Scan(&name, &n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := reads()
+	if _, err := tgtConn.DB.ExecContext(ctx, read); err != nil {
+		t.Fatal(err)
+	}
+	if missed := reads() - before; missed > int64(len(hot))/10 {
+		t.Errorf("the hot rows missed %d pages on the standby after follow's round, want at most %d", missed, len(hot)/10)
+	}
+}

@@ -1,0 +1,79 @@
+package warm
+
+import (
+	"testing"
+
+	"github.com/innowarm/innowarm/internal/keys"
+	"github.com/innowarm/innowarm/internal/manifest"
+)
+
+// TestRangeCond: a key run's bounds written out field by field, NULL first, a prefix key
+// part ending the exact part of a bound.
+func TestRangeCond(t *testing.T) {
+	cols := func(s string) keys.Columns {
+		cs, err := keys.ParseColumns([]byte(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cs
+	}
+	for _, c := range []struct {
+		cols, low, high, want string
+	}{
+		{"id:int4", "~", "~", "1"},
+		{"id:int4", "10", "~", "`id` >= 10"},
+		{"id:int4", "~", "20", "`id` < 20"},
+		{"id:int4", "10", "20", "`id` >= 10 AND `id` < 20"},
+		{"k:int4,id:int4", "5,10", "", "(`k` > 5 OR `k` = 5 AND `id` >= 10)"},
+		{"k:int4,id:int4", "5,10", "6,1", "(`k` > 5 OR `k` = 5 AND `id` >= 10) AND (`k` < 6 OR `k` = 6 AND `id` < 1)"},
+		{"n:int4,id:int4", "\\N,10", "", "(`n` IS NOT NULL OR `n` IS NULL AND `id` >= 10)"},
+		{"n:int4,id:int4", "~", "\\N,7", "`n` IS NULL AND `id` < 7"},
+		{"n:int4,id:int4", "~", "3,7", "((`n` < 3 OR `n` IS NULL) OR `n` = 3 AND `id` < 7)"},
+		{"n:int4", "~", "\\N", "0"},
+		// A prefix key part: the low bound keeps it, the high bound ends before it.
+		{"s:varchar@latin1_swedish_ci/3,id:int4", "'abc,4", "'abd,9", "`s` >= _latin1 X'616263'"},
+		{"id:int4,s:varchar@latin1_swedish_ci/3", "1,'abc", "2,'abd", "(`id` > 1 OR `id` = 1 AND `s` >= _latin1 X'616263') AND `id` <= 2"},
+	} {
+		got, err := rangeCond(cols(c.cols), func(col string) bool { return col == "n" }, c.low, c.high)
+		if err != nil {
+			t.Fatalf("%s %s..%s: %v", c.cols, c.low, c.high, err)
+		}
+		if got != c.want {
+			t.Errorf("%s %s..%s:\n got %s\nwant %s", c.cols, c.low, c.high, got, c.want)
+		}
+	}
+}
+
+// TestKeyRuns: neighbours both chosen ("@N" to a chosen page) are one run from the first
+// one's low key to the last one's high key; "@N" to a page not chosen ends at that page's
+// low key, to a page not in the manifest is unknown; runs come hottest first.
+func TestKeyRuns(t *testing.T) {
+	m := &manifest.Manifest{Ranges: []manifest.Range{
+		{Low: "~", High: "@2"},  // page 1
+		{Low: "10", High: "@3"}, // page 2
+		{Low: "20", High: "30"}, // page 3
+		{Low: "50", High: "@9"}, // page 5: page 9 is in no entry
+		{Low: "60", High: "@7"}, // page 6: page 7 is not chosen
+		{Low: "70", High: "~"},  // page 7
+	}}
+	r := &Resolved{m: m}
+	entry := func(page, rng uint32, rank int32) keyedEntry {
+		return keyedEntry{object: 0, page: page, rng: rng, rank: rank}
+	}
+	r.keyed = []keyedEntry{entry(1, 1, 0), entry(3, 3, 1), entry(5, 4, 2), entry(2, 2, 3), entry(6, 5, 4), entry(7, 6, 5)}
+	lows := map[[2]uint32]string{}
+	for _, e := range r.keyed {
+		lows[[2]uint32{e.object, e.page}] = m.Ranges[e.rng-1].Low
+	}
+	chosen := r.keyed[:5] // not page 7
+	got := r.keyRuns(chosen, lows)
+	want := []keyRun{{low: "~", high: "30", pages: 3, rank: 0}, {low: "50", high: "", pages: 1, rank: 2}, {low: "60", high: "70", pages: 1, rank: 4}}
+	if len(got) != len(want) {
+		t.Fatalf("runs %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("run %d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}

@@ -1,0 +1,179 @@
+package warm
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/innowarm/innowarm/internal/catalog"
+	"github.com/innowarm/innowarm/internal/connection"
+	"github.com/innowarm/innowarm/internal/keys"
+	"github.com/innowarm/innowarm/internal/manifest"
+	"github.com/innowarm/innowarm/internal/pagekey"
+)
+
+// PathTree: the key ranges, found in this server's own B-tree (its non-leaf pages read
+// from the tablespace file, about 1% of the index) and loaded natively like manifest pages.
+const (
+	PathTree  = "tree"
+	ByKeyTree = PathTree
+)
+
+// treeable says why keys over cs cannot be placed in a B-tree in Go ("" when they can):
+// every field must compare in Go (keys.Comparable: numbers, dates, binary strings and
+// binary collations) and name one position (no prefix part, no hidden row id).
+func treeable(cs keys.Columns) string {
+	if !cs.Exact() {
+		return "its keys have a prefix part or InnoDB's row id"
+	}
+	for _, c := range cs {
+		if !keys.Comparable(c.Type) {
+			return fmt.Sprintf("its column %s compares by its collation's weights (%s), which only the server knows", c.Name, c.Type)
+		}
+	}
+	return ""
+}
+
+// treePages finds, for each target of the tree path, the leaf pages of this server's own
+// index that hold its chosen runs (hottest run first), and the index's non-leaf pages
+// (every descent reads them). A run reads at most twice its manifest pages and one more:
+// a manifest's non-leaf page (the root's range is the whole index) then reads a few
+// leaves, not all below it. A target whose tree cannot be read here goes back to the sql
+// path, with the reason in fallback.
+func (r *Resolved) treePages(ctx context.Context, conn *connection.Conn, kts []keyedTarget, lows map[[2]uint32]string) (pages map[TargetKey][]PageID, fallback map[TargetKey]string) {
+	pages, fallback = map[TargetKey][]PageID{}, map[TargetKey]string{}
+	fail := func(why string) (map[TargetKey][]PageID, map[TargetKey]string) {
+		for _, kt := range kts {
+			fallback[kt.key] = why
+		}
+		return pages, fallback
+	}
+	want := map[uint32]bool{}
+	spaceOf := map[TargetKey]uint32{}
+	for _, kt := range kts {
+		_, p, ix := findIndex(r.Catalog, kt.key)
+		if ix == nil || !p.SpaceKnown {
+			fallback[kt.key] = "its tablespace is unknown here"
+			continue
+		}
+		want[p.Space], spaceOf[kt.key] = true, p.Space
+	}
+	files, err := catalog.TablespaceFiles(ctx, conn, want)
+	if err != nil {
+		return fail(err.Error())
+	}
+	roots, err := indexRoots(ctx, conn, want)
+	if err != nil {
+		return fail(err.Error())
+	}
+	dict, err := pagekey.LoadDictionary(ctx, conn, r.Catalog)
+	if err != nil {
+		return fail(err.Error())
+	}
+	for _, kt := range kts {
+		if _, ok := fallback[kt.key]; ok {
+			continue
+		}
+		list, err := r.treeOf(conn, dict, kt, files[spaceOf[kt.key]], roots[spaceOf[kt.key]], lows)
+		if err != nil {
+			fallback[kt.key] = err.Error()
+			continue
+		}
+		for _, pg := range list {
+			pages[kt.key] = append(pages[kt.key], MakePageID(spaceOf[kt.key], pg))
+		}
+	}
+	return pages, fallback
+}
+
+// treeOf reads one index's tree from path and places the target's runs in it.
+func (r *Resolved) treeOf(conn *connection.Conn, dict *pagekey.Dictionary, kt keyedTarget, path string, roots map[string]indexRoot, lows map[[2]uint32]string) ([]uint32, error) {
+	t, p, ix := findIndex(r.Catalog, kt.key)
+	cs, err := keys.ParseColumns([]byte(r.keyColumns[kt.key]))
+	if err != nil {
+		return nil, err
+	}
+	src, err := pagekey.OpenSource(path, conn.Server.PageSize)
+	if err != nil {
+		return nil, fmt.Errorf("the tablespace file is not readable here: %w", err)
+	}
+	defer src.Close()
+	var clusteredRoot uint32
+	if c := t.Clustered(); c != nil {
+		clusteredRoot = roots[c.Name].root
+	}
+	layouts, errs := dict.Layouts(t, p, src, clusteredRoot)
+	l := layouts[ix.Name]
+	if l == nil {
+		return nil, fmt.Errorf("its keys cannot be read from the file: %w", errs[ix.Name])
+	}
+	root, ok := roots[ix.Name]
+	if !ok {
+		return nil, fmt.Errorf("its root page is unknown")
+	}
+	tree, err := pagekey.ReadTree(src, l, root.id, root.root)
+	if err != nil {
+		return nil, fmt.Errorf("read its tree: %w", err)
+	}
+	leaves := tree.Leaves
+	lowOf := func(i int) keys.Key { return tree.Spans[leaves[i]].Low }
+	parse := func(tok string) (keys.Key, bool, error) {
+		if tok == "" || tok == manifest.OpenBound {
+			return nil, false, nil
+		}
+		k, err := keys.ParseKey(cs, []byte(tok))
+		return k, err == nil, err
+	}
+	var cmpErr error
+	compare := func(a, b keys.Key) int {
+		if a == nil { // the index's start
+			return -1
+		}
+		c, err := keys.CompareKeys(cs, a, b)
+		if err != nil && cmpErr == nil {
+			cmpErr = err
+		}
+		return c
+	}
+	var out []uint32
+	seen := map[uint32]bool{}
+	add := func(pg uint32) {
+		if !seen[pg] {
+			seen[pg] = true
+			out = append(out, pg)
+		}
+	}
+	for n, s := range tree.Spans {
+		if s.Level > 0 {
+			add(n)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	for _, run := range r.keyRuns(kt.chosen, lows) {
+		low, hasLow, err := parse(run.low)
+		if err != nil {
+			return nil, err
+		}
+		high, hasHigh, err := parse(run.high)
+		if err != nil {
+			return nil, err
+		}
+		start := 0
+		if hasLow {
+			// The last leaf whose range starts at or before the low key.
+			start = max(sort.Search(len(leaves), func(i int) bool { return compare(lowOf(i), low) > 0 })-1, 0)
+		}
+		end := len(leaves)
+		if hasHigh {
+			end = sort.Search(len(leaves), func(i int) bool { return compare(lowOf(i), high) >= 0 })
+		}
+		end = max(min(end, start+int(2*run.pages)+1), start+1)
+		for i := start; i < end; i++ {
+			add(leaves[i])
+		}
+		if cmpErr != nil {
+			return nil, cmpErr
+		}
+	}
+	return out, nil
+}
