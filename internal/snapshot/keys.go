@@ -98,6 +98,58 @@ type keyCapture struct {
 	// maxSelfReads bounds the pages read themselves because no parent on disk points to
 	// them.
 	maxSelfReads int64
+	// prepared is closed once prep holds what the server's dictionary says (prepare).
+	prepared chan struct{}
+	prep     keyDictionary
+}
+
+// keyDictionary is what the ranges need of the server's dictionary: the tablespaces'
+// files, the indexes' ids and roots, the columns' stored types.
+type keyDictionary struct {
+	files map[uint32]string
+	roots map[uint32]map[string]indexRoot
+	dict  *pagekey.Dictionary
+	err   error
+}
+
+// prepare starts reading the dictionary for every tablespace of the catalog, to be called
+// before the page list is read: its queries then wait on the server while the page list's
+// do (the server writes its dump, or builds its LRU table), instead of after them. capture
+// waits for it; ctx's end stops it.
+func (kc *keyCapture) prepare(ctx context.Context) {
+	kc.prepared = make(chan struct{})
+	spaces := map[uint32]bool{}
+	for _, t := range kc.cat.Tables {
+		for _, p := range t.Parts {
+			if p.SpaceKnown {
+				spaces[p.Space] = true
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	var filesErr, rootsErr, dictErr error
+	wg.Add(3)
+	go func() {
+		defer wg.Done()
+		kc.prep.files, filesErr = catalog.TablespaceFiles(ctx, kc.conn, spaces)
+	}()
+	go func() {
+		defer wg.Done()
+		kc.prep.roots, rootsErr = kc.indexRoots(ctx, spaces)
+	}()
+	go func() {
+		defer wg.Done()
+		kc.prep.dict, dictErr = pagekey.LoadDictionary(ctx, kc.conn, kc.cat)
+	}()
+	go func() {
+		wg.Wait()
+		for _, err := range []error{filesErr, rootsErr, dictErr} {
+			if err != nil && kc.prep.err == nil {
+				kc.prep.err = err
+			}
+		}
+		close(kc.prepared)
+	}()
 }
 
 // selfReadShare: of the captured index pages, at most this share (and at least
@@ -148,24 +200,21 @@ func (kc *keyCapture) capture(ctx context.Context, objs *objectTable, pages []ob
 	for id := range byObject {
 		spaces[objs.objects[id].SpaceID] = append(spaces[objs.objects[id].SpaceID], id)
 	}
-	want := map[uint32]bool{}
-	for s := range spaces {
-		want[s] = true
+	if kc.prepared == nil {
+		kc.prepare(ctx)
 	}
-	files, err := catalog.TablespaceFiles(ctx, kc.conn, want)
-	if err != nil {
-		st.Note = fmt.Sprintf("key ranges not captured: %v", err)
+	select {
+	case <-kc.prepared:
+	case <-ctx.Done():
+		st.Note = fmt.Sprintf("key ranges not captured: %v", ctx.Err())
 		return st
 	}
-	roots, err := kc.indexRoots(ctx, want)
-	if err != nil {
-		st.Note = fmt.Sprintf("key ranges not captured: %v", err)
+	if kc.prep.err != nil {
+		st.Note = fmt.Sprintf("key ranges not captured: %v", kc.prep.err)
 		return st
 	}
-	if kc.dict, err = pagekey.LoadDictionary(ctx, kc.conn, kc.cat); err != nil {
-		st.Note = fmt.Sprintf("key ranges not captured: %v", err)
-		return st
-	}
+	files, roots := kc.prep.files, kc.prep.roots
+	kc.dict = kc.prep.dict
 	order := make([]uint32, 0, len(spaces))
 	for s := range spaces {
 		order = append(order, s)

@@ -340,6 +340,13 @@ func collect(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, o
 	if o.History != nil {
 		objs = o.History.objects
 	}
+	kc := &keyCapture{conn: conn, cat: cat, history: o.History != nil}
+	if !o.NoKeys {
+		// The dictionary's queries run while the page list is read.
+		prepCtx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		kc.prepare(prepCtx)
+	}
 	// The pool's size bounds the list: one allocation instead of a slice growing by copies.
 	pages := make([]observed, 0, min(max(h.PoolPages, 0), 1<<26))
 	*stp, err = stream(ctx, conn, cat, func(p bufferpool.LRUPage) error {
@@ -353,7 +360,6 @@ func collect(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, o
 	}
 	st := *stp
 	var ks KeyStats
-	kc := &keyCapture{conn: conn, cat: cat, history: o.History != nil}
 	if !o.NoKeys {
 		ks = kc.capture(ctx, objs, pages)
 		if ks.Note != "" {
