@@ -3,9 +3,9 @@ package pagekey
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"strings"
-	"math/rand/v2"
 	"testing"
 
 	"github.com/innowarm/innowarm/internal/keys"
