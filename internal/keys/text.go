@@ -37,7 +37,32 @@ import (
 // AppendEscaped appends s escaped so that it contains none of the bytes in special, no
 // '%', no space or line break, and reads back exactly with Unescape.
 func AppendEscaped(dst []byte, s string, special string) []byte {
+	// Special bytes are punctuation, compared directly when there are at most two (the
+	// key text's "," and the columns' ",:"); 0 stands for none, and is escaped anyway.
+	var sp0, sp1 byte
+	few := len(special) <= 2
+	if len(special) > 0 {
+		sp0 = special[0]
+	}
+	if len(special) > 1 {
+		sp1 = special[1]
+	}
 	for i := 0; i < len(s); {
+		// A run of printable ASCII that needs no escape is copied at once.
+		j := i
+		for few && j < len(s) {
+			c := s[j]
+			if c <= ' ' || c >= 0x7f || c == '%' || c == sp0 || c == sp1 {
+				break
+			}
+			j++
+		}
+		if j > i {
+			dst = append(dst, s[i:j]...)
+			if i = j; i == len(s) {
+				break
+			}
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if c <= ' ' || c == 0x7f || c == '%' || strings.IndexByte(special, c) >= 0 {
