@@ -384,17 +384,21 @@ func collect(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, o
 		}
 	} else {
 		produce = func(w *manifest.Writer) error {
-			out := newEntriesOut(len(pages), int(ks.Keyed))
+			// The pages go to the file in their order, each with its range: no copy of the
+			// list to write from.
+			w.SetCaptureDuration(time.Since(t0))
+			ew := newEntryWriter(w, objs)
 			for _, p := range pages {
 				e := manifest.Entry{Object: p.object, Page: p.page, LRU: p.lru, Old: p.old, Seen: 1}
+				r, next := manifest.Range{}, uint32(noPage)
 				if p.kt.flags&ktRange != 0 {
-					out.add(e, kc.txt.rangeOf(p.kt), p.next)
-				} else {
-					out.add(e, manifest.Range{}, noPage)
+					r, next = kc.txt.rangeOf(p.kt), p.next
+				}
+				if err := ew.write(e, r, next); err != nil {
+					return err
 				}
 			}
-			w.SetCaptureDuration(time.Since(t0))
-			return out.write(w, objs)
+			return nil
 		}
 	}
 	return produce, ks, nil, nil
