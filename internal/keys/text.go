@@ -231,7 +231,7 @@ func AppendValue(dst []byte, t Type, v Value) ([]byte, error) {
 		return appendClock(dst, secs/3600, secs/60%60, secs%60, int32(us%1000000), t.Scale), nil
 	case Char, Varchar:
 		dst = append(dst, '\'')
-		return AppendEscaped(dst, string(v.Bytes), ","), nil
+		return AppendEscaped(dst, unsafe.String(unsafe.SliceData(v.Bytes), len(v.Bytes)), ","), nil // not kept: no copy
 	case Binary, Varbinary:
 		dst = append(dst, "0x"...)
 		return hex.AppendEncode(dst, v.Bytes), nil

@@ -262,7 +262,7 @@ func (kc *keyCapture) capture(ctx context.Context, objs *objectTable, pages []ob
 				for _, id := range spaces[space] {
 					n += len(byObject[id])
 				}
-				res.txt.buf = make([]byte, 0, 16*n)
+				res.txt.buf = make([]byte, 0, 40*n) // a range is 30-45 bytes in most indexes
 				kc.space(&res.st, &res.txt, objs, pages, byObject, spaces[space], tp.t, tp.p, src, roots[space])
 				src.Close()
 			}
@@ -309,15 +309,20 @@ func (kc *keyCapture) capture(ctx context.Context, objs *objectTable, pages []ob
 // space reads the ranges of the captured pages of one tablespace's indexes.
 func (kc *keyCapture) space(st *KeyStats, txt *textBlock, objs *objectTable, pages []observed, byObject map[uint32][]int, ids []uint32, t *catalog.Table, part *catalog.Part, src *pagekey.Source, roots map[string]indexRoot) {
 	layouts, errs := kc.dict.Layouts(t, part, src, roots[clusteredName(t)].root)
-	// slot[page] is the captured page's place in pages (its object is the index's).
-	slot := make([]int32, src.Pages)
+	// slot[page] is the captured page's place in pages, with its object: Want asks it of
+	// every page the tree points to, and pages is in LRU order, far from the tree's.
+	type pageSlot struct {
+		at     int32 // -1: not captured
+		object uint32
+	}
+	slot := make([]pageSlot, src.Pages)
 	for i := range slot {
-		slot[i] = -1
+		slot[i].at = -1
 	}
 	for _, id := range ids {
 		for _, i := range byObject[id] {
 			if p := pages[i].page; p < src.Pages {
-				slot[p] = int32(i)
+				slot[p] = pageSlot{int32(i), id}
 			}
 		}
 	}
@@ -339,11 +344,11 @@ func (kc *keyCapture) space(st *KeyStats, txt *textBlock, objs *objectTable, pag
 			continue
 		}
 		cols := string(keys.AppendColumns(nil, l.Columns))
-		mine := func(page uint32) bool { return page < src.Pages && slot[page] >= 0 && pages[slot[page]].object == id }
+		mine := func(page uint32) bool { return page < src.Pages && slot[page].at >= 0 && slot[page].object == id }
 		keyed := int64(0)
 		read, err := pagekey.Ranges(src, l, ix.id, ix.root, pagekey.RangeOptions{Fields: l.Columns.PortableFields(), Want: mine, HighFromNext: !kc.history},
 			func(page uint32, r pagekey.TextRange) {
-				p := &pages[slot[page]]
+				p := &pages[slot[page].at]
 				k, ok := txt.keyTextOf(r)
 				if !ok {
 					return
