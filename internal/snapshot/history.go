@@ -235,7 +235,7 @@ func (o *entriesOut) write(w *manifest.Writer, objs *objectTable) error {
 	ew := newEntryWriter(w, objs)
 	for _, e := range o.entries {
 		var r manifest.Range
-		next := uint32(noPage)
+		next := noPage
 		if e.Range > 0 {
 			r, next = o.ranges[e.Range-1], o.nexts[e.Range-1]
 		}

@@ -390,7 +390,7 @@ func collect(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, o
 			ew := newEntryWriter(w, objs)
 			for _, p := range pages {
 				e := manifest.Entry{Object: p.object, Page: p.page, LRU: p.lru, Old: p.old, Seen: 1}
-				r, next := manifest.Range{}, uint32(noPage)
+				r, next := manifest.Range{}, noPage
 				if p.kt.flags&ktRange != 0 {
 					r, next = kc.txt.rangeOf(p.kt), p.next
 				}
