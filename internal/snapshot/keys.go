@@ -98,6 +98,8 @@ type keyCapture struct {
 	// maxSelfReads bounds the pages read themselves because no parent on disk points to
 	// them.
 	maxSelfReads int64
+	// walkers bounds the indexes whose trees are read at once.
+	walkers chan struct{}
 	// prepared is closed once prep holds what the server's dictionary says (prepare).
 	prepared chan struct{}
 	prep     keyDictionary
@@ -222,13 +224,8 @@ func (kc *keyCapture) capture(ctx context.Context, objs *objectTable, pages []ob
 	sort.Slice(order, func(i, j int) bool { return order[i] < order[j] })
 	// Tablespaces are read at once, a few at a time: their non-leaf pages lie scattered
 	// over the files, and the disk serves several reads in the time of one.
-	type spaceResult struct {
-		space uint32
-		st    KeyStats
-		txt   textBlock
-		note  string
-	}
 	results := make([]spaceResult, len(order))
+	kc.walkers = make(chan struct{}, 4)
 	work := make(chan int)
 	var wg sync.WaitGroup
 	for range min(4, len(order)) {
@@ -258,12 +255,7 @@ func (kc *keyCapture) capture(ctx context.Context, objs *objectTable, pages []ob
 					}
 					continue
 				}
-				n := 0
-				for _, id := range spaces[space] {
-					n += len(byObject[id])
-				}
-				res.txt.buf = make([]byte, 0, 40*n) // a range is 30-45 bytes in most indexes
-				kc.space(&res.st, &res.txt, objs, pages, byObject, spaces[space], tp.t, tp.p, src, roots[space])
+				kc.space(res, objs, pages, byObject, spaces[space], tp.t, tp.p, src, roots[space])
 				src.Close()
 			}
 		}()
@@ -277,21 +269,14 @@ func (kc *keyCapture) capture(ctx context.Context, objs *objectTable, pages []ob
 		if res.note != "" && st.Note == "" {
 			st.Note = res.note
 		}
-		block := uint32(len(kc.txt.blocks))
-		kc.txt.blocks = append(kc.txt.blocks, res.txt.buf)
-		for _, id := range spaces[res.space] {
-			for _, i := range byObject[id] {
+		for _, ot := range res.texts {
+			block := uint32(len(kc.txt.blocks))
+			kc.txt.blocks = append(kc.txt.blocks, ot.txt.buf)
+			for _, i := range byObject[ot.id] {
 				pages[i].kt.block = block
 			}
 		}
-		st.Indexes += res.st.Indexes
-		st.Keyed += res.st.Keyed
-		st.ReadAlone += res.st.ReadAlone
-		st.KeyedAlone += res.st.KeyedAlone
-		st.Keyless += res.st.Keyless
-		st.TreePages += res.st.TreePages
-		st.NoPortableKey += res.st.NoPortableKey
-		st.Skipped = append(st.Skipped, res.st.Skipped...)
+		st.add(res.st)
 	}
 	if st.Note != "" {
 		// No keys at all: the manifest must not mix a few keyed tablespaces with others.
@@ -307,14 +292,12 @@ func (kc *keyCapture) capture(ctx context.Context, objs *objectTable, pages []ob
 }
 
 // space reads the ranges of the captured pages of one tablespace's indexes.
-func (kc *keyCapture) space(st *KeyStats, txt *textBlock, objs *objectTable, pages []observed, byObject map[uint32][]int, ids []uint32, t *catalog.Table, part *catalog.Part, src *pagekey.Source, roots map[string]indexRoot) {
+// Its indexes are read at once (a large table's indexes are most of the work), each into a
+// text block of its own, at most cap(kc.walkers) of them in all.
+func (kc *keyCapture) space(res *spaceResult, objs *objectTable, pages []observed, byObject map[uint32][]int, ids []uint32, t *catalog.Table, part *catalog.Part, src *pagekey.Source, roots map[string]indexRoot) {
 	layouts, errs := kc.dict.Layouts(t, part, src, roots[clusteredName(t)].root)
 	// slot[page] is the captured page's place in pages, with its object: Want asks it of
 	// every page the tree points to, and pages is in LRU order, far from the tree's.
-	type pageSlot struct {
-		at     int32 // -1: not captured
-		object uint32
-	}
 	slot := make([]pageSlot, src.Pages)
 	for i := range slot {
 		slot[i].at = -1
@@ -326,87 +309,139 @@ func (kc *keyCapture) space(st *KeyStats, txt *textBlock, objs *objectTable, pag
 			}
 		}
 	}
-	for _, id := range ids {
-		o := objs.objects[id]
-		n := int64(len(byObject[id]))
-		ix, hasRoot := roots[o.Index]
-		l := layouts[o.Index]
-		switch {
-		case l == nil || !hasRoot:
-			if err := errs[o.Index]; err != nil {
-				st.Skipped = append(st.Skipped, fmt.Sprintf("%s.%s index %s: %v", o.Schema, o.Table, o.Index, err))
-			}
-			st.Keyless += n
-			continue
-		case !l.Columns.Portable():
-			st.NoPortableKey += n
-			st.Keyless += n
-			continue
-		}
-		cols := string(keys.AppendColumns(nil, l.Columns))
-		mine := func(page uint32) bool { return page < src.Pages && slot[page].at >= 0 && slot[page].object == id }
-		keyed := int64(0)
-		read, err := pagekey.Ranges(src, l, ix.id, ix.root, pagekey.RangeOptions{Fields: l.Columns.PortableFields(), Want: mine, HighFromNext: !kc.history},
-			func(page uint32, r pagekey.TextRange) {
-				p := &pages[slot[page].at]
-				k, ok := txt.keyTextOf(r)
-				if !ok {
-					return
-				}
-				p.kt, p.next = k, noPage
-				if r.High == nil && r.Next != pagekey.NoPage && !r.HighOpen && !r.HighUnknown {
-					p.next = r.Next
-				}
-				keyed++
-			})
-		st.TreePages += int64(read)
-		if err != nil {
+	stats := make([]KeyStats, len(ids))
+	res.texts = make([]objectText, len(ids))
+	var wg sync.WaitGroup
+	for k, id := range ids {
+		res.texts[k] = objectText{id: id, txt: textBlock{buf: make([]byte, 0, 40*len(byObject[id]))}} // a range is 30-45 bytes in most indexes
+		kc.walkers <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-kc.walkers }()
+			kc.index(&stats[k], &res.texts[k].txt, id, objs, pages, byObject[id], layouts, errs, slot, src, roots)
+		}()
+	}
+	wg.Wait()
+	for _, x := range stats {
+		res.st.add(x)
+	}
+}
+
+// pageSlot is a page of a tablespace as a capture holds it: its place in the page list
+// (-1: not captured), and its object.
+type pageSlot struct {
+	at     int32
+	object uint32
+}
+
+// index reads the ranges of one index's captured pages (object id: pages[i] for i in its).
+func (kc *keyCapture) index(st *KeyStats, txt *textBlock, id uint32, objs *objectTable, pages []observed, its []int, layouts map[string]*pagekey.Layout, errs map[string]error, slot []pageSlot, src *pagekey.Source, roots map[string]indexRoot) {
+	o := objs.objects[id]
+	n := int64(len(its))
+	ix, hasRoot := roots[o.Index]
+	l := layouts[o.Index]
+	switch {
+	case l == nil || !hasRoot:
+		if err := errs[o.Index]; err != nil {
 			st.Skipped = append(st.Skipped, fmt.Sprintf("%s.%s index %s: %v", o.Schema, o.Table, o.Index, err))
-			st.Keyless += n
-			for _, i := range byObject[id] {
-				pages[i].kt = keyText{}
-			}
-			continue
 		}
-		st.Indexes++
-		kc.mu.Lock()
-		objs.keyCols[id] = cols
-		kc.mu.Unlock()
-		// Pages no parent on disk points to (split since the parent was written) are read
-		// alone, up to a bound.
-		for _, i := range byObject[id] {
-			p := &pages[i]
-			if p.kt.flags&ktRange != 0 {
-				continue
-			}
-			if kc.alone.Add(1) > kc.maxSelfReads {
-				break
-			}
-			st.ReadAlone++
-			a, ok, err := pagekey.ReadAlone(src, l, ix.id, p.page)
-			if err != nil || !ok {
-				continue
-			}
-			r := pagekey.TextRange{LowOpen: a.First == nil, HighUnknown: true}
-			if a.First != nil {
-				if r.Low, err = keys.AppendKey(nil, l.Columns, a.First[:min(len(a.First), l.Columns.PortableFields())]); err != nil {
-					continue
-				}
-			}
+		st.Keyless += n
+		return
+	case !l.Columns.Portable():
+		st.NoPortableKey += n
+		st.Keyless += n
+		return
+	}
+	cols := string(keys.AppendColumns(nil, l.Columns))
+	mine := func(page uint32) bool { return page < src.Pages && slot[page].at >= 0 && slot[page].object == id }
+	keyed := int64(0)
+	read, err := pagekey.Ranges(src, l, ix.id, ix.root, pagekey.RangeOptions{Fields: l.Columns.PortableFields(), Want: mine, HighFromNext: !kc.history},
+		func(page uint32, r pagekey.TextRange) {
+			p := &pages[slot[page].at]
 			k, ok := txt.keyTextOf(r)
 			if !ok {
-				continue
+				return
 			}
 			p.kt, p.next = k, noPage
-			if mine(a.Next) {
-				p.next = a.Next // its range ends where its right neighbour's starts
+			if r.High == nil && r.Next != pagekey.NoPage && !r.HighOpen && !r.HighUnknown {
+				p.next = r.Next
 			}
-			st.KeyedAlone++
 			keyed++
+		})
+	st.TreePages += int64(read)
+	if err != nil {
+		st.Skipped = append(st.Skipped, fmt.Sprintf("%s.%s index %s: %v", o.Schema, o.Table, o.Index, err))
+		st.Keyless += n
+		for _, i := range its {
+			pages[i].kt = keyText{}
 		}
-		st.Keyed += keyed
-		st.Keyless += n - keyed
+		return
 	}
+	st.Indexes++
+	kc.mu.Lock()
+	objs.keyCols[id] = cols
+	kc.mu.Unlock()
+	// Pages no parent on disk points to (split since the parent was written) are read
+	// alone, up to a bound.
+	for _, i := range its {
+		p := &pages[i]
+		if p.kt.flags&ktRange != 0 {
+			continue
+		}
+		if kc.alone.Add(1) > kc.maxSelfReads {
+			break
+		}
+		st.ReadAlone++
+		a, ok, err := pagekey.ReadAlone(src, l, ix.id, p.page)
+		if err != nil || !ok {
+			continue
+		}
+		r := pagekey.TextRange{LowOpen: a.First == nil, HighUnknown: true}
+		if a.First != nil {
+			if r.Low, err = keys.AppendKey(nil, l.Columns, a.First[:min(len(a.First), l.Columns.PortableFields())]); err != nil {
+				continue
+			}
+		}
+		k, ok := txt.keyTextOf(r)
+		if !ok {
+			continue
+		}
+		p.kt, p.next = k, noPage
+		if mine(a.Next) {
+			p.next = a.Next // its range ends where its right neighbour's starts
+		}
+		st.KeyedAlone++
+		keyed++
+	}
+	st.Keyed += keyed
+	st.Keyless += n - keyed
+}
+
+// spaceResult is what the capture read of one tablespace.
+type spaceResult struct {
+	space uint32
+	st    KeyStats
+	texts []objectText
+	note  string
+}
+
+// objectText is the key text of one index's pages.
+type objectText struct {
+	id  uint32
+	txt textBlock
+}
+
+// add adds the counts of another part of the capture.
+func (st *KeyStats) add(x KeyStats) {
+	st.Indexes += x.Indexes
+	st.Keyed += x.Keyed
+	st.ReadAlone += x.ReadAlone
+	st.KeyedAlone += x.KeyedAlone
+	st.Keyless += x.Keyless
+	st.TreePages += x.TreePages
+	st.NoPortableKey += x.NoPortableKey
+	st.Skipped = append(st.Skipped, x.Skipped...)
 }
 
 // keyText is a page's key range as a capture holds it: offsets into one block of the
