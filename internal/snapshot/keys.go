@@ -100,6 +100,9 @@ type keyCapture struct {
 	maxSelfReads int64
 	// walkers bounds the indexes whose trees are read at once.
 	walkers chan struct{}
+	// stopPrefetch stops prefetch and waits for it; prefetched is closed once it is done.
+	stopPrefetch func()
+	prefetched   chan struct{}
 	// prepared is closed once prep holds what the server's dictionary says (prepare).
 	prepared chan struct{}
 	prep     keyDictionary
@@ -143,6 +146,12 @@ func (kc *keyCapture) prepare(ctx context.Context) {
 		defer wg.Done()
 		kc.prep.dict, dictErr = pagekey.LoadDictionary(ctx, kc.conn, kc.cat)
 	}()
+	pctx, cancel := context.WithCancel(ctx)
+	kc.prefetched = make(chan struct{})
+	kc.stopPrefetch = func() {
+		cancel()
+		<-kc.prefetched
+	}
 	go func() {
 		wg.Wait()
 		for _, err := range []error{filesErr, rootsErr, dictErr} {
@@ -151,8 +160,82 @@ func (kc *keyCapture) prepare(ctx context.Context) {
 			}
 		}
 		close(kc.prepared)
+		defer close(kc.prefetched)
+		if kc.prep.err == nil {
+			kc.prefetch(pctx)
+		}
 	}()
 }
+
+// prefetchShare: the non-leaf pages of every index of the catalog are read while the
+// page list is read when its tables take at most this many times the pool.
+const prefetchShare = 2
+
+// prefetch reads the non-leaf pages of every index of the catalog's tablespaces, until ctx
+// ends (capture stops it once the page list is read): the capture reads them again, from
+// the OS page cache, instead of waiting on the disk after the list. It is done only when
+// the tables are at most prefetchShare times the pool, so that most of their indexes have
+// pages in the pool, whose trees the capture reads anyway: those pages are about 1% of
+// the tables, on disk they are scattered (a random read each), and the list's reading is
+// mostly the server's work (its dump).
+func (kc *keyCapture) prefetch(ctx context.Context) {
+	var total int64
+	type spaceOf struct {
+		t *catalog.Table
+		p *catalog.Part
+	}
+	var todo []spaceOf
+	for _, t := range kc.cat.Tables {
+		for _, p := range t.Parts {
+			if p.SpaceKnown && kc.prep.files[p.Space] != "" && len(kc.prep.roots[p.Space]) > 0 {
+				total += p.FileSize
+				todo = append(todo, spaceOf{t, p})
+			}
+		}
+	}
+	if len(todo) == 0 || kc.conn.Server.PoolSize <= 0 || total > prefetchShare*kc.conn.Server.PoolSize {
+		return
+	}
+	open := kc.open
+	if open == nil {
+		open = pagekey.OpenSource
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(spaceWorkers, len(todo)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				i := int(next.Add(1) - 1)
+				if i >= len(todo) {
+					return
+				}
+				t, p := todo[i].t, todo[i].p
+				src, err := open(kc.prep.files[p.Space], kc.conn.Server.PageSize)
+				if err != nil {
+					continue
+				}
+				roots := kc.prep.roots[p.Space]
+				layouts, _ := kc.prep.dict.Layouts(t, p, src, roots[clusteredName(t)].root)
+				for name, l := range layouts {
+					ix, ok := roots[name]
+					if !ok || ctx.Err() != nil {
+						continue
+					}
+					_, _ = pagekey.Ranges(src, l, ix.id, ix.root, pagekey.RangeOptions{Want: func(uint32) bool { return false }}, func(uint32, pagekey.TextRange) {})
+				}
+				src.Close()
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// spaceWorkers tablespaces are read at once, and as many trees: the trees' pages lie
+// scattered over the files (a random read each, mostly waited for), and the disk serves
+// many reads in the time of one.
+const spaceWorkers = 16
 
 // selfReadShare: of the captured index pages, at most this share (and at least
 // minSelfReads) is read page by page when the tree on disk does not point to them.
@@ -166,6 +249,11 @@ const (
 func (kc *keyCapture) capture(ctx context.Context, objs *objectTable, pages []observed) (st KeyStats) {
 	t0 := time.Now()
 	defer func() { st.Seconds = time.Since(t0).Seconds() }()
+	defer func() {
+		if kc.stopPrefetch != nil {
+			kc.stopPrefetch()
+		}
+	}()
 
 	// Which pages of which index: B-tree pages of named indexes.
 	byObject := map[uint32][]int{}
@@ -211,6 +299,7 @@ func (kc *keyCapture) capture(ctx context.Context, objs *objectTable, pages []ob
 		st.Note = fmt.Sprintf("key ranges not captured: %v", ctx.Err())
 		return st
 	}
+	kc.stopPrefetch() // what it has read is in the OS page cache; the rest is read now
 	if kc.prep.err != nil {
 		st.Note = fmt.Sprintf("key ranges not captured: %v", kc.prep.err)
 		return st
@@ -225,10 +314,10 @@ func (kc *keyCapture) capture(ctx context.Context, objs *objectTable, pages []ob
 	// Tablespaces are read at once, a few at a time: their non-leaf pages lie scattered
 	// over the files, and the disk serves several reads in the time of one.
 	results := make([]spaceResult, len(order))
-	kc.walkers = make(chan struct{}, 4)
+	kc.walkers = make(chan struct{}, spaceWorkers)
 	work := make(chan int)
 	var wg sync.WaitGroup
-	for range min(4, len(order)) {
+	for range min(spaceWorkers, len(order)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
