@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // The text form of a key is one word with no space in it, so that it fits a manifest line:
@@ -36,7 +37,32 @@ import (
 // AppendEscaped appends s escaped so that it contains none of the bytes in special, no
 // '%', no space or line break, and reads back exactly with Unescape.
 func AppendEscaped(dst []byte, s string, special string) []byte {
+	// Special bytes are punctuation, compared directly when there are at most two (the
+	// key text's "," and the columns' ",:"); 0 stands for none, and is escaped anyway.
+	var sp0, sp1 byte
+	few := len(special) <= 2
+	if len(special) > 0 {
+		sp0 = special[0]
+	}
+	if len(special) > 1 {
+		sp1 = special[1]
+	}
 	for i := 0; i < len(s); {
+		// A run of printable ASCII that needs no escape is copied at once.
+		j := i
+		for few && j < len(s) {
+			c := s[j]
+			if c <= ' ' || c >= 0x7f || c == '%' || c == sp0 || c == sp1 {
+				break
+			}
+			j++
+		}
+		if j > i {
+			dst = append(dst, s[i:j]...)
+			if i = j; i == len(s) {
+				break
+			}
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if c <= ' ' || c == 0x7f || c == '%' || strings.IndexByte(special, c) >= 0 {
@@ -205,7 +231,7 @@ func AppendValue(dst []byte, t Type, v Value) ([]byte, error) {
 		return appendClock(dst, secs/3600, secs/60%60, secs%60, int32(us%1000000), t.Scale), nil
 	case Char, Varchar:
 		dst = append(dst, '\'')
-		return AppendEscaped(dst, string(v.Bytes), ","), nil
+		return AppendEscaped(dst, unsafe.String(unsafe.SliceData(v.Bytes), len(v.Bytes)), ","), nil // not kept: no copy
 	case Binary, Varbinary:
 		dst = append(dst, "0x"...)
 		return hex.AppendEncode(dst, v.Bytes), nil
@@ -214,12 +240,43 @@ func AppendValue(dst []byte, t Type, v Value) ([]byte, error) {
 }
 
 func appendDate(dst []byte, ymd int64) []byte {
-	return fmt.Appendf(dst, "%04d-%02d-%02d", ymd/10000, ymd/100%100, ymd%100)
+	dst = appendPadded(dst, ymd/10000, 4)
+	dst = append(dst, '-')
+	dst = appendPadded(dst, ymd/100%100, 2)
+	dst = append(dst, '-')
+	return appendPadded(dst, ymd%100, 2)
 }
 
 func appendClock(dst []byte, h, m, s int64, micro int32, scale int) []byte {
-	dst = fmt.Appendf(dst, "%02d:%02d:%02d", h, m, s)
+	dst = appendPadded(dst, h, 2)
+	dst = append(dst, ':')
+	dst = appendPadded(dst, m, 2)
+	dst = append(dst, ':')
+	dst = appendPadded(dst, s, 2)
 	return appendFraction(dst, micro, scale)
+}
+
+// appendPadded writes n as fmt's %0*d does, without fmt: a snapshot writes a key per
+// page, and fmt's formatting was most of their cost.
+func appendPadded(dst []byte, n int64, width int) []byte {
+	if n < 0 {
+		return fmt.Appendf(dst, "%0*d", width, n)
+	}
+	var digits [20]byte
+	i := len(digits)
+	for {
+		i--
+		digits[i] = byte('0' + n%10)
+		n /= 10
+		if n == 0 {
+			break
+		}
+	}
+	for len(digits)-i < width {
+		dst = append(dst, '0')
+		width--
+	}
+	return append(dst, digits[i:]...)
 }
 
 // appendFraction writes scale digits of the microseconds.
@@ -227,8 +284,15 @@ func appendFraction(dst []byte, micro int32, scale int) []byte {
 	if scale <= 0 {
 		return dst
 	}
-	digits := fmt.Sprintf("%06d", micro)
-	return append(append(dst, '.'), digits[:scale]...)
+	if micro < 0 || micro > 999999 || scale > 6 {
+		digits := fmt.Sprintf("%06d", micro)
+		return append(append(dst, '.'), digits[:scale]...)
+	}
+	dst = append(dst, '.')
+	for div := int32(100000); scale > 0; div, scale = div/10, scale-1 {
+		dst = append(dst, byte('0'+micro/div%10))
+	}
+	return dst
 }
 
 // ParseValue reads one field's text form.
@@ -428,18 +492,20 @@ func allDigits(s string) bool {
 // checkDecimal: an optional minus, at most Precision-Scale integer digits (at least one),
 // a point and exactly Scale digits when Scale > 0; no "-0".
 func checkDecimal(t Type, b []byte) error {
-	s := string(b)
-	bad := fmt.Errorf("decimal value %q: not a DECIMAL(%d,%d) as written here", truncate(s), t.Precision, t.Scale)
+	s := unsafe.String(unsafe.SliceData(b), len(b)) // not kept: an error copies it
+	bad := func() error {
+		return fmt.Errorf("decimal value %q: not a DECIMAL(%d,%d) as written here", truncate(s), t.Precision, t.Scale)
+	}
 	body := strings.TrimPrefix(s, "-")
 	intPart, frac, hasPoint := strings.Cut(body, ".")
 	if hasPoint != (t.Scale > 0) || len(frac) != t.Scale || intPart == "" || !allDigits(intPart) || !allDigits(frac) {
-		return bad
+		return bad()
 	}
 	if len(intPart) > 1 && intPart[0] == '0' || len(intPart) > max(t.Precision-t.Scale, 1) {
-		return bad
+		return bad()
 	}
 	if body != s && strings.Trim(intPart+frac, "0") == "" {
-		return bad // negative zero
+		return bad() // negative zero
 	}
 	return nil
 }

@@ -166,7 +166,20 @@ func isToken(s string, allowEmpty bool) bool {
 	if s == "" {
 		return allowEmpty
 	}
-	for i := 0; i < len(s); i++ {
+	// Eight bytes at a time (a manifest line's keys are most of its bytes): a word has a
+	// byte <= ' ' when one of its bytes is below 0x21, one of 0x7f when one of its bytes
+	// xor 0x7f is zero (the exact tests of "Bit Twiddling Hacks" hasless and haszero).
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		y := x ^ (ones * 0x7f)
+		if (x-ones*0x21)&^x&highs != 0 || (y-ones)&^y&highs != 0 {
+			return false
+		}
+	}
+	for ; i < len(s); i++ {
 		if s[i] <= ' ' || s[i] == 0x7f {
 			return false
 		}

@@ -10,7 +10,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/innowarm/innowarm/internal/catalog"
 	"github.com/innowarm/innowarm/internal/connection"
@@ -127,9 +126,8 @@ func LoadDictionary(ctx context.Context, conn *connection.Conn, cat *catalog.Cat
 type Source struct {
 	r        io.ReaderAt
 	f        *os.File
-	buffers  sync.Pool // of *[]byte, runs of pages for ReadPages
-	PageSize int       // logical page size
-	Pages    uint32    // the file's size in pages
+	PageSize int    // logical page size
+	Pages    uint32 // the file's size in pages
 }
 
 // OpenSource opens a tablespace file whose pages are pageSize bytes.

@@ -480,4 +480,33 @@ func compareRanges(t *testing.T, o *opened, ix *catalog.Index, l *pagekey.Layout
 			t.Errorf("index %s: Ranges gave %d pages, the tree has %d wanted", ix.Name, seen, n)
 		}
 	}
+	// What a snapshot's key capture costs, by counts: Ranges reads each non-leaf page once
+	// (as ReadTree does), and writes the ranges of every page into buffers it reuses: its
+	// allocations are per non-leaf page read, never per page it gives a range (the leaves,
+	// a hundred and more per non-leaf page).
+	ranges := 0
+	var read int
+	allocs := testing.AllocsPerRun(3, func() {
+		ranges = 0
+		var err error
+		read, err = pagekey.Ranges(o.src, l, o.ids[ix.Name], o.roots[ix.Name], pagekey.RangeOptions{Fields: len(l.Columns), Want: func(uint32) bool { return true }, HighFromNext: true},
+			func(uint32, pagekey.TextRange) { ranges++ })
+		if err != nil {
+			t.Fatalf("index %s: Ranges: %v", ix.Name, err)
+		}
+	})
+	if read != tree.Read {
+		t.Errorf("index %s: Ranges read %d pages, the tree has %d non-leaf pages and its root", ix.Name, read, tree.Read)
+	}
+	if bound := float64(maxAllocsPerTreePage*read + maxAllocsPerRanges); allocs > bound {
+		t.Errorf("index %s: Ranges allocated %.0f times for %d ranges from %d pages read, more than %.0f", ix.Name, allocs, ranges, read, bound)
+	}
+	t.Logf("index %s: %d ranges, %d pages read, %.0f allocations", ix.Name, ranges, read, allocs)
 }
+
+// The bounds on Ranges' allocations: a few per page read (the pages above level 1 are
+// kept, with their keys, for the level below), and a few per call.
+const (
+	maxAllocsPerTreePage = 16
+	maxAllocsPerRanges   = 64
+)

@@ -3,6 +3,8 @@ package pagekey
 import (
 	"fmt"
 	"sort"
+	"sync"
+	"sync/atomic"
 
 	"github.com/innowarm/innowarm/internal/keys"
 )
@@ -221,37 +223,60 @@ func (s *Source) ReadPages(sorted []uint32, each func(n uint32, p Page) error) e
 		bounds = append(bounds, [2]int{i, j})
 		i = j
 	}
+	// readDepth readers take the runs in order; the pages are given to each in order, a
+	// run once it and those before it are read. No goroutine, channel or buffer per run:
+	// a capture reads thousands of runs of a page or two.
 	type result struct {
 		buf []byte
 		err error
 	}
-	results := make([]chan result, len(runs))
-	for i := range results {
-		results[i] = make(chan result, 1)
-	}
-	slots := make(chan struct{}, readDepth)
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() {
-		for i, r := range runs {
-			select {
-			case slots <- struct{}{}:
-			case <-stop:
-				return
+	results := make([]result, len(runs))
+	done := make(chan int, len(runs))
+	// window bounds the runs read and not yet given to each (their buffers).
+	window := make(chan struct{}, 2*readDepth)
+	quit := make(chan struct{})
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	defer func() {
+		close(quit)
+		wg.Wait()
+		for i := range results {
+			if results[i].buf != nil {
+				putRunBuffer(results[i].buf)
 			}
-			go func() {
-				buf := s.runBuffer()[:int(r.last-r.first+1)*s.PageSize]
+		}
+	}()
+	for range min(readDepth, len(runs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case window <- struct{}{}:
+				case <-quit:
+					return
+				}
+				i := int(next.Add(1) - 1)
+				if i >= len(runs) {
+					return
+				}
+				r := runs[i]
+				buf := runBuffer(int(r.last-r.first+1) * s.PageSize)
 				_, err := s.r.ReadAt(buf, int64(r.first)*int64(s.PageSize))
 				if err != nil {
 					err = fmt.Errorf("read pages %d-%d: %w", r.first, r.last, err)
 				}
-				results[i] <- result{buf, err}
-			}()
-		}
-	}()
+				results[i] = result{buf, err}
+				done <- i
+			}
+		}()
+	}
+	ready := make([]bool, len(runs))
 	for i, r := range runs {
-		res := <-results[i]
-		<-slots
+		for !ready[i] {
+			ready[<-done] = true
+		}
+		res := results[i]
 		if res.err != nil {
 			return res.err
 		}
@@ -261,17 +286,54 @@ func (s *Source) ReadPages(sorted []uint32, each func(n uint32, p Page) error) e
 				return err
 			}
 		}
-		s.buffers.Put(&res.buf)
+		putRunBuffer(res.buf)
+		results[i].buf = nil
+		<-window
 	}
 	return nil
 }
 
-// runBuffer is a buffer for one run of pages, reused: a new one would be zeroed first.
-func (s *Source) runBuffer() []byte {
-	if b, ok := s.buffers.Get().(*[]byte); ok {
-		return (*b)[:cap(*b)]
+// runBuffers hold buffers for runs of pages, by size class: class k holds buffers of
+// 16 KiB << k (up to maxRun 64 KiB pages). They are shared by every Source: a capture opens a
+// Source per tablespace and mostly reads runs of a page or two, so a buffer of the run's
+// size, reused, is what it needs; a new one would be zeroed first.
+var runBuffers [16]sync.Pool // of *[]byte
+
+func runBufferClass(n int) int {
+	k := 0
+	for 16<<10<<k < n {
+		k++
 	}
-	return make([]byte, maxRun*s.PageSize)
+	return k
+}
+
+// runBuffer returns a buffer of n bytes (n <= maxRun pages).
+func runBuffer(n int) []byte {
+	k := runBufferClass(n)
+	if k < len(runBuffers) {
+		if b, ok := runBuffers[k].Get().(*[]byte); ok {
+			buf := (*b)[:n]
+			*b = nil
+			bufferHolders.Put(b)
+			return buf
+		}
+		return make([]byte, 16<<10<<k)[:n]
+	}
+	return make([]byte, n)
+}
+
+// bufferHolders recycles the *[]byte that runBuffers hold, so that giving a buffer back
+// allocates nothing.
+var bufferHolders = sync.Pool{New: func() any { return new([]byte) }}
+
+// putRunBuffer gives a runBuffer's buffer back.
+func putRunBuffer(b []byte) {
+	k := runBufferClass(cap(b))
+	if k < len(runBuffers) && cap(b) == 16<<10<<k {
+		h := bufferHolders.Get().(*[]byte)
+		*h = b[:cap(b)]
+		runBuffers[k].Put(h)
+	}
 }
 
 // TextRange is a page's key range with its keys as text (keys.AppendKey's form), as Ranges
@@ -458,6 +520,7 @@ func (w *rangeWalk) children(p Page, nd node, lvl int, below *[]node) error {
 		*buf = k
 		return k, err
 	}
+	var carried keys.Key
 	for i, o := range origins {
 		child, err := childOf(o)
 		if err != nil {
@@ -478,11 +541,15 @@ func (w *rangeWalk) children(p Page, nd node, lvl int, below *[]node) error {
 			continue
 		}
 		var low, high keys.Key
-		if i > 0 || !(recMinRec(p, o) || nd.low == nil) {
+		switch {
+		case own && i > 0 && carried != nil:
+			low = carried // the previous child's end, decoded and copied already
+		case i > 0 || !(recMinRec(p, o) || nd.low == nil):
 			if low, err = key(o, &w.cur); err != nil {
 				return err
 			}
 		}
+		carried = nil
 		next, highUnknown, highFromNext := uint32(NoPage), nd.highUnk, false
 		if i+1 < len(origins) {
 			if next, err = childOf(origins[i+1]); err != nil {
@@ -493,6 +560,9 @@ func (w *rangeWalk) children(p Page, nd node, lvl int, below *[]node) error {
 			if own || !highFromNext { // a page above level 1 needs its end to descend
 				if high, err = key(origins[i+1], &w.nxt); err != nil {
 					return err
+				}
+				if own {
+					carried = high // owned and never changed: the next child's low
 				}
 			}
 		} else {

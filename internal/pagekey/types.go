@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 
 	"github.com/innowarm/innowarm/internal/keys"
 )
@@ -223,65 +222,96 @@ func DecimalBytes(precision, scale int) int {
 }
 
 func decodeDecimal(stored []byte, precision, scale int) (string, error) {
+	b, err := appendDecimal(nil, stored, precision, scale)
+	return string(b), err
+}
+
+// pow10 are the powers of ten a DECIMAL's groups of up to 9 digits are checked against.
+var pow10 = [10]uint64{1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000}
+
+// appendDecimal appends the text of a stored DECIMAL(precision, scale) (decodeDecimal's),
+// without allocating: a snapshot writes one per captured page of an index on one.
+func appendDecimal(dst []byte, stored []byte, precision, scale int) ([]byte, error) {
 	if len(stored) != DecimalBytes(precision, scale) || len(stored) == 0 {
-		return "", fmt.Errorf("%d bytes stored for DECIMAL(%d,%d), want %d", len(stored), precision, scale, DecimalBytes(precision, scale))
+		return dst, fmt.Errorf("%d bytes stored for DECIMAL(%d,%d), want %d", len(stored), precision, scale, DecimalBytes(precision, scale))
 	}
-	b := append([]byte{}, stored...)
-	neg := b[0]&0x80 == 0
-	b[0] ^= 0x80
+	// The stored form: the sign bit flipped, and every byte inverted for a negative value.
+	neg := stored[0]&0x80 == 0
+	flip := byte(0)
 	if neg {
-		for i := range b {
-			b[i] = ^b[i]
-		}
+		flip = 0xFF
 	}
-	intg := precision - scale
-	var intDigits, fracDigits strings.Builder
+	at := 0
 	take := func(n int) uint64 {
-		v := beUint(b[:n])
-		b = b[n:]
+		var v uint64
+		for k := range n {
+			c := stored[at+k] ^ flip
+			if at+k == 0 {
+				c ^= 0x80
+			}
+			v = v<<8 | uint64(c)
+		}
+		at += n
 		return v
 	}
-	group := func(sb *strings.Builder, digits, nbytes int) error {
+	start := len(dst)
+	if neg {
+		dst = append(dst, '-')
+	}
+	zero, leading := true, true // leading: the integer part's leading zeros are left out
+	var digits [9]byte
+	group := func(width, nbytes int) error {
 		v := take(nbytes)
-		s := strconv.FormatUint(v, 10)
-		if len(s) > digits {
-			return fmt.Errorf("a group of %d digits holds %d", digits, v)
+		if v >= pow10[width] {
+			return fmt.Errorf("a group of %d digits holds %d", width, v)
 		}
-		sb.WriteString(strings.Repeat("0", digits-len(s)) + s)
+		for k := width - 1; k >= 0; k-- {
+			digits[k] = byte('0' + v%10)
+			v /= 10
+		}
+		for _, c := range digits[:width] {
+			if c != '0' {
+				zero, leading = false, false
+			}
+			if !leading {
+				dst = append(dst, c)
+			}
+		}
 		return nil
 	}
+	intg := precision - scale
 	if lead := intg % 9; lead > 0 {
-		if err := group(&intDigits, lead, digitsBytes[lead]); err != nil {
-			return "", err
+		if err := group(lead, digitsBytes[lead]); err != nil {
+			return dst[:start], err
 		}
 	}
-	for i := 0; i < intg/9; i++ {
-		if err := group(&intDigits, 9, 4); err != nil {
-			return "", err
+	for range intg / 9 {
+		if err := group(9, 4); err != nil {
+			return dst[:start], err
 		}
 	}
-	for i := 0; i < scale/9; i++ {
-		if err := group(&fracDigits, 9, 4); err != nil {
-			return "", err
+	if leading {
+		dst = append(dst, '0')
+		leading = false
+	}
+	if scale > 0 {
+		dst = append(dst, '.')
+	}
+	for range scale / 9 {
+		if err := group(9, 4); err != nil {
+			return dst[:start], err
 		}
 	}
 	if trail := scale % 9; trail > 0 {
-		if err := group(&fracDigits, trail, digitsBytes[trail]); err != nil {
-			return "", err
+		if err := group(trail, digitsBytes[trail]); err != nil {
+			return dst[:start], err
 		}
 	}
-	ip := strings.TrimLeft(intDigits.String(), "0")
-	if ip == "" {
-		ip = "0"
+	if neg && zero {
+		// No negative zero: the minus goes.
+		dst = append(dst[:start], dst[start+1:]...)
 	}
-	s := ip
-	if scale > 0 {
-		s += "." + fracDigits.String()
-	}
-	if neg && strings.Trim(ip+fracDigits.String(), "0") != "" {
-		s = "-" + s
-	}
-	return s, nil
+	return dst, nil
 }
 
 // trimSpaces drops a CHAR value's trailing pad: InnoDB stores CHAR padded with spaces (or
@@ -301,27 +331,43 @@ func (l *Layout) appendText(dst []byte, p Page, o int, fields [][]byte, n int) (
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		f := &l.Fields[i]
-		if b == nil {
-			dst = append(dst, `\N`...)
-			continue
-		}
-		switch t := f.Type; {
-		case (t.Kind == keys.Int || t.Kind == keys.Uint) && len(b) == t.Size:
-			if f.Unsigned {
-				dst = strconv.AppendUint(dst, beUint(b), 10)
-			} else {
-				dst = strconv.AppendInt(dst, signedFromStored(beUint(b), t.Size), 10)
+		var stored bool
+		var err error
+		if dst, stored, err = appendFieldText(dst, &l.Fields[i], b); err != nil {
+			if stored {
+				return dst, fmt.Errorf("%w: page %d record at %d: %w", ErrCorrupt, p.Number(), o, err)
 			}
-			continue
-		}
-		v, err := decodeValue(f, b, false)
-		if err != nil {
-			return dst, fmt.Errorf("%w: page %d record at %d: %w", ErrCorrupt, p.Number(), o, err)
-		}
-		if dst, err = keys.AppendValue(dst, f.Type, v); err != nil {
 			return dst, err
 		}
 	}
 	return dst, nil
+}
+
+// appendFieldText appends one stored field's text (keys.AppendValue's of its decoded
+// value; nil is NULL), for the common kinds straight from the stored bytes. badStored says
+// that an error is the stored bytes' (they do not decode), not the text form's.
+func appendFieldText(dst []byte, f *Field, b []byte) (out []byte, badStored bool, err error) {
+	if b == nil {
+		return append(dst, `\N`...), false, nil
+	}
+	switch t := f.Type; {
+	case (t.Kind == keys.Int || t.Kind == keys.Uint) && len(b) == t.Size:
+		if f.Unsigned {
+			return strconv.AppendUint(dst, beUint(b), 10), false, nil
+		}
+		return strconv.AppendInt(dst, signedFromStored(beUint(b), t.Size), 10), false, nil
+	case t.Kind == keys.Decimal:
+		// Its text is valid by construction: AppendValue's check is not needed.
+		out, err := appendDecimal(dst, b, t.Precision, t.Scale)
+		if err != nil {
+			return out, true, fmt.Errorf("field %s (%s): %w", f.Name, t, err)
+		}
+		return out, false, nil
+	}
+	v, err := decodeValue(f, b, false)
+	if err != nil {
+		return dst, true, err
+	}
+	out, err = keys.AppendValue(dst, f.Type, v)
+	return out, false, err
 }

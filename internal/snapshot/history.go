@@ -232,31 +232,52 @@ func (o *entriesOut) linkByText() {
 // write writes the entries in their order, their objects numbered in the order they first
 // appear, a range whose end is where its right neighbour starts written "@N".
 func (o *entriesOut) write(w *manifest.Writer, objs *objectTable) error {
-	ids := make([]int64, len(objs.objects))
-	for i := range ids {
-		ids[i] = -1
-	}
-	var at []byte // "@N", valid while the entry is written
+	ew := newEntryWriter(w, objs)
 	for _, e := range o.entries {
-		if ids[e.Object] < 0 {
-			id, err := w.Object(objs.object(e.Object))
-			if err != nil {
-				return err
-			}
-			ids[e.Object] = int64(id)
-		}
 		var r manifest.Range
+		next := noPage
 		if e.Range > 0 {
-			r = o.ranges[e.Range-1]
-			if next := o.nexts[e.Range-1]; r.Low != "" && r.High == "" && next != noPage {
-				at = strconv.AppendUint(append(at[:0], '@'), uint64(next), 10)
-				r.High = unsafe.String(&at[0], len(at))
-			}
+			r, next = o.ranges[e.Range-1], o.nexts[e.Range-1]
 		}
-		e.Object, e.Range = uint32(ids[e.Object]), 0
-		if err := w.WriteEntryRange(e, r); err != nil {
+		if err := ew.write(e, r, next); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// entryWriter writes entries whose objects are numbered by an objectTable: it writes each
+// object's line before its first entry, and a range that ends where its right neighbour
+// starts with "@N".
+type entryWriter struct {
+	w    *manifest.Writer
+	objs *objectTable
+	ids  []int64 // the objectTable's id -> the manifest's, -1 before its first entry
+	at   []byte  // "@N", valid while the entry is written
+}
+
+func newEntryWriter(w *manifest.Writer, objs *objectTable) *entryWriter {
+	ids := make([]int64, len(objs.objects))
+	for i := range ids {
+		ids[i] = -1
+	}
+	return &entryWriter{w: w, objs: objs, ids: ids}
+}
+
+// write writes e (its Object the objectTable's id) with its range, whose end is where page
+// next starts when r has a start and no end.
+func (ew *entryWriter) write(e manifest.Entry, r manifest.Range, next uint32) error {
+	if ew.ids[e.Object] < 0 {
+		id, err := ew.w.Object(ew.objs.object(e.Object))
+		if err != nil {
+			return err
+		}
+		ew.ids[e.Object] = int64(id)
+	}
+	if r.Low != "" && r.High == "" && next != noPage {
+		ew.at = strconv.AppendUint(append(ew.at[:0], '@'), uint64(next), 10)
+		r.High = unsafe.String(&ew.at[0], len(ew.at))
+	}
+	e.Object, e.Range = uint32(ew.ids[e.Object]), 0
+	return ew.w.WriteEntryRange(e, r)
 }

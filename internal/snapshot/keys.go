@@ -98,7 +98,144 @@ type keyCapture struct {
 	// maxSelfReads bounds the pages read themselves because no parent on disk points to
 	// them.
 	maxSelfReads int64
+	// walkers bounds the indexes whose trees are read at once.
+	walkers chan struct{}
+	// stopPrefetch stops prefetch and waits for it; prefetched is closed once it is done.
+	stopPrefetch func()
+	prefetched   chan struct{}
+	// prepared is closed once prep holds what the server's dictionary says (prepare).
+	prepared chan struct{}
+	prep     keyDictionary
 }
+
+// keyDictionary is what the ranges need of the server's dictionary: the tablespaces'
+// files, the indexes' ids and roots, the columns' stored types.
+type keyDictionary struct {
+	files map[uint32]string
+	roots map[uint32]map[string]indexRoot
+	dict  *pagekey.Dictionary
+	err   error
+}
+
+// prepare starts reading the dictionary for every tablespace of the catalog, to be called
+// before the page list is read: its queries then wait on the server while the page list's
+// do (the server writes its dump, or builds its LRU table), instead of after them. capture
+// waits for it; ctx's end stops it.
+func (kc *keyCapture) prepare(ctx context.Context) {
+	kc.prepared = make(chan struct{})
+	spaces := map[uint32]bool{}
+	for _, t := range kc.cat.Tables {
+		for _, p := range t.Parts {
+			if p.SpaceKnown {
+				spaces[p.Space] = true
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	var filesErr, rootsErr, dictErr error
+	wg.Add(3)
+	go func() {
+		defer wg.Done()
+		kc.prep.files, filesErr = catalog.TablespaceFiles(ctx, kc.conn, spaces)
+	}()
+	go func() {
+		defer wg.Done()
+		kc.prep.roots, rootsErr = kc.indexRoots(ctx, spaces)
+	}()
+	go func() {
+		defer wg.Done()
+		kc.prep.dict, dictErr = pagekey.LoadDictionary(ctx, kc.conn, kc.cat)
+	}()
+	pctx, cancel := context.WithCancel(ctx)
+	kc.prefetched = make(chan struct{})
+	kc.stopPrefetch = func() {
+		cancel()
+		<-kc.prefetched
+	}
+	go func() {
+		wg.Wait()
+		for _, err := range []error{filesErr, rootsErr, dictErr} {
+			if err != nil && kc.prep.err == nil {
+				kc.prep.err = err
+			}
+		}
+		close(kc.prepared)
+		defer close(kc.prefetched)
+		if kc.prep.err == nil {
+			kc.prefetch(pctx)
+		}
+	}()
+}
+
+// prefetchShare: the non-leaf pages of every index of the catalog are read while the
+// page list is read when its tables take at most this many times the pool.
+const prefetchShare = 2
+
+// prefetch reads the non-leaf pages of every index of the catalog's tablespaces, until ctx
+// ends (capture stops it once the page list is read): the capture reads them again, from
+// the OS page cache, instead of waiting on the disk after the list. It is done only when
+// the tables are at most prefetchShare times the pool, so that most of their indexes have
+// pages in the pool, whose trees the capture reads anyway: those pages are about 1% of
+// the tables, on disk they are scattered (a random read each), and the list's reading is
+// mostly the server's work (its dump).
+func (kc *keyCapture) prefetch(ctx context.Context) {
+	var total int64
+	type spaceOf struct {
+		t *catalog.Table
+		p *catalog.Part
+	}
+	var todo []spaceOf
+	for _, t := range kc.cat.Tables {
+		for _, p := range t.Parts {
+			if p.SpaceKnown && kc.prep.files[p.Space] != "" && len(kc.prep.roots[p.Space]) > 0 {
+				total += p.FileSize
+				todo = append(todo, spaceOf{t, p})
+			}
+		}
+	}
+	if len(todo) == 0 || kc.conn.Server.PoolSize <= 0 || total > prefetchShare*kc.conn.Server.PoolSize {
+		return
+	}
+	open := kc.open
+	if open == nil {
+		open = pagekey.OpenSource
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(spaceWorkers, len(todo)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				i := int(next.Add(1) - 1)
+				if i >= len(todo) {
+					return
+				}
+				t, p := todo[i].t, todo[i].p
+				src, err := open(kc.prep.files[p.Space], kc.conn.Server.PageSize)
+				if err != nil {
+					continue
+				}
+				roots := kc.prep.roots[p.Space]
+				layouts, _ := kc.prep.dict.Layouts(t, p, src, roots[clusteredName(t)].root)
+				for name, l := range layouts {
+					ix, ok := roots[name]
+					if !ok || ctx.Err() != nil {
+						continue
+					}
+					_, _ = pagekey.Ranges(src, l, ix.id, ix.root, pagekey.RangeOptions{Want: func(uint32) bool { return false }}, func(uint32, pagekey.TextRange) {})
+				}
+				src.Close()
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// spaceWorkers tablespaces are read at once, and as many trees: the trees' pages lie
+// scattered over the files (a random read each, mostly waited for), and the disk serves
+// many reads in the time of one.
+const spaceWorkers = 16
 
 // selfReadShare: of the captured index pages, at most this share (and at least
 // minSelfReads) is read page by page when the tree on disk does not point to them.
@@ -112,6 +249,11 @@ const (
 func (kc *keyCapture) capture(ctx context.Context, objs *objectTable, pages []observed) (st KeyStats) {
 	t0 := time.Now()
 	defer func() { st.Seconds = time.Since(t0).Seconds() }()
+	defer func() {
+		if kc.stopPrefetch != nil {
+			kc.stopPrefetch()
+		}
+	}()
 
 	// Which pages of which index: B-tree pages of named indexes.
 	byObject := map[uint32][]int{}
@@ -148,24 +290,22 @@ func (kc *keyCapture) capture(ctx context.Context, objs *objectTable, pages []ob
 	for id := range byObject {
 		spaces[objs.objects[id].SpaceID] = append(spaces[objs.objects[id].SpaceID], id)
 	}
-	want := map[uint32]bool{}
-	for s := range spaces {
-		want[s] = true
+	if kc.prepared == nil {
+		kc.prepare(ctx)
 	}
-	files, err := catalog.TablespaceFiles(ctx, kc.conn, want)
-	if err != nil {
-		st.Note = fmt.Sprintf("key ranges not captured: %v", err)
+	select {
+	case <-kc.prepared:
+	case <-ctx.Done():
+		st.Note = fmt.Sprintf("key ranges not captured: %v", ctx.Err())
 		return st
 	}
-	roots, err := kc.indexRoots(ctx, want)
-	if err != nil {
-		st.Note = fmt.Sprintf("key ranges not captured: %v", err)
+	kc.stopPrefetch() // what it has read is in the OS page cache; the rest is read now
+	if kc.prep.err != nil {
+		st.Note = fmt.Sprintf("key ranges not captured: %v", kc.prep.err)
 		return st
 	}
-	if kc.dict, err = pagekey.LoadDictionary(ctx, kc.conn, kc.cat); err != nil {
-		st.Note = fmt.Sprintf("key ranges not captured: %v", err)
-		return st
-	}
+	files, roots := kc.prep.files, kc.prep.roots
+	kc.dict = kc.prep.dict
 	order := make([]uint32, 0, len(spaces))
 	for s := range spaces {
 		order = append(order, s)
@@ -173,16 +313,11 @@ func (kc *keyCapture) capture(ctx context.Context, objs *objectTable, pages []ob
 	sort.Slice(order, func(i, j int) bool { return order[i] < order[j] })
 	// Tablespaces are read at once, a few at a time: their non-leaf pages lie scattered
 	// over the files, and the disk serves several reads in the time of one.
-	type spaceResult struct {
-		space uint32
-		st    KeyStats
-		txt   textBlock
-		note  string
-	}
 	results := make([]spaceResult, len(order))
+	kc.walkers = make(chan struct{}, spaceWorkers)
 	work := make(chan int)
 	var wg sync.WaitGroup
-	for range min(4, len(order)) {
+	for range min(spaceWorkers, len(order)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -209,12 +344,7 @@ func (kc *keyCapture) capture(ctx context.Context, objs *objectTable, pages []ob
 					}
 					continue
 				}
-				n := 0
-				for _, id := range spaces[space] {
-					n += len(byObject[id])
-				}
-				res.txt.buf = make([]byte, 0, 16*n)
-				kc.space(&res.st, &res.txt, objs, pages, byObject, spaces[space], tp.t, tp.p, src, roots[space])
+				kc.space(res, objs, pages, byObject, spaces[space], tp.t, tp.p, src, roots[space])
 				src.Close()
 			}
 		}()
@@ -228,21 +358,14 @@ func (kc *keyCapture) capture(ctx context.Context, objs *objectTable, pages []ob
 		if res.note != "" && st.Note == "" {
 			st.Note = res.note
 		}
-		block := uint32(len(kc.txt.blocks))
-		kc.txt.blocks = append(kc.txt.blocks, res.txt.buf)
-		for _, id := range spaces[res.space] {
-			for _, i := range byObject[id] {
+		for _, ot := range res.texts {
+			block := uint32(len(kc.txt.blocks))
+			kc.txt.blocks = append(kc.txt.blocks, ot.txt.buf)
+			for _, i := range byObject[ot.id] {
 				pages[i].kt.block = block
 			}
 		}
-		st.Indexes += res.st.Indexes
-		st.Keyed += res.st.Keyed
-		st.ReadAlone += res.st.ReadAlone
-		st.KeyedAlone += res.st.KeyedAlone
-		st.Keyless += res.st.Keyless
-		st.TreePages += res.st.TreePages
-		st.NoPortableKey += res.st.NoPortableKey
-		st.Skipped = append(st.Skipped, res.st.Skipped...)
+		st.add(res.st)
 	}
 	if st.Note != "" {
 		// No keys at all: the manifest must not mix a few keyed tablespaces with others.
@@ -258,101 +381,156 @@ func (kc *keyCapture) capture(ctx context.Context, objs *objectTable, pages []ob
 }
 
 // space reads the ranges of the captured pages of one tablespace's indexes.
-func (kc *keyCapture) space(st *KeyStats, txt *textBlock, objs *objectTable, pages []observed, byObject map[uint32][]int, ids []uint32, t *catalog.Table, part *catalog.Part, src *pagekey.Source, roots map[string]indexRoot) {
+// Its indexes are read at once (a large table's indexes are most of the work), each into a
+// text block of its own, at most cap(kc.walkers) of them in all.
+func (kc *keyCapture) space(res *spaceResult, objs *objectTable, pages []observed, byObject map[uint32][]int, ids []uint32, t *catalog.Table, part *catalog.Part, src *pagekey.Source, roots map[string]indexRoot) {
 	layouts, errs := kc.dict.Layouts(t, part, src, roots[clusteredName(t)].root)
-	// slot[page] is the captured page's place in pages (its object is the index's).
-	slot := make([]int32, src.Pages)
+	// slot[page] is the captured page's place in pages, with its object: Want asks it of
+	// every page the tree points to, and pages is in LRU order, far from the tree's.
+	slot := make([]pageSlot, src.Pages)
 	for i := range slot {
-		slot[i] = -1
+		slot[i].at = -1
 	}
 	for _, id := range ids {
 		for _, i := range byObject[id] {
 			if p := pages[i].page; p < src.Pages {
-				slot[p] = int32(i)
+				slot[p] = pageSlot{int32(i), id}
 			}
 		}
 	}
-	for _, id := range ids {
-		o := objs.objects[id]
-		n := int64(len(byObject[id]))
-		ix, hasRoot := roots[o.Index]
-		l := layouts[o.Index]
-		switch {
-		case l == nil || !hasRoot:
-			if err := errs[o.Index]; err != nil {
-				st.Skipped = append(st.Skipped, fmt.Sprintf("%s.%s index %s: %v", o.Schema, o.Table, o.Index, err))
-			}
-			st.Keyless += n
-			continue
-		case !l.Columns.Portable():
-			st.NoPortableKey += n
-			st.Keyless += n
-			continue
-		}
-		cols := string(keys.AppendColumns(nil, l.Columns))
-		mine := func(page uint32) bool { return page < src.Pages && slot[page] >= 0 && pages[slot[page]].object == id }
-		keyed := int64(0)
-		read, err := pagekey.Ranges(src, l, ix.id, ix.root, pagekey.RangeOptions{Fields: l.Columns.PortableFields(), Want: mine, HighFromNext: !kc.history},
-			func(page uint32, r pagekey.TextRange) {
-				p := &pages[slot[page]]
-				k, ok := txt.keyTextOf(r)
-				if !ok {
-					return
-				}
-				p.kt, p.next = k, noPage
-				if r.High == nil && r.Next != pagekey.NoPage && !r.HighOpen && !r.HighUnknown {
-					p.next = r.Next
-				}
-				keyed++
-			})
-		st.TreePages += int64(read)
-		if err != nil {
+	stats := make([]KeyStats, len(ids))
+	res.texts = make([]objectText, len(ids))
+	var wg sync.WaitGroup
+	for k, id := range ids {
+		res.texts[k] = objectText{id: id, txt: textBlock{buf: make([]byte, 0, 40*len(byObject[id]))}} // a range is 30-45 bytes in most indexes
+		kc.walkers <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-kc.walkers }()
+			kc.index(&stats[k], &res.texts[k].txt, id, objs, pages, byObject[id], layouts, errs, slot, src, roots)
+		}()
+	}
+	wg.Wait()
+	for _, x := range stats {
+		res.st.add(x)
+	}
+}
+
+// pageSlot is a page of a tablespace as a capture holds it: its place in the page list
+// (-1: not captured), and its object.
+type pageSlot struct {
+	at     int32
+	object uint32
+}
+
+// index reads the ranges of one index's captured pages (object id: pages[i] for i in its).
+func (kc *keyCapture) index(st *KeyStats, txt *textBlock, id uint32, objs *objectTable, pages []observed, its []int, layouts map[string]*pagekey.Layout, errs map[string]error, slot []pageSlot, src *pagekey.Source, roots map[string]indexRoot) {
+	o := objs.objects[id]
+	n := int64(len(its))
+	ix, hasRoot := roots[o.Index]
+	l := layouts[o.Index]
+	switch {
+	case l == nil || !hasRoot:
+		if err := errs[o.Index]; err != nil {
 			st.Skipped = append(st.Skipped, fmt.Sprintf("%s.%s index %s: %v", o.Schema, o.Table, o.Index, err))
-			st.Keyless += n
-			for _, i := range byObject[id] {
-				pages[i].kt = keyText{}
-			}
-			continue
 		}
-		st.Indexes++
-		kc.mu.Lock()
-		objs.keyCols[id] = cols
-		kc.mu.Unlock()
-		// Pages no parent on disk points to (split since the parent was written) are read
-		// alone, up to a bound.
-		for _, i := range byObject[id] {
-			p := &pages[i]
-			if p.kt.flags&ktRange != 0 {
-				continue
-			}
-			if kc.alone.Add(1) > kc.maxSelfReads {
-				break
-			}
-			st.ReadAlone++
-			a, ok, err := pagekey.ReadAlone(src, l, ix.id, p.page)
-			if err != nil || !ok {
-				continue
-			}
-			r := pagekey.TextRange{LowOpen: a.First == nil, HighUnknown: true}
-			if a.First != nil {
-				if r.Low, err = keys.AppendKey(nil, l.Columns, a.First[:min(len(a.First), l.Columns.PortableFields())]); err != nil {
-					continue
-				}
-			}
+		st.Keyless += n
+		return
+	case !l.Columns.Portable():
+		st.NoPortableKey += n
+		st.Keyless += n
+		return
+	}
+	cols := string(keys.AppendColumns(nil, l.Columns))
+	mine := func(page uint32) bool { return page < src.Pages && slot[page].at >= 0 && slot[page].object == id }
+	keyed := int64(0)
+	read, err := pagekey.Ranges(src, l, ix.id, ix.root, pagekey.RangeOptions{Fields: l.Columns.PortableFields(), Want: mine, HighFromNext: !kc.history},
+		func(page uint32, r pagekey.TextRange) {
+			p := &pages[slot[page].at]
 			k, ok := txt.keyTextOf(r)
 			if !ok {
-				continue
+				return
 			}
 			p.kt, p.next = k, noPage
-			if mine(a.Next) {
-				p.next = a.Next // its range ends where its right neighbour's starts
+			if r.High == nil && r.Next != pagekey.NoPage && !r.HighOpen && !r.HighUnknown {
+				p.next = r.Next
 			}
-			st.KeyedAlone++
 			keyed++
+		})
+	st.TreePages += int64(read)
+	if err != nil {
+		st.Skipped = append(st.Skipped, fmt.Sprintf("%s.%s index %s: %v", o.Schema, o.Table, o.Index, err))
+		st.Keyless += n
+		for _, i := range its {
+			pages[i].kt = keyText{}
 		}
-		st.Keyed += keyed
-		st.Keyless += n - keyed
+		return
 	}
+	st.Indexes++
+	kc.mu.Lock()
+	objs.keyCols[id] = cols
+	kc.mu.Unlock()
+	// Pages no parent on disk points to (split since the parent was written) are read
+	// alone, up to a bound.
+	for _, i := range its {
+		p := &pages[i]
+		if p.kt.flags&ktRange != 0 {
+			continue
+		}
+		if kc.alone.Add(1) > kc.maxSelfReads {
+			break
+		}
+		st.ReadAlone++
+		a, ok, err := pagekey.ReadAlone(src, l, ix.id, p.page)
+		if err != nil || !ok {
+			continue
+		}
+		r := pagekey.TextRange{LowOpen: a.First == nil, HighUnknown: true}
+		if a.First != nil {
+			if r.Low, err = keys.AppendKey(nil, l.Columns, a.First[:min(len(a.First), l.Columns.PortableFields())]); err != nil {
+				continue
+			}
+		}
+		k, ok := txt.keyTextOf(r)
+		if !ok {
+			continue
+		}
+		p.kt, p.next = k, noPage
+		if mine(a.Next) {
+			p.next = a.Next // its range ends where its right neighbour's starts
+		}
+		st.KeyedAlone++
+		keyed++
+	}
+	st.Keyed += keyed
+	st.Keyless += n - keyed
+}
+
+// spaceResult is what the capture read of one tablespace.
+type spaceResult struct {
+	space uint32
+	st    KeyStats
+	texts []objectText
+	note  string
+}
+
+// objectText is the key text of one index's pages.
+type objectText struct {
+	id  uint32
+	txt textBlock
+}
+
+// add adds the counts of another part of the capture.
+func (st *KeyStats) add(x KeyStats) {
+	st.Indexes += x.Indexes
+	st.Keyed += x.Keyed
+	st.ReadAlone += x.ReadAlone
+	st.KeyedAlone += x.KeyedAlone
+	st.Keyless += x.Keyless
+	st.TreePages += x.TreePages
+	st.NoPortableKey += x.NoPortableKey
+	st.Skipped = append(st.Skipped, x.Skipped...)
 }
 
 // keyText is a page's key range as a capture holds it: offsets into one block of the

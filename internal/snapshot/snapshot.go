@@ -340,6 +340,13 @@ func collect(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, o
 	if o.History != nil {
 		objs = o.History.objects
 	}
+	kc := &keyCapture{conn: conn, cat: cat, history: o.History != nil}
+	if !o.NoKeys {
+		// The dictionary's queries run while the page list is read.
+		prepCtx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		kc.prepare(prepCtx)
+	}
 	// The pool's size bounds the list: one allocation instead of a slice growing by copies.
 	pages := make([]observed, 0, min(max(h.PoolPages, 0), 1<<26))
 	*stp, err = stream(ctx, conn, cat, func(p bufferpool.LRUPage) error {
@@ -353,7 +360,6 @@ func collect(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, o
 	}
 	st := *stp
 	var ks KeyStats
-	kc := &keyCapture{conn: conn, cat: cat, history: o.History != nil}
 	if !o.NoKeys {
 		ks = kc.capture(ctx, objs, pages)
 		if ks.Note != "" {
@@ -378,17 +384,21 @@ func collect(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, o
 		}
 	} else {
 		produce = func(w *manifest.Writer) error {
-			out := newEntriesOut(len(pages), int(ks.Keyed))
+			// The pages go to the file in their order, each with its range: no copy of the
+			// list to write from.
+			w.SetCaptureDuration(time.Since(t0))
+			ew := newEntryWriter(w, objs)
 			for _, p := range pages {
 				e := manifest.Entry{Object: p.object, Page: p.page, LRU: p.lru, Old: p.old, Seen: 1}
+				r, next := manifest.Range{}, noPage
 				if p.kt.flags&ktRange != 0 {
-					out.add(e, kc.txt.rangeOf(p.kt), p.next)
-				} else {
-					out.add(e, manifest.Range{}, noPage)
+					r, next = kc.txt.rangeOf(p.kt), p.next
+				}
+				if err := ew.write(e, r, next); err != nil {
+					return err
 				}
 			}
-			w.SetCaptureDuration(time.Since(t0))
-			return out.write(w, objs)
+			return nil
 		}
 	}
 	return produce, ks, nil, nil
