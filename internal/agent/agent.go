@@ -49,6 +49,9 @@ type Agent struct {
 	pingConn *connection.Conn
 	pingDone time.Time
 	pingErr  error
+	// downAt is when a failed ping marked the server down (under mu): a measure that
+	// started before it read a server that was still there, and must not undo it.
+	downAt time.Time
 
 	poke  chan struct{}
 	auth  *authenticator
@@ -342,6 +345,11 @@ func (a *Agent) lost(err error) {
 	}
 }
 
+// downSinceLocked says a failed ping marked the server down after t.
+func (a *Agent) downSinceLocked(t time.Time) bool {
+	return a.st.State == Down && a.downAt.After(t)
+}
+
 func (a *Agent) setStateLocked(s State, note string) {
 	if a.st.State != s {
 		a.st.State, a.st.Since = s, time.Now()
@@ -412,7 +420,9 @@ func (a *Agent) loadTarget(ctx context.Context) {
 func (a *Agent) measure(ctx context.Context, now time.Time, counters bufferpool.PageCounters) {
 	r := a.run
 	a.mu.Lock()
-	a.st.Server.Up, a.st.Server.Error = true, ""
+	if !a.downSinceLocked(now) {
+		a.st.Server.Up, a.st.Server.Error = true, ""
+	}
 	a.mu.Unlock()
 	if r.target == nil {
 		if now.Before(r.targetRetry) {
@@ -425,7 +435,7 @@ func (a *Agent) measure(ctx context.Context, now time.Time, counters bufferpool.
 		}
 	}
 	if r.target.none != "" {
-		a.becomeReady(r, r.target.none)
+		a.becomeReady(r, now, r.target.none)
 		a.skipWarm(r, r.target.none)
 		a.whenReady(r)
 		return
@@ -460,15 +470,19 @@ func (a *Agent) measure(ctx context.Context, now time.Time, counters bufferpool.
 
 	switch {
 	case r.ready:
-		a.becomeReady(r, "")
+		a.becomeReady(r, now, "")
 	case est.Total == 0:
-		a.becomeReady(r, "the target has no pages on this server")
+		a.becomeReady(r, now, "the target has no pages on this server")
 	case est.Low >= a.o.ReadyCoverage:
-		a.becomeReady(r, fmt.Sprintf("coverage %.1f%% reached %.1f%%", 100*est.Low, 100*a.o.ReadyCoverage))
+		a.becomeReady(r, now, fmt.Sprintf("coverage %.1f%% reached %.1f%%", 100*est.Low, 100*a.o.ReadyCoverage))
 	case a.o.ReadyTimeout > 0 && state == Warming && warmingFor >= a.o.ReadyTimeout:
-		a.becomeReady(r, fmt.Sprintf("--ready-timeout %s passed at coverage %.1f%% (below %.1f%%)", a.o.ReadyTimeout, 100*est.Low, 100*a.o.ReadyCoverage))
+		a.becomeReady(r, now, fmt.Sprintf("--ready-timeout %s passed at coverage %.1f%% (below %.1f%%)", a.o.ReadyTimeout, 100*est.Low, 100*a.o.ReadyCoverage))
 	default:
 		a.mu.Lock()
+		if a.downSinceLocked(now) {
+			a.mu.Unlock()
+			return
+		}
 		a.setStateLocked(Warming, fmt.Sprintf("coverage %.1f%% of %.1f%%", 100*est.Low, 100*a.o.ReadyCoverage))
 		a.st.Weight = weightFor(Warming, est.Low, true, a.o.MinWeight)
 		a.mu.Unlock()
@@ -495,10 +509,14 @@ func (a *Agent) whenReady(r *serverRun) {
 }
 
 // becomeReady latches the run ready (why says what made it so, the first time) and puts
-// the state back to ready after a ping that failed for a moment.
-func (a *Agent) becomeReady(r *serverRun, why string) {
+// the state back to ready after a ping that failed for a moment, unless the ping failed
+// after the measure began (measuredAt): then the measure saw the server before it went.
+func (a *Agent) becomeReady(r *serverRun, measuredAt time.Time, why string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if a.downSinceLocked(measuredAt) {
+		return
+	}
 	if !r.ready {
 		r.ready, r.readyNote = true, why
 		a.st.ReadyAfter = time.Since(r.start).Seconds()
@@ -667,6 +685,7 @@ func (a *Agent) alive(ctx context.Context) error {
 		a.mu.Lock()
 		if a.st.State == Warming || a.st.State == Ready {
 			a.setStateLocked(Down, "the server does not answer a ping: "+oneLine(err.Error()))
+			a.downAt = time.Now()
 			a.st.Server.Up, a.st.Server.Error, a.st.Weight = false, oneLine(err.Error()), 0
 		}
 		a.mu.Unlock()

@@ -131,6 +131,9 @@ type serverStat struct {
 	Weight int    // the effective weight
 	Stot   int64  // sessions so far
 	Agent  string // last agent check status
+	// Chkdown counts the server's UP to DOWN transitions: one within a batch (a's agent,
+	// starved on a loaded machine, failing its ping for a second) sends the batch elsewhere.
+	Chkdown int64
 }
 
 func (s serverStat) down() bool { return strings.HasPrefix(s.Status, "DOWN") }
@@ -157,7 +160,8 @@ func (h *haproxy) stat(t *testing.T) map[string]serverStat {
 		}
 		w, _ := strconv.Atoi(r[col["weight"]])
 		n, _ := strconv.ParseInt(r[col["stot"]], 10, 64)
-		out[r[col["svname"]]] = serverStat{Status: r[col["status"]], Weight: w, Stot: n, Agent: r[col["agent_status"]]}
+		down, _ := strconv.ParseInt(r[col["chkdown"]], 10, 64)
+		out[r[col["svname"]]] = serverStat{Status: r[col["status"]], Weight: w, Stot: n, Agent: r[col["agent_status"]], Chkdown: down}
 	}
 	return out
 }
@@ -190,6 +194,25 @@ func (h *haproxy) batch(t *testing.T, n int) (a, b int64) {
 	}
 	after := h.stat(t)
 	return after["a"].Stot - before["a"].Stot, after["b"].Stot - before["b"].Stot
+}
+
+// allUp says the warm server's agent answered only "100% up" between two of its statuses.
+func allUp(before, after agent.Status) bool {
+	var last int64
+	if before.AgentCheck != nil {
+		for _, a := range before.AgentCheck.Recent {
+			last = max(last, a.Seq)
+		}
+	}
+	if after.AgentCheck == nil {
+		return true
+	}
+	for _, a := range after.AgentCheck.Recent {
+		if a.Seq > last && strings.TrimSpace(a.Text) != "100% up" {
+			return false
+		}
+	}
+	return true
 }
 
 // sample is one batch while b warms.
@@ -247,11 +270,17 @@ func TestHAProxyFollowsCoverage(t *testing.T) {
 			continue
 		}
 		before := agentB.status(t)
+		beforeA := agentA.status(t)
 		wb := st["b"].Weight
 		a, b := h.batch(t, n)
 		after := agentB.status(t)
-		if h.stat(t)["b"].Weight != wb {
+		end := h.stat(t)
+		if end["b"].Weight != wb {
 			continue // a check landed during the batch: its share mixes two weights
+		}
+		if end["a"].Weight != st["a"].Weight || end["a"].Chkdown != st["a"].Chkdown || end["b"].Chkdown != st["b"].Chkdown || st["a"].down() || end["a"].down() || !allUp(beforeA, agentA.status(t)) {
+			t.Logf("a batch with a server going down or a's weight moving (a %+v → %+v, b %+v → %+v): not a sample of the coverage", st["a"], end["a"], st["b"], end["b"])
+			continue
 		}
 		cov, ok := answered(after, wb)
 		if !ok {

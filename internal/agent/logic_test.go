@@ -285,3 +285,26 @@ func TestRestartDetection(t *testing.T) {
 		}
 	}
 }
+
+// A measure that read the server before a ping found it gone must not put the state back
+// to ready: TestLifecycle saw /ready answer 200 after a kill when a measure in flight on a
+// loaded machine finished after the ping. A measure that starts after the failed ping
+// does put it back (a ping that timed out in a stall).
+func TestMeasureInFlightDoesNotUndoDown(t *testing.T) {
+	a := &Agent{}
+	r := &serverRun{ready: true, readyNote: "coverage reached"}
+	measureStart := time.Now()
+	a.mu.Lock()
+	a.setStateLocked(Down, "the server does not answer a ping")
+	a.downAt = measureStart.Add(time.Millisecond)
+	a.mu.Unlock()
+
+	a.becomeReady(r, measureStart, "")
+	if st := a.Status(); st.State != Down {
+		t.Fatalf("a measure begun before the failed ping set the state to %s", st.State)
+	}
+	a.becomeReady(r, a.downAt.Add(time.Millisecond), "")
+	if st := a.Status(); st.State != Ready {
+		t.Fatalf("a measure begun after the failed ping left the state %s", st.State)
+	}
+}
