@@ -77,3 +77,50 @@ func TestKeyRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestTreeColumns: the tree path compares the manifest's keys by this server's key types
+// (a copy on the other flavor, or restored with another collation, orders its B-tree by
+// its own), and leaves for the sql path when the manifest's values are other bytes or
+// this server's collation orders by weights.
+func TestTreeColumns(t *testing.T) {
+	cols := func(s string) keys.Columns {
+		t.Helper()
+		cs, err := keys.ParseColumns([]byte(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cs
+	}
+	for _, c := range []struct{ manifest, here, why string }{
+		{"k:int4,id:int4", "k:int4,id:int4", ""},
+		{"s:varchar@utf8mb4_0900_bin,id:int4", "s:varchar@utf8mb4_bin,id:int4", ""},
+		{"id:int4", "id:int8", "its column id is int8 here and int4 in the manifest"},
+		{"k:int4,id:int4", "k:int4", "its key has 1 fields here and 2 in the manifest"},
+		{"k:int4,id:int4", "j:int4,id:int4", "its key field 1 is j here and k in the manifest"},
+		{"s:varchar@latin1_bin", "s:varchar@utf8mb4_bin", "its column s holds utf8mb4 here and latin1 in the manifest"},
+		{"s:varchar@utf8mb4_bin", "s:varchar@utf8mb4_general_ci", "its column s compares by its collation's weights here (varchar@utf8mb4_general_ci), which only the server knows"},
+		{"s:varchar@utf8mb4_bin/3", "s:varchar@utf8mb4_bin/4", "its column s is varchar@utf8mb4_bin/4 here and varchar@utf8mb4_bin/3 in the manifest"},
+	} {
+		got, why := treeColumns(cols(c.manifest), cols(c.here))
+		if why != c.why {
+			t.Errorf("%s in the manifest, %s here: %q, want %q", c.manifest, c.here, why, c.why)
+		}
+		if why == "" && string(keys.AppendColumns(nil, got)) != c.here {
+			t.Errorf("%s in the manifest, %s here: compares by %s, want this server's", c.manifest, c.here, got)
+		}
+	}
+	// MySQL's utf8mb4_0900_bin does not pad, MariaDB's utf8mb4_bin does: in a MariaDB tree
+	// restored from MySQL, 'a' and 'a ' are one key, and the tree path must say so.
+	cs, _ := treeColumns(cols("s:varchar@utf8mb4_0900_bin"), cols("s:varchar@utf8mb4_bin"))
+	a, err := keys.ParseKey(cs, []byte("'a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	aSpace, err := keys.ParseKey(cs, []byte("'a%20"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, err := keys.CompareKeys(cs, a, aSpace); c != 0 || err != nil {
+		t.Errorf("'a' against 'a ' by this server's utf8mb4_bin: %d, %v; want 0 (PAD SPACE)", c, err)
+	}
+}

@@ -2,8 +2,10 @@ package warm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/innowarm/innowarm/internal/catalog"
 	"github.com/innowarm/innowarm/internal/connection"
@@ -32,6 +34,36 @@ func treeable(cs keys.Columns) string {
 		}
 	}
 	return ""
+}
+
+// treeColumns are the columns the tree path compares the manifest's keys with in this
+// server's B-tree, here the target's key columns (from its own dictionary): the manifest
+// was read on its source, maybe of another flavor or a copy whose DDL a restore changed
+// (MySQL's utf8mb4_0900_bin becomes MariaDB's utf8mb4_bin, a latin1 column utf8mb4), and
+// this tree is ordered by this server's collations. The manifest's values must be the
+// same bytes (kind, size, precision, charset and prefix alike) and this server's types
+// must compare in Go; why says otherwise ("" when they can), and the sql path, where the
+// server converts a literal to its column's charset and compares by its collation, reads
+// the ranges instead.
+func treeColumns(manifestCols, here keys.Columns) (cs keys.Columns, why string) {
+	if len(manifestCols) != len(here) {
+		return nil, fmt.Sprintf("its key has %d fields here and %d in the manifest", len(here), len(manifestCols))
+	}
+	for i, m := range manifestCols {
+		h := here[i]
+		mt, ht := m.Type, h.Type
+		switch {
+		case !strings.EqualFold(m.Name, h.Name):
+			return nil, fmt.Sprintf("its key field %d is %s here and %s in the manifest", i+1, h.Name, m.Name)
+		case mt.Kind != ht.Kind || mt.Size != ht.Size || mt.Precision != ht.Precision || mt.Scale != ht.Scale || mt.Prefix != ht.Prefix:
+			return nil, fmt.Sprintf("its column %s is %s here and %s in the manifest", h.Name, ht, mt)
+		case mt.Charset() != ht.Charset():
+			return nil, fmt.Sprintf("its column %s holds %s here and %s in the manifest", h.Name, ht.Charset(), mt.Charset())
+		case !keys.Comparable(ht):
+			return nil, fmt.Sprintf("its column %s compares by its collation's weights here (%s), which only the server knows", h.Name, ht)
+		}
+	}
+	return here, ""
 }
 
 // treePages finds, for each target of the tree path, the leaf pages of this server's own
@@ -107,6 +139,10 @@ func (r *Resolved) treeOf(conn *connection.Conn, dict *pagekey.Dictionary, kt ke
 	if l == nil {
 		return nil, fmt.Errorf("its keys cannot be read from the file: %w", errs[ix.Name])
 	}
+	cmpCols, why := treeColumns(cs, l.Columns)
+	if why != "" {
+		return nil, errors.New(why)
+	}
 	root, ok := roots[ix.Name]
 	if !ok {
 		return nil, fmt.Errorf("its root page is unknown")
@@ -129,7 +165,7 @@ func (r *Resolved) treeOf(conn *connection.Conn, dict *pagekey.Dictionary, kt ke
 		if a == nil { // the index's start
 			return -1
 		}
-		c, err := keys.CompareKeys(cs, a, b)
+		c, err := keys.CompareKeys(cmpCols, a, b)
 		if err != nil && cmpErr == nil {
 			cmpErr = err
 		}

@@ -631,7 +631,7 @@ func (mp *ManifestPlan) placeTrees(ctx context.Context, conn *connection.Conn, f
 	for _, kt := range trees {
 		if why, ok := fallback[kt.key]; ok {
 			ip := paths[kt.key]
-			ip.Path, ip.Reason = PathSQL, strings.TrimSuffix(ip.Reason, treeReason)+"; its B-tree could not be read here ("+why+"): range scans"
+			ip.Path, ip.Reason = PathSQL, strings.TrimSuffix(ip.Reason, treeReason)+"; its B-tree cannot place the keys here ("+why+"): range scans"
 			paths[kt.key] = ip
 			kts = append(kts, kt)
 			sqlEntries += int64(len(kt.chosen))

@@ -8,6 +8,7 @@ package sandboxtest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -277,14 +278,22 @@ func JSON(t testing.TB, b []byte, v any) {
 // t ends.
 func SecondServer(t testing.TB, poolSize int64, serverArgs ...string) *sandbox.Sandbox {
 	t.Helper()
+	return ServerOf(t, os.Getenv(sandbox.FlavorEnv), poolSize, serverArgs...)
+}
+
+// ServerOf starts a throwaway server of the named flavor ("mariadb-10.11", "mysql-9.7";
+// "" is the machine's own), whatever $INNOWARM_FLAVOR says, for tests that carry a hot
+// set from one flavor to another; it is killed when t ends.
+func ServerOf(t testing.TB, flavorName string, poolSize int64, serverArgs ...string) *sandbox.Sandbox {
+	t.Helper()
 	if poolSize == 0 {
 		poolSize = options.PoolSize
 	}
 	sb, _, err := sandbox.Up(context.Background(), sandbox.Config{
-		Dir: filepath.Join(Dir(t), "second"), PoolSize: poolSize, ServerArgs: serverArgs, DieWithParent: true, Flavor: os.Getenv(sandbox.FlavorEnv),
+		Dir: filepath.Join(Dir(t), "second"), PoolSize: poolSize, ServerArgs: serverArgs, DieWithParent: true, Flavor: flavorName,
 	})
 	if err != nil {
-		t.Fatalf("start a second server: %v", err)
+		t.Fatalf("start a %s server: %v", cmp.Or(flavorName, "second"), err)
 	}
 	t.Cleanup(func() { sb.Kill() })
 	return sb
