@@ -15,7 +15,6 @@ import (
 	"github.com/innowarm/innowarm/internal/logx"
 	"github.com/innowarm/innowarm/internal/progress"
 	"github.com/innowarm/innowarm/internal/snapshot"
-	"github.com/innowarm/innowarm/internal/sqltext"
 	"github.com/innowarm/innowarm/internal/warm"
 )
 
@@ -257,23 +256,7 @@ func Coldstart(ctx context.Context, t *Target, o ColdstartOptions) (res *Coldsta
 	if err := claimSchema(ctx, r.conn, o.Schema, log); err != nil {
 		return nil, err
 	}
-	defer func() {
-		if o.KeepData {
-			log.Infof("kept schema %s (--keep-data)", sqltext.Ident(o.Schema))
-			return
-		}
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-		defer cancel()
-		c, cerr := t.Connect(dctx)
-		if cerr != nil {
-			log.Warnf("could not drop schema %s: %v", sqltext.Ident(o.Schema), cerr)
-			return
-		}
-		defer c.Close()
-		if derr := dropSchema(dctx, c, o.Schema); derr != nil {
-			log.Warnf("%v", derr)
-		}
-	}()
+	defer dropExperimentSchema(ctx, t, o.Schema, o.KeepData, log)
 	if r.native.OK {
 		restore, err := preserveDumpFile(r.conn, log)
 		if err != nil {

@@ -329,3 +329,23 @@ func readKeys(ctx context.Context, conn *connection.Conn, schema string, ids []i
 	}
 	return rs.Err()
 }
+
+// dropExperimentSchema drops the schema an experiment created, on a connection of its own
+// (the run's may be gone, its context cancelled), unless --keep-data asked to keep it.
+func dropExperimentSchema(ctx context.Context, t *Target, schema string, keep bool, log *logx.Logger) {
+	if keep {
+		log.Infof("kept schema %s (--keep-data)", sqltext.Ident(schema))
+		return
+	}
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	c, err := t.Connect(dctx)
+	if err != nil {
+		log.Warnf("could not drop schema %s: %v", sqltext.Ident(schema), err)
+		return
+	}
+	defer c.Close()
+	if err := dropSchema(dctx, c, schema); err != nil {
+		log.Warnf("%v", err)
+	}
+}
