@@ -143,6 +143,9 @@ func (r *Resolved) treeOf(conn *connection.Conn, dict *pagekey.Dictionary, kt ke
 	if why != "" {
 		return nil, errors.New(why)
 	}
+	if len(kt.chosen) == 0 {
+		return nil, nil // only checked: the budget left none of its ranges
+	}
 	root, ok := roots[ix.Name]
 	if !ok {
 		return nil, fmt.Errorf("its root page is unknown")

@@ -495,6 +495,16 @@ func PlanFromManifest(ctx context.Context, conn *connection.Conn, full *Resolved
 			kts = append(kts, kt)
 		}
 	}
+	// A tree-path index the budget left no range of is still checked against this
+	// server's tree, so that its path and reason do not depend on the pool's free pages.
+	for k, ip := range paths {
+		if ip.Path != PathTree {
+			continue
+		}
+		if id, ok := idOfTarget(full, k); ok && len(chosen[id]) == 0 {
+			trees = append(trees, keyedTarget{key: k})
+		}
+	}
 	if len(trees) > 0 {
 		var err error
 		if req, kts, err = mp.placeTrees(ctx, conn, full, trees, kts, paths, req, budget, mr); err != nil {
@@ -633,8 +643,10 @@ func (mp *ManifestPlan) placeTrees(ctx context.Context, conn *connection.Conn, f
 			ip := paths[kt.key]
 			ip.Path, ip.Reason = PathSQL, strings.TrimSuffix(ip.Reason, treeReason)+"; its B-tree cannot place the keys here ("+why+"): range scans"
 			paths[kt.key] = ip
-			kts = append(kts, kt)
-			sqlEntries += int64(len(kt.chosen))
+			if len(kt.chosen) > 0 {
+				kts = append(kts, kt)
+				sqlEntries += int64(len(kt.chosen))
+			}
 			continue
 		}
 		for _, p := range pages[kt.key] {
@@ -659,6 +671,9 @@ func (mp *ManifestPlan) placeTrees(ctx context.Context, conn *connection.Conn, f
 		if _, ok := fallback[kt.key]; ok {
 			continue
 		}
+		if len(kt.chosen) == 0 {
+			continue // checked only: no range of it is in the budget
+		}
 		ip := paths[kt.key]
 		ip.Ranges = int64(len(kt.chosen))
 		for _, p := range pages[kt.key] {
@@ -682,6 +697,16 @@ func (mp *ManifestPlan) placeTrees(ctx context.Context, conn *connection.Conn, f
 	}
 	mp.spaces = r.Spaces()
 	return req, kts, nil
+}
+
+// idOfTarget is the index of k in full.targets.
+func idOfTarget(full *Resolved, k TargetKey) (uint32, bool) {
+	for i, t := range full.targets {
+		if t == k {
+			return uint32(i), true
+		}
+	}
+	return 0, false
 }
 
 // mergeKeyed adds the sql path's run to the result of the pages' load.
