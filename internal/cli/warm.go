@@ -374,7 +374,7 @@ func (f *warmFlags) request(cmd *cobra.Command, opts *connection.Options, pace p
 	}
 	req := warm.Request{
 		Filter: filter, Method: f.method, DryRun: f.dryRun,
-		Plan:            warm.Options{Budget: budget, Order: f.order, Parallel: f.parallel, LOB: f.lob, SplitPages: f.splitPages, LockWaitTimeout: f.lockWaitTimeout, ByKey: f.byKey},
+		Plan:            warm.Options{Budget: budget, Order: f.order, Parallel: f.parallel, LOB: f.lob, SplitPages: f.splitPages, LockWaitTimeout: f.lockWaitTimeout, ByKey: f.byKey, ExpectTraffic: f.waitForServer != ""},
 		SplitPagesGiven: cmd.Flags().Changed("split-pages"),
 		Run: warm.RunOptions{
 			StatementTimeout: f.statementTimeout, LockWaitTimeout: f.lockWaitTimeout, MakeYoung: f.makeYoung, Pacing: pace, Verify: f.verify,

@@ -327,7 +327,9 @@ func captureManifest(ctx context.Context, conn *connection.Conn, schema, path st
 }
 
 // manifestWarm warms from a manifest as 'innowarm warm --from FILE --method M' does.
-func manifestWarm(ctx context.Context, conn *connection.Conn, path, method string, prog progress.Config, log *logx.Logger) (*Warmup, error) {
+// manifestWarm warms a manifest's pages as 'innowarm warm --from' does; underTraffic as
+// with --wait-for-server (queries arrive with the warm).
+func manifestWarm(ctx context.Context, conn *connection.Conn, path, method string, underTraffic bool, prog progress.Config, log *logx.Logger) (*Warmup, error) {
 	w := &Warmup{}
 	err := measureWarmup(ctx, conn, w, func() error {
 		mf, err := manifest.Load(path)
@@ -347,6 +349,7 @@ func manifestWarm(ctx context.Context, conn *connection.Conn, path, method strin
 			return err
 		}
 		po, ro := warmOptions(prog, nil)
+		po.ExpectTraffic = underTraffic
 		res, err := warm.FromManifest(ctx, conn, resolved, m, po, ro)
 		if err != nil {
 			return err

@@ -390,7 +390,7 @@ func (r *coldRun) scenario(ctx context.Context, id string, rep int) error {
 			return nil
 		}
 		path := r.res.Manifest.Path
-		warmup = func() (*Warmup, error) { return manifestWarm(ctx, r.conn, path, r.o.WarmMethod, prog, r.log) }
+		warmup = func() (*Warmup, error) { return manifestWarm(ctx, r.conn, path, r.o.WarmMethod, false, prog, r.log) }
 	}
 	if r.o.Repeat > 1 {
 		r.log.Infof("== scenario: %s (run %d of %d)", s.Label, rep, r.o.Repeat)

@@ -330,7 +330,7 @@ func (r *recRun) scenario(ctx context.Context, s *RecoveryScenario, round int) e
 		}
 		path := r.res.Manifest.Path
 		startWarm = func(ctx context.Context, conn *connection.Conn) (*Warmup, error) {
-			return manifestWarm(ctx, conn, path, r.o.WarmMethod, prog, quietLog)
+			return manifestWarm(ctx, conn, path, r.o.WarmMethod, true, prog, quietLog)
 		}
 	case RecoveryIndexes:
 		startWarm = func(ctx context.Context, conn *connection.Conn) (*Warmup, error) {

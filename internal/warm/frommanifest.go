@@ -551,7 +551,34 @@ func PlanFromManifest(ctx context.Context, conn *connection.Conn, full *Resolved
 	// the load leaves less than a tenth of the pool free.
 	tight := mp.totals.PagesFree-int64(len(req)) < mp.totals.PagesTotal/10
 	np.replaceStale = tight
-	np.tiers = hotnessTiers(req, tight, untilCoverage)
+	traffic := o.ExpectTraffic
+	why := "innowarm was started with the server (--wait-for-server)"
+	if !traffic && !untilCoverage && len(req) >= 4*1024 {
+		// Only a load long enough to be cut into tiers needs to know.
+		rate, err := sampleTraffic(ctx, conn, trafficWindow)
+		if err != nil {
+			return nil, err
+		}
+		traffic = rate >= trafficFloor
+		why = fmt.Sprintf("the server runs %.0f client statements/s", rate)
+	}
+	np.Order = chooseTierOrder(tight, untilCoverage, traffic)
+	np.tiers = hotnessTiers(req, np.Order)
+	np.Tiers = len(np.tiers)
+	var note string
+	switch {
+	case len(np.tiers) < 2:
+	case untilCoverage:
+		note = fmt.Sprintf("loads the manifest's pages hottest first in %d tiers: --until-coverage may stop the load early", len(np.tiers))
+	case traffic:
+		note = fmt.Sprintf("loads the manifest's pages hottest first in %d tiers: %s, and its queries need the hottest pages first", len(np.tiers), why)
+	default:
+		note = fmt.Sprintf("loads the manifest's pages coldest first in %d tiers: the pool will be nearly full, and the hottest pages, loaded last, stay youngest", len(np.tiers))
+	}
+	if note != "" {
+		res.Notes = append(res.Notes, note)
+		np.Notes = append(np.Notes, note)
+	}
 	mp.Native = np
 	return mp, nil
 }
@@ -814,6 +841,43 @@ func density(cat *catalog.Catalog, k TargetKey, manifestPages int64) float64 {
 	return 0
 }
 
+// tierOrder is how a native load of a manifest's pages is cut into tiers (hotnessTiers).
+type tierOrder int
+
+const (
+	// oneLoad: room to spare and nothing waiting for the pages: one load, sorted.
+	oneLoad tierOrder = iota
+	// coldestFirst: the pool will be tight: the hottest pages load last, to be the
+	// youngest when the workload starts evicting.
+	coldestFirst
+	// hottestFirst: queries are waiting for the pages (the server serves traffic, or will
+	// the moment it answers: --wait-for-server), or the load may stop early
+	// (--until-coverage): the pages the workload needs most go first.
+	hottestFirst
+)
+
+func (o tierOrder) String() string {
+	switch o {
+	case coldestFirst:
+		return "coldest first"
+	case hottestFirst:
+		return "hottest first"
+	}
+	return "by page number"
+}
+
+// chooseTierOrder: waiting queries come before the LRU order, since the traffic itself
+// makes the pages it reads young.
+func chooseTierOrder(tight, untilCoverage, traffic bool) tierOrder {
+	switch {
+	case untilCoverage || traffic:
+		return hottestFirst
+	case tight:
+		return coldestFirst
+	}
+	return oneLoad
+}
+
 // hotnessTiers cuts pages, hottest first, into the tiers a native load reads in turn. The
 // server's loader sorts what it is given by page number, and each page it reads pushes the
 // earlier ones towards the LRU list's tail: one load of every page would leave the lowest
@@ -822,19 +886,23 @@ func density(cat *catalog.Catalog, k TargetKey, manifestPages int64) float64 {
 // the manifest's order where it matters: on the make bench skewed workload (data 4x the
 // pool) the first pass after the load missed 10% fewer pages than after InnoDB's own load
 // of the same pages (4,998 against 5,551), for 0.15-0.3 s more loading of 240 MB, since
-// each tier waits for its reads to drain. With --until-coverage the hottest go first
-// instead: the load may stop early.
-func hotnessTiers(hottestFirst []PageID, tight, untilCoverage bool) [][]PageID {
-	const n, minTier = 4, 1024
-	if !(tight || untilCoverage) || len(hottestFirst) < n*minTier {
-		return [][]PageID{SortPages(slices.Clone(hottestFirst))}
+// each tier waits for its reads to drain. When queries wait for the pages (or the load may
+// stop early) the hottest eighth goes first: a load sorted by page number would serve the
+// hottest pages no sooner than the coldest, and the queries' own reads queue behind it.
+func hotnessTiers(pages []PageID, order tierOrder) [][]PageID {
+	n, minTier := 4, 1024
+	if order == hottestFirst {
+		n, minTier = 8, 512
 	}
-	size := (len(hottestFirst) + n - 1) / n
+	if order == oneLoad || len(pages) < n*minTier {
+		return [][]PageID{SortPages(slices.Clone(pages))}
+	}
+	size := (len(pages) + n - 1) / n
 	var tiers [][]PageID
-	for i := 0; i < len(hottestFirst); i += size {
-		tiers = append(tiers, SortPages(slices.Clone(hottestFirst[i:min(i+size, len(hottestFirst))])))
+	for i := 0; i < len(pages); i += size {
+		tiers = append(tiers, SortPages(slices.Clone(pages[i:min(i+size, len(pages))])))
 	}
-	if !untilCoverage {
+	if order == coldestFirst {
 		slices.Reverse(tiers)
 	}
 	return tiers

@@ -154,6 +154,10 @@ type NativePlan struct {
 	Notes        []string        `json:"notes"`
 	Manifest     *ManifestReport `json:"manifest,omitempty"`
 
+	// Order is how a manifest's pages are cut into tiers; Tiers how many (1: one load).
+	Order tierOrder `json:"-"`
+	Tiers int       `json:"tiers,omitempty"`
+
 	cat   *catalog.Catalog
 	tiers [][]PageID
 	res   *Result // what a run starts from: the targets, skips and the pool before

@@ -69,6 +69,10 @@ type Options struct {
 	// ByKey (warm --from) chooses how the manifest's indexes are warmed: auto, pages or sql
 	// (ByKeyModes).
 	ByKey string
+	// ExpectTraffic says queries will arrive with the warm (warm --wait-for-server): a native
+	// load of a manifest then puts the hottest pages first without sampling the server's
+	// statement rate.
+	ExpectTraffic bool
 }
 
 func (t *Target) key() TargetKey {
