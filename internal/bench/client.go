@@ -144,9 +144,14 @@ func (w *worker) runThreaded(ctx context.Context, spec roundSpec) {
 	p := w.r.p
 	prog := w.program(spec)
 	var detachedAt uint64
+	pace := newPacer(p.Rate, spec.clients, w.idx, time.Now())
 	for !w.st.stop.Load() {
 		expired := spec.deadline > 0 && w.expired(time.Now())
 		s, ok := prog.next(expired)
+		if !ok {
+			return
+		}
+		lag, ok := pace.wait(w.st, spec.deadline > 0, w.st.deadline)
 		if !ok {
 			return
 		}
@@ -175,6 +180,9 @@ func (w *worker) runThreaded(ctx context.Context, spec roundSpec) {
 			if w.failed(s.describe(), err) {
 				return
 			}
+			if s.event {
+				pace.eventDone()
+			}
 			prog.done(s, true)
 			continue
 		}
@@ -183,9 +191,61 @@ func (w *worker) runThreaded(ctx context.Context, spec roundSpec) {
 			if s.event {
 				ev = 1
 			}
-			w.rec.ok(d, ev)
+			w.rec.ok(d+lag, ev)
+		}
+		if s.event {
+			pace.eventDone()
 		}
 		prog.done(s, false)
+	}
+}
+
+// pacer schedules a client's events in an open-loop run (--rate): the client's share of
+// the rate, its first event offset so that the clients' schedules interleave. A client
+// behind its schedule starts its next event at once, and the time it was late counts in
+// that event's latency, as a queued request's wait does (no coordinated omission).
+type pacer struct {
+	interval time.Duration // 0: closed loop
+	next     time.Time     // the scheduled start of the client's next event
+	started  bool          // the current event has started (its lag is counted)
+}
+
+func newPacer(rate float64, clients, idx int, start time.Time) *pacer {
+	if rate <= 0 {
+		return &pacer{}
+	}
+	interval := time.Duration(float64(clients) / rate * float64(time.Second))
+	return &pacer{interval: interval, next: start.Add(time.Duration(float64(idx) / rate * float64(time.Second)))}
+}
+
+// wait holds the client until its event's scheduled start, for the event's first
+// statement; lag is how late the statement starts (0 for the event's later statements).
+// ok is false when the round stops, or its deadline comes, first.
+func (p *pacer) wait(st *roundState, timed bool, deadline time.Time) (lag time.Duration, ok bool) {
+	if p.interval == 0 || p.started {
+		return 0, true
+	}
+	p.started = true
+	for {
+		now := time.Now()
+		if !now.Before(p.next) {
+			return now.Sub(p.next), true
+		}
+		if timed && !p.next.Before(deadline) {
+			return 0, false
+		}
+		if st.stop.Load() {
+			return 0, false
+		}
+		time.Sleep(min(p.next.Sub(now), 50*time.Millisecond))
+	}
+}
+
+// eventDone moves the schedule to the client's next event.
+func (p *pacer) eventDone() {
+	if p.interval > 0 {
+		p.next = p.next.Add(p.interval)
+		p.started = false
 	}
 }
 

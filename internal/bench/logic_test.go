@@ -318,3 +318,37 @@ func TestLevelAveragesWholeMilliseconds(t *testing.T) {
 		t.Errorf("avg %.3f min %.3f max %.3f per client %d", l.AvgSeconds, l.MinSeconds, l.MaxSeconds, l.QueriesPerClient)
 	}
 }
+
+// TestPacerSchedule: an open-loop client's events are its share of the rate apart, the
+// clients' first events interleave, a late event reports how late it starts, and a
+// schedule past the round's deadline ends the client.
+func TestPacerSchedule(t *testing.T) {
+	start := time.Now()
+	p := newPacer(100, 4, 2, start) // 100/s over 4 clients: each every 40 ms; client 2 starts at 20 ms
+	if p.interval != 40*time.Millisecond || !p.next.Equal(start.Add(20*time.Millisecond)) {
+		t.Fatalf("interval %s, first event at +%s: want 40ms and +20ms", p.interval, p.next.Sub(start))
+	}
+	st := &roundState{}
+	p.next = time.Now().Add(-time.Second) // a second behind its schedule
+	lag, ok := p.wait(st, false, time.Time{})
+	if !ok || lag < time.Second {
+		t.Errorf("a late event: lag %s ok %v, want >= 1s", lag, ok)
+	}
+	if again, _ := p.wait(st, false, time.Time{}); again != 0 {
+		t.Errorf("the event's second statement waits again: lag %s", again)
+	}
+	before := p.next
+	p.eventDone()
+	if p.next.Sub(before) != p.interval || p.started {
+		t.Errorf("eventDone moved the schedule by %s", p.next.Sub(before))
+	}
+	p.next = time.Now().Add(time.Hour)
+	if _, ok := p.wait(st, true, time.Now().Add(time.Second)); ok {
+		t.Errorf("an event scheduled after the deadline runs")
+	}
+	if closed := newPacer(0, 4, 2, start); closed.interval != 0 {
+		t.Errorf("no rate: interval %s", closed.interval)
+	} else if lag, ok := closed.wait(st, false, time.Time{}); lag != 0 || !ok {
+		t.Errorf("closed loop waits: %s %v", lag, ok)
+	}
+}

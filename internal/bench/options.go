@@ -57,8 +57,13 @@ type Options struct {
 	NumberOfQueries uint64
 	Time            time.Duration
 	Events          uint64
-	Commit          int
-	Detach          int
+	// Rate (--rate) makes a --workload run open loop: this many events per second, all
+	// clients together, each started at its scheduled time whether or not earlier ones
+	// have finished; its latency counts from that time (sysbench's --rate). 0: each client
+	// runs its next event the moment the last one ends (closed loop).
+	Rate   float64
+	Commit int
+	Detach int
 
 	// Where.
 	Schema      string
@@ -247,6 +252,15 @@ func NewPlan(o Options) (*Plan, error) {
 	if o.Dist != "" && p.Mode != ModeWorkload {
 		return nil, usagef("--dist applies to --workload runs")
 	}
+	if o.Rate < 0 {
+		return nil, exitcode.BadValue("Rate", "must not be negative, got %g", o.Rate)
+	}
+	if o.Rate > 0 && p.Mode != ModeWorkload {
+		return nil, usagef("--rate applies to --workload runs")
+	}
+	if o.Rate > 0 && o.IOMode == IOLoop {
+		return nil, usagef("--io loop runs closed loop only: leave --io out with --rate")
+	}
 	if o.Events > 0 && p.Mode != ModeWorkload {
 		return nil, usagef("--events applies to --workload runs; mysqlslap-style runs count queries with --number-of-queries")
 	}
@@ -407,6 +421,9 @@ func (p *Plan) buildWorkload() error {
 	}
 	if p.Time == 0 && p.Events == 0 {
 		p.Time = 10 * time.Second // sysbench's default
+	}
+	if p.Rate > 0 {
+		p.Notes = append(p.Notes, fmt.Sprintf("open loop: %g events/s, all clients together; each event's latency counts from its scheduled start", p.Rate))
 	}
 	return nil
 }

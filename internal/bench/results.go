@@ -215,6 +215,7 @@ type Report struct {
 	Server   string   `json:"server"`
 	LoadType string   `json:"load_type"`
 	Dist     string   `json:"dist,omitempty"`
+	Rate     float64  `json:"rate,omitempty"` // --rate: events/s asked, open loop
 	Tables   []string `json:"tables,omitempty"`
 	Rows     []int64  `json:"rows,omitempty"`
 	Runs     []*Level `json:"runs"`

@@ -39,7 +39,7 @@ func (r *runner) chooseIO(clients int) {
 	d.loop, d.blocking, d.raw = false, false, false
 	switch mode := r.p.IOMode; {
 	case mode == IONetpoll || !blockingIOSupported:
-	case mode == IOLoop && loopSupported && !tls && r.p.Detach == 0:
+	case mode == IOLoop && loopSupported && !tls && r.p.Detach == 0 && r.p.Rate == 0:
 		d.loop, d.blocking, d.raw = true, true, true
 	case mode == IODriver:
 		d.blocking = clients <= 1024 // the runtime's limit on GOMAXPROCS

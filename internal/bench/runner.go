@@ -35,6 +35,7 @@ func Run(ctx context.Context, p *Plan, env Env) (*Report, error) {
 	r.report = &Report{Tool: "innowarm bench", Mode: p.Mode.String(), Schema: p.Schema, Server: env.Admin.Server.String(), LoadType: p.LoadTypeName()}
 	if p.Mode == ModeWorkload {
 		r.report.Dist = p.Key.String()
+		r.report.Rate = p.Rate
 	}
 	defer r.close()
 	err := r.run(ctx)
