@@ -352,3 +352,23 @@ func TestPacerSchedule(t *testing.T) {
 		t.Errorf("closed loop waits: %s %v", lag, ok)
 	}
 }
+
+func TestIntervalSlowerThan(t *testing.T) {
+	h := newHist()
+	for range 90 {
+		record(h, time.Millisecond)
+	}
+	for range 10 {
+		record(h, 50*time.Millisecond)
+	}
+	iv := Interval{Latency: h}
+	if n := iv.SlowerThan(10 * time.Millisecond); n != 10 {
+		t.Errorf("%d queries slower than 10 ms, want 10", n)
+	}
+	if n := iv.SlowerThan(100 * time.Millisecond); n != 0 {
+		t.Errorf("%d queries slower than 100 ms, want 0", n)
+	}
+	if n := (Interval{}).SlowerThan(time.Millisecond); n != 0 {
+		t.Errorf("no histogram: %d", n)
+	}
+}

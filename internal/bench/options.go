@@ -81,6 +81,11 @@ type Options struct {
 	IgnoreErrors   bool
 
 	IOMode string
+
+	// KeepIntervalHistograms keeps each --report-interval's latency histogram in
+	// Interval.Latency, for a caller in the same process (experiment recovery counts the
+	// queries slower than a bound it learns after the run).
+	KeepIntervalHistograms bool
 }
 
 // Defaults returns mysqlslap's defaults.

@@ -21,6 +21,23 @@ type Interval struct {
 	P99       float64 `json:"p99_ms"`
 	Max       float64 `json:"max_ms"`
 	Errors    int64   `json:"errors"`
+	// Latency is the interval's histogram (nanoseconds), with KeepIntervalHistograms.
+	Latency *hdr.Histogram `json:"-"`
+}
+
+// SlowerThan counts the interval's queries slower than d, at the histogram's resolution
+// (three significant digits); 0 without KeepIntervalHistograms.
+func (iv Interval) SlowerThan(d time.Duration) int64 {
+	if iv.Latency == nil {
+		return 0
+	}
+	var n int64
+	for _, b := range iv.Latency.Distribution() {
+		if b.From > int64(d) {
+			n += b.Count
+		}
+	}
+	return n
 }
 
 // reporter collects the clients' recorders at every interval and at the end.
@@ -90,6 +107,9 @@ func (rp *reporter) collect(final bool) {
 	}
 	if rp.r.p.Mode == ModeWorkload {
 		iv.Events, iv.EPS = ev, float64(ev)/secs
+	}
+	if rp.r.p.KeepIntervalHistograms {
+		iv.Latency = hdr.Import(rp.iv.Export())
 	}
 	rp.intervals = append(rp.intervals, iv)
 	rp.r.env.Sink.interval(rp.r.p, iv)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -348,7 +349,9 @@ sequential read speed, measured on the table's file in the same run.`,
 	f.bind(cmd, "recovery", "256M")
 	fl := cmd.Flags()
 	fl.Int64Var(&o.Rows, "rows", 3_000_000, "rows of sbtest1 (about 230 bytes each: make it several times the pool)")
-	fl.IntVar(&o.Clients, "clients", 8, "closed-loop clients of the traffic")
+	fl.IntVar(&o.Clients, "clients", 8, "clients of the traffic")
+	var rate string
+	fl.StringVar(&rate, "rate", "", "open-loop traffic: point selects per second, or N% of the hot throughput a closed-loop run measures first (e.g. 50%); default: closed loop")
 	fl.StringVar(&o.Dist, "dist", "pareto", "key distribution of the point selects: uniform, zipf[:S], pareto[:H], hotset:ROWS_PCT:ACCESS_PCT")
 	fl.DurationVar(&o.Duration, "duration", 60*time.Second, "traffic after each restart")
 	fl.DurationVar(&o.HotDuration, "hot-duration", 20*time.Second, "traffic after each window, on the recovered server: that run's hot level")
@@ -357,6 +360,10 @@ sequential read speed, measured on the table's file in the same run.`,
 	fl.StringSliceVar(&scenarios, "scenarios", nil, "run only these scenarios besides cold: "+strings.Join(experiment.RecoveryScenarios[1:], ","))
 	cmd.RunE = f.runE("recovery", true, func() error {
 		o.Scenarios = scenarios
+		var err error
+		if o.Rate, o.RateOfHot, err = parseRate(rate); err != nil {
+			return err
+		}
 		return experiment.ValidateRecovery(o)
 	}, func(ctx context.Context, t *experiment.Target, dir string, log *logx.Logger, prog progress.Config) (experiment.Result, error) {
 		o.Schema, o.KeepData, o.Dir, o.Progress, o.Log = f.schema, f.keepData, dir, prog, log
@@ -368,4 +375,24 @@ sequential read speed, measured on the table's file in the same run.`,
 		return res, nil
 	})
 	return cmd
+}
+
+// parseRate reads recovery's --rate: "" (closed loop), a rate ("4000") or a share of the
+// hot throughput ("50%").
+func parseRate(s string) (rate, ofHot float64, err error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0, 0, nil
+	}
+	pct, isPct := strings.CutSuffix(s, "%")
+	v, perr := strconv.ParseFloat(pct, 64)
+	switch {
+	case perr != nil || v <= 0 || math.IsInf(v, 0) || math.IsNaN(v):
+		return 0, 0, usagef("--rate %q: give point selects per second (4000) or a share of the hot throughput (50%%)", s)
+	case isPct && v > 100:
+		return 0, 0, usagef("--rate %q: a share of the hot throughput is at most 100%%", s)
+	case isPct:
+		return 0, v / 100, nil
+	}
+	return v, 0, nil
 }

@@ -48,9 +48,14 @@ var recoveryLabels = map[string]string{
 // RecoveryOptions configure the recovery experiment.
 type RecoveryOptions struct {
 	Schema  string
-	Rows    int64  // rows of sbtest1: make it several times the pool
-	Clients int    // closed-loop clients of the traffic
-	Dist    string // key distribution of the point selects (bench --dist)
+	Rows    int64 // rows of sbtest1: make it several times the pool
+	Clients int   // clients of the traffic
+	// Rate makes the traffic open loop: this many point selects per second, whatever the
+	// server's speed (bench --rate); RateOfHot the same as a share of the hot throughput,
+	// measured first by a closed-loop run. Neither: closed loop, the clients at full speed.
+	Rate      float64
+	RateOfHot float64
+	Dist      string // key distribution of the point selects (bench --dist)
 	// Duration is how long each scenario's traffic runs after the server answers: long
 	// enough for a cold server to get hot.
 	Duration time.Duration
@@ -78,6 +83,10 @@ type RecoveryParams struct {
 	Schema      string  `json:"schema"`
 	WarmMethod  string  `json:"warm_method"`
 	Traffic     string  `json:"traffic"`
+	// Rate is the open loop's point selects per second (0: closed loop); CalibratedQPS the
+	// closed-loop hot throughput a --rate N% was taken of.
+	Rate          float64 `json:"rate_per_s,omitempty"`
+	CalibratedQPS float64 `json:"calibrated_hot_qps,omitempty"`
 }
 
 // RecoveryRun is one restart under traffic.
@@ -178,6 +187,10 @@ func ValidateRecovery(o RecoveryOptions) error {
 		return exitcode.BadValue("HotDuration", "%s: use 2s or more", o.HotDuration)
 	case o.Rounds < 1 || o.Rounds > 50:
 		return exitcode.BadValue("Rounds", "%d: use 1 to 50", o.Rounds)
+	case o.Rate < 0 || o.RateOfHot < 0 || o.RateOfHot > 1:
+		return exitcode.BadValue("Rate", "give queries per second, or a share of the hot throughput from 1%% to 100%%")
+	case o.Rate > 0 && o.RateOfHot > 0:
+		return exitcode.BadValue("Rate", "give a rate or a share of the hot throughput, not both")
 	}
 	if _, err := bench.ParseDist(o.Dist); err != nil {
 		return err
@@ -205,6 +218,43 @@ type recRun struct {
 	dumps  map[int]*innodbDump
 	// hotPool is the hot pool's data pages, the level PoolT90 is measured by.
 	hotPool int64
+	// rate is the open loop's point selects per second; 0: closed loop.
+	rate float64
+}
+
+// openLoop sets the traffic's rate: as given, or the share of the hot throughput of a
+// closed-loop run as long as a scenario's (the server's own traffic warms it first).
+func (r *recRun) openLoop(ctx context.Context) error {
+	o := r.o
+	if o.RateOfHot > 0 {
+		r.log.Infof("calibrating: closed-loop traffic for %s to measure the hot throughput the open loop's rate is %.0f%% of", o.Duration+o.HotDuration, 100*o.RateOfHot)
+		rep, err := r.traffic(ctx, o.Duration+o.HotDuration)
+		if err != nil {
+			return fmt.Errorf("calibrate the open loop's rate: %w", err)
+		}
+		var tail []RecoveryPoint
+		for _, p := range curveOf(rep, time.Time{}) {
+			if p.T-p.Len/2 > o.Duration.Seconds() {
+				tail = append(tail, p)
+			}
+		}
+		hot := hotLevel(tail)
+		if hot.QPS <= 0 {
+			return errors.New("calibrate the open loop's rate: the closed-loop run measured no throughput")
+		}
+		r.res.Params.CalibratedQPS = hot.QPS
+		r.rate = o.RateOfHot * hot.QPS
+		r.log.Infof("hot throughput %.0f qps (closed loop, %d clients): the open loop runs %.0f point selects/s", hot.QPS, o.Clients, r.rate)
+	}
+	if r.rate > 0 {
+		r.res.Params.Rate = r.rate
+		r.res.Params.Traffic = fmt.Sprintf("open loop: %.0f point selects/s", r.rate)
+		if o.RateOfHot > 0 {
+			r.res.Params.Traffic += fmt.Sprintf(" (%.0f%% of the %.0f qps a closed loop served hot)", 100*o.RateOfHot, r.res.Params.CalibratedQPS)
+		}
+		r.res.Params.Traffic += fmt.Sprintf(" over %d clients (innowarm bench --workload point-select --rate --dist %s), each query's latency counted from its scheduled start, from the moment the server answers", o.Clients, o.Dist)
+	}
+	return nil
 }
 
 // Recovery restarts the server cold under live traffic, scenario after scenario, and
@@ -239,6 +289,7 @@ func Recovery(ctx context.Context, t *Target, o RecoveryOptions) (*RecoveryResul
 	r.res = &RecoveryResult{Header: h, Params: RecoveryParams{Rows: o.Rows, Clients: o.Clients, Dist: o.Dist, Duration: o.Duration.Seconds(),
 		HotDuration: o.HotDuration.Seconds(), Rounds: o.Rounds, Schema: o.Schema, WarmMethod: o.WarmMethod,
 		Traffic: fmt.Sprintf("closed loop: %d clients of point selects (innowarm bench --workload point-select --dist %s), from the moment the server answers", o.Clients, o.Dist)}}
+	r.rate = o.Rate
 	t0 := time.Now()
 	defer r.res.finish(t0)
 	r.native = warm.CheckNative(ctx, r.conn)
@@ -267,6 +318,9 @@ func Recovery(ctx context.Context, t *Target, o RecoveryOptions) (*RecoveryResul
 	log.Infof("sbtest1: %s rows, %s pages (%s); pool %s (%s pages): the table is %.1f times the pool",
 		commas(o.Rows), commas(r.res.Data.Pages), fmtBytes(r.res.Data.Bytes), fmtBytes(r.res.PoolBytes), commas(r.res.PoolPages), float64(r.res.Data.Pages)/float64(max(r.res.PoolPages, 1)))
 	r.res.Disk = r.measureDisk(ctx)
+	if err := r.openLoop(ctx); err != nil {
+		return r.res, err
+	}
 	for _, id := range RecoveryScenarios {
 		if r.wanted(id) {
 			r.res.Scenarios = append(r.res.Scenarios, &RecoveryScenario{ID: id, Label: recoveryLabels[id]})
@@ -347,6 +401,9 @@ func (r *recRun) scenario(ctx context.Context, s *RecoveryScenario, round int) e
 	m := run.Metrics
 	r.log.Infof("%s: lost %.1f s, t50 %s, t95 %s, first 5 s %.0f%% of hot, worst p95 %.2f ms; hot %.0f qps (seconds vary by %.1f%%)%s",
 		s.Label, m.Lost, tText(m.T50), tText(m.T95), 100*m.Served5, m.WorstP95, run.HotLevel.QPS, 100*run.HotLevel.Noise, warmText(run.Warm))
+	if r.rate > 0 {
+		r.log.Infof("%s: p95 within 1.5x hot (%.2f ms) from %s; %d queries slower than %.1f ms (10x hot p95)", s.Label, run.HotLevel.P95, tText(m.P95Settled), m.Slow, m.SlowMs)
+	}
 	if s.ID == RecoveryCold && round == 1 {
 		// The cold run left the pool as the traffic wants it: keep what the warm-ups load.
 		if err := r.keepHotSet(ctx); err != nil {
@@ -409,6 +466,7 @@ func (r *recRun) traffic(ctx context.Context, d time.Duration) (*bench.Report, e
 	o.Workload, o.Schema, o.Dist, o.Tables = bench.WorkloadPointSelect, r.o.Schema, r.o.Dist, 1
 	o.ConcurrencySpec, o.Time, o.ReportInterval = fmt.Sprint(r.o.Clients), d, time.Second
 	o.IgnoreErrors = true
+	o.Rate, o.KeepIntervalHistograms = r.rate, r.rate > 0
 	plan, err := bench.NewPlan(o)
 	if err != nil {
 		return nil, err
@@ -442,7 +500,7 @@ func curveOf(rep *bench.Report, answered time.Time) []RecoveryPoint {
 			// The stub of an interval the clients ended in: too short for a rate.
 			continue
 		}
-		out = append(out, RecoveryPoint{T: offset + iv.Elapsed, Len: iv.Seconds, QPS: iv.QPS, P95: iv.P95})
+		out = append(out, RecoveryPoint{T: offset + iv.Elapsed, Len: iv.Seconds, QPS: iv.QPS, P95: iv.P95, iv: iv})
 	}
 	return out
 }
@@ -519,6 +577,9 @@ func (r *recRun) underTraffic(ctx context.Context, beforeStart func() error, sta
 	}
 	run.HotLevel = hotLevel(run.hotTail)
 	run.Metrics = recoveryMetrics(run.Curve, run.HotLevel.QPS)
+	if r.rate > 0 {
+		openLoopMetrics(&run.Metrics, run.Curve, run.HotLevel.P95)
+	}
 	run.Errors = rep.Runs[0].Errors
 	if r.conn, err = r.t.Connect(ctx); err != nil {
 		return nil, fmt.Errorf("reconnect after the run: %w", err)
@@ -625,13 +686,17 @@ func (r *recRun) summarize() {
 		if len(s.Runs) == 0 {
 			continue
 		}
-		var t50, t95, lost, worst, served, pool []float64
+		var t50, t95, lost, worst, served, pool, settled, slow, slowMs []float64
 		for _, rn := range s.Runs {
 			m := rn.Metrics
 			t50, t95, lost, worst, served = append(t50, m.T50), append(t95, m.T95), append(lost, m.Lost), append(worst, m.WorstP95), append(served, m.Served5)
+			settled, slow, slowMs = append(settled, m.P95Settled), append(slow, float64(m.Slow)), append(slowMs, m.SlowMs)
 			pool = append(pool, poolTime(rn.Pool, 0.9*float64(r.hotPool)))
 		}
 		s.Median = RecoveryMetrics{T50: medianTime(t50), T95: medianTime(t95), Lost: medianOf(lost), WorstP95: medianOf(worst), Served5: medianOf(served), Window: s.Runs[0].Metrics.Window}
+		if r.rate > 0 {
+			s.Median.P95Settled, s.Median.Slow, s.Median.SlowMs = medianTime(settled), int64(medianOf(slow)), medianOf(slowMs)
+		}
 		s.PoolT90 = medianTime(pool)
 		for i, rn := range s.Runs {
 			if rn.Metrics.Lost == s.Median.Lost {

@@ -3,6 +3,9 @@ package experiment
 import (
 	"math"
 	"slices"
+	"time"
+
+	"github.com/innowarm/innowarm/internal/bench"
 )
 
 // RecoveryPoint is one interval of traffic after a restart.
@@ -11,6 +14,10 @@ type RecoveryPoint struct {
 	Len float64 `json:"len_s"`
 	QPS float64 `json:"qps"`
 	P95 float64 `json:"p95_ms"`
+	// Slow counts the interval's queries slower than 10x the hot p95 (open loop only).
+	Slow int64 `json:"slow,omitempty"`
+
+	iv bench.Interval // the interval it was made of, with its latency histogram
 }
 
 // RecoveryMetrics say how fast a restarted server got its throughput back and what its
@@ -30,6 +37,37 @@ type RecoveryMetrics struct {
 	// WorstP95 is the highest p95 of any second.
 	WorstP95 float64 `json:"worst_p95_ms"`
 	Window   float64 `json:"window_s"`
+	// Open loop (a fixed arrival rate) only: P95Settled is when p95 came to stay within
+	// 1.5x the hot p95 (each second's p95 taken as the median of it and its neighbours;
+	// -1: not within the window), Slow the queries slower than 10x the hot p95
+	// (SlowMs), the users' worst waits.
+	P95Settled float64 `json:"p95_settled_s,omitempty"`
+	Slow       int64   `json:"slow_queries,omitempty"`
+	SlowMs     float64 `json:"slow_ms,omitempty"`
+}
+
+// openLoopMetrics adds the open-loop figures to m: the curve's latency against the hot
+// p95 (ms).
+func openLoopMetrics(m *RecoveryMetrics, curve []RecoveryPoint, hotP95 float64) {
+	if hotP95 <= 0 || len(curve) == 0 {
+		return
+	}
+	m.SlowMs = 10 * hotP95
+	bound := time.Duration(m.SlowMs * float64(time.Millisecond))
+	m.Slow = 0
+	for i := range curve {
+		curve[i].Slow = curve[i].iv.SlowerThan(bound)
+		m.Slow += curve[i].Slow
+	}
+	p95s := make([]RecoveryPoint, len(curve))
+	for i, p := range curve {
+		// timeToStay wants a level to stay above: the negated p95 stays above -1.5x hot.
+		p95s[i] = RecoveryPoint{T: p.T, Len: p.Len, QPS: -p.P95}
+	}
+	m.P95Settled = timeToStay(p95s, -1.5*hotP95)
+	if m.P95Settled < 0 {
+		m.P95Settled = -1
+	}
 }
 
 // recoveryMetrics measures a curve against the hot throughput.

@@ -31,8 +31,22 @@ func (r *RecoveryResult) Table() report.Table {
 		if len(ws) > 0 {
 			warm = fmt.Sprintf("%.1f", medianOf(ws))
 		}
-		t.Rows = append(t.Rows, []string{s.Label, fmt.Sprint(len(s.Runs)), fmt.Sprintf("%.1f", m.Lost), timeCell(m.T50, m.Window), timeCell(m.T95, m.Window),
-			fmt.Sprintf("%.0f", 100*m.Served5), msec(m.WorstP95), timeCell(s.PoolT90, m.Window), warm})
+		row := []string{s.Label, fmt.Sprint(len(s.Runs)), fmt.Sprintf("%.1f", m.Lost), timeCell(m.T50, m.Window), timeCell(m.T95, m.Window),
+			fmt.Sprintf("%.0f", 100*m.Served5), msec(m.WorstP95), timeCell(s.PoolT90, m.Window), warm}
+		if r.Params.Rate > 0 {
+			row = append(row, timeCell(m.P95Settled, m.Window), commas(m.Slow))
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	if r.Params.Rate > 0 {
+		// Open loop: throughput follows the arrivals; what users lose is latency.
+		t.Header = append(t.Header, "p95 within 1.5× hot (s)", "queries > 10× hot p95")
+		for i, row := range t.Rows {
+			for len(row) < len(t.Header) {
+				row = append(row, "")
+			}
+			t.Rows[i] = row
+		}
 	}
 	return t
 }

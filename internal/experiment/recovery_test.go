@@ -2,6 +2,7 @@ package experiment_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -77,4 +78,56 @@ func TestRecoveryEvents(t *testing.T) {
 		t.Errorf("the cold run has a warm")
 	}
 	checkReport(t, res, "recovery-curve")
+}
+
+// TestRecoveryOpenLoop: with --rate 50% the experiment first measures the hot throughput
+// closed loop, then restarts under traffic that arrives at half of it whatever the
+// server's speed: the traffic never runs ahead of its schedule, and each run reports when
+// its p95 settled and how many queries were slower than 10x the hot p95.
+func TestRecoveryOpenLoop(t *testing.T) {
+	const duration = 2 * time.Second
+	res, err := experiment.Recovery(context.Background(), target(t), experiment.RecoveryOptions{
+		Schema: "exp_recovery_open", Rows: 20_000, Clients: 4, Dist: "pareto", Duration: duration, HotDuration: 2 * time.Second,
+		Rounds: 1, Scenarios: []string{}, RateOfHot: 0.5, Dir: sandboxtest.Dir(t), Progress: quiet(),
+	})
+	defer sandboxtest.Reconnect(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := res.Params
+	if p.CalibratedQPS <= 0 || p.Rate != 0.5*p.CalibratedQPS || !strings.HasPrefix(p.Traffic, "open loop") {
+		t.Fatalf("rate %.1f of a calibrated %.1f qps (%s)", p.Rate, p.CalibratedQPS, p.Traffic)
+	}
+	if len(res.Scenarios) != 1 || len(res.Scenarios[0].Runs) != 1 {
+		t.Fatalf("scenarios %+v", res.Scenarios)
+	}
+	run := res.Scenarios[0].Runs[0]
+	if len(run.Curve) == 0 {
+		t.Fatal("no curve")
+	}
+	// Open loop: by the end of the window at most the schedule's queries ran (plus each
+	// client's first, and the intervals' rounding).
+	var served float64
+	for _, pt := range run.Curve {
+		served += pt.QPS * pt.Len
+	}
+	last := run.Curve[len(run.Curve)-1]
+	if limit := p.Rate*last.T*1.05 + 4 + 1; served > limit {
+		t.Errorf("%.0f queries by %.2f s at %.1f/s: more than the schedule's %.0f", served, last.T, p.Rate, limit)
+	}
+	m := run.Metrics
+	if run.HotLevel.P95 <= 0 || m.SlowMs != 10*run.HotLevel.P95 || m.Slow < 0 || (m.P95Settled != -1 && (m.P95Settled < 0 || m.P95Settled > m.Window)) {
+		t.Errorf("open-loop metrics %+v (hot p95 %.3f ms)", m, run.HotLevel.P95)
+	}
+	var sum int64
+	for _, pt := range run.Curve {
+		sum += pt.Slow
+	}
+	if sum != m.Slow {
+		t.Errorf("the curve's slow queries add up to %d, the metrics say %d", sum, m.Slow)
+	}
+	tbl := res.Table()
+	if h := tbl.Header; h[len(h)-1] != "queries > 10× hot p95" || len(tbl.Rows[0]) != len(h) {
+		t.Errorf("table header %v, row %v", h, tbl.Rows[0])
+	}
 }
