@@ -31,11 +31,11 @@ const (
 	RecoveryInnoDB100 = "innodb-load-100"   // the same, dump_pct 100
 	RecoverySnapshot  = "innowarm-snapshot" // innowarm warm --from a snapshot, started with the server
 	RecoveryIndexes   = "innowarm-indexes"  // innowarm warm of the schema's indexes, started with the server
+	RecoveryFailover  = "follow-failover"   // a standby kept by innowarm follow takes the traffic over
 )
 
-// RecoveryScenarios lists every scenario id. A standby kept by 'follow' and promoted is not
-// among them yet.
-var RecoveryScenarios = []string{RecoveryCold, RecoveryInnoDB25, RecoveryInnoDB100, RecoverySnapshot, RecoveryIndexes}
+// RecoveryScenarios lists every scenario id.
+var RecoveryScenarios = []string{RecoveryCold, RecoveryInnoDB25, RecoveryInnoDB100, RecoverySnapshot, RecoveryIndexes, RecoveryFailover}
 
 var recoveryLabels = map[string]string{
 	RecoveryCold:      "cold",
@@ -43,6 +43,7 @@ var recoveryLabels = map[string]string{
 	RecoveryInnoDB100: "InnoDB load at startup, dump_pct 100",
 	RecoverySnapshot:  "innowarm warm --from snapshot",
 	RecoveryIndexes:   "innowarm warm (indexes)",
+	RecoveryFailover:  "standby kept by innowarm follow, promoted",
 }
 
 // RecoveryOptions configure the recovery experiment.
@@ -100,6 +101,7 @@ type RecoveryRun struct {
 	Pool       []PoolPoint     `json:"pool,omitempty"`
 	Metrics    RecoveryMetrics `json:"metrics"`
 	Warm       *RecoveryWarm   `json:"warm,omitempty"`
+	Follow     *FailoverFollow `json:"follow,omitempty"`             // follow-failover: what follow did before
 	LoadStatus string          `json:"server_load_status,omitempty"` // Innodb_buffer_pool_load_status at the end
 	Errors     int64           `json:"query_errors,omitempty"`
 
@@ -220,6 +222,8 @@ type recRun struct {
 	hotPool int64
 	// rate is the open loop's point selects per second; 0: closed loop.
 	rate float64
+	// standby is follow-failover's second sandbox, made at its first run.
+	standby *sandbox.Sandbox
 }
 
 // openLoop sets the traffic's rate: as given, or the share of the hot throughput of a
@@ -286,6 +290,7 @@ func Recovery(ctx context.Context, t *Target, o RecoveryOptions) (*RecoveryResul
 	}
 	r := &recRun{t: t, o: o, log: log, conn: conn, dumps: map[int]*innodbDump{}}
 	defer func() { r.conn.Close() }()
+	defer r.dropStandby()
 	r.res = &RecoveryResult{Header: h, Params: RecoveryParams{Rows: o.Rows, Clients: o.Clients, Dist: o.Dist, Duration: o.Duration.Seconds(),
 		HotDuration: o.HotDuration.Seconds(), Rounds: o.Rounds, Schema: o.Schema, WarmMethod: o.WarmMethod,
 		Traffic: fmt.Sprintf("closed loop: %d clients of point selects (innowarm bench --workload point-select --dist %s), from the moment the server answers", o.Clients, o.Dist)}}
@@ -390,9 +395,21 @@ func (r *recRun) scenario(ctx context.Context, s *RecoveryScenario, round int) e
 		startWarm = func(ctx context.Context, conn *connection.Conn) (*Warmup, error) {
 			return innowarmWarm(ctx, conn, r.o.Schema, r.o.WarmMethod, prog, quietLog)
 		}
+	case RecoveryFailover:
+		if r.t.Sandbox == nil {
+			s.Skipped = "needs a sandbox: the standby is a second sandbox holding a physical copy of the primary's data"
+			r.log.Infof("skipped %s: %s", s.Label, s.Skipped)
+			return nil
+		}
 	}
 	r.log.Infof("== %s (round %d of %d)", s.Label, round, r.o.Rounds)
-	run, err := r.underTraffic(ctx, beforeStart, startWarm)
+	var run *RecoveryRun
+	var err error
+	if s.ID == RecoveryFailover {
+		run, err = r.failover(ctx)
+	} else {
+		run, err = r.underTraffic(ctx, beforeStart, startWarm)
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", s.Label, err)
 	}
@@ -460,8 +477,14 @@ func (r *recRun) keepHotSet(ctx context.Context) error {
 	return nil
 }
 
-// traffic runs the closed-loop point selects for d on a connection of its own.
+// traffic runs the point selects on the server for d.
 func (r *recRun) traffic(ctx context.Context, d time.Duration) (*bench.Report, error) {
+	return r.trafficOn(ctx, r.t.Opts, d)
+}
+
+// trafficOn runs the point selects (closed loop, or open at r.rate) for d on the server
+// at opts, on connections of their own.
+func (r *recRun) trafficOn(ctx context.Context, opts connection.Options, d time.Duration) (*bench.Report, error) {
 	o := bench.Defaults()
 	o.Workload, o.Schema, o.Dist, o.Tables = bench.WorkloadPointSelect, r.o.Schema, r.o.Dist, 1
 	o.ConcurrencySpec, o.Time, o.ReportInterval = fmt.Sprint(r.o.Clients), d, time.Second
@@ -471,7 +494,7 @@ func (r *recRun) traffic(ctx context.Context, d time.Duration) (*bench.Report, e
 	if err != nil {
 		return nil, err
 	}
-	admin, err := r.t.Connect(ctx)
+	admin, err := connection.Open(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -557,7 +580,7 @@ func (r *recRun) underTraffic(ctx context.Context, beforeStart func() error, sta
 	sampled.Add(1)
 	go func() {
 		defer sampled.Done()
-		run.Pool, run.LoadStatus = r.samplePool(ctx, answered, done)
+		run.Pool, run.LoadStatus = r.samplePool(ctx, r.t.Opts, answered, done)
 	}()
 	rep, err := r.traffic(ctx, r.o.Duration+r.o.HotDuration)
 	close(done)
@@ -567,20 +590,7 @@ func (r *recRun) underTraffic(ctx context.Context, beforeStart func() error, sta
 	}
 	cancelWarm()
 	warmDone.Wait()
-	window := r.o.Duration.Seconds()
-	for _, p := range curveOf(rep, answered) {
-		if p.T-p.Len/2 <= window { // most of the interval lies in the window
-			run.Curve = append(run.Curve, p)
-		} else {
-			run.hotTail = append(run.hotTail, p)
-		}
-	}
-	run.HotLevel = hotLevel(run.hotTail)
-	run.Metrics = recoveryMetrics(run.Curve, run.HotLevel.QPS)
-	if r.rate > 0 {
-		openLoopMetrics(&run.Metrics, run.Curve, run.HotLevel.P95)
-	}
-	run.Errors = rep.Runs[0].Errors
+	r.measureRun(run, rep, answered)
 	if r.conn, err = r.t.Connect(ctx); err != nil {
 		return nil, fmt.Errorf("reconnect after the run: %w", err)
 	}
@@ -600,10 +610,29 @@ func (r *recRun) underTraffic(ctx context.Context, beforeStart func() error, sta
 	return run, nil
 }
 
+// measureRun cuts the traffic's seconds into the run's window and its hot level, and
+// measures the window against that level.
+func (r *recRun) measureRun(run *RecoveryRun, rep *bench.Report, answered time.Time) {
+	window := r.o.Duration.Seconds()
+	for _, p := range curveOf(rep, answered) {
+		if p.T-p.Len/2 <= window { // most of the interval lies in the window
+			run.Curve = append(run.Curve, p)
+		} else {
+			run.hotTail = append(run.hotTail, p)
+		}
+	}
+	run.HotLevel = hotLevel(run.hotTail)
+	run.Metrics = recoveryMetrics(run.Curve, run.HotLevel.QPS)
+	if r.rate > 0 {
+		openLoopMetrics(&run.Metrics, run.Curve, run.HotLevel.P95)
+	}
+	run.Errors = rep.Runs[0].Errors
+}
+
 // samplePool reads the pool's data pages every half second until done, and the server's
 // load status at the end.
-func (r *recRun) samplePool(ctx context.Context, answered time.Time, done <-chan struct{}) ([]PoolPoint, string) {
-	conn, err := r.t.Connect(ctx)
+func (r *recRun) samplePool(ctx context.Context, opts connection.Options, answered time.Time, done <-chan struct{}) ([]PoolPoint, string) {
+	conn, err := connection.Open(ctx, opts)
 	if err != nil {
 		return nil, ""
 	}

@@ -2,6 +2,8 @@ package experiment_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -20,7 +22,7 @@ func TestRecoveryEvents(t *testing.T) {
 	const duration = 2 * time.Second
 	res, err := experiment.Recovery(context.Background(), target(t), experiment.RecoveryOptions{
 		Schema: "exp_recovery", Rows: 30_000, Clients: 4, Dist: "pareto", Duration: duration, HotDuration: 2 * time.Second,
-		Rounds: 1, Scenarios: []string{experiment.RecoverySnapshot}, Dir: sandboxtest.Dir(t), Progress: quiet(),
+		Rounds: 1, Scenarios: []string{experiment.RecoverySnapshot, experiment.RecoveryFailover}, Dir: sandboxtest.Dir(t), Progress: quiet(),
 	})
 	defer sandboxtest.Reconnect(t)
 	if err != nil {
@@ -29,7 +31,7 @@ func TestRecoveryEvents(t *testing.T) {
 	if sb.LoadAtStartup != loadWas {
 		t.Errorf("the sandbox's load at startup was left %v", sb.LoadAtStartup)
 	}
-	if len(res.Scenarios) != 2 || res.Scenarios[0].ID != experiment.RecoveryCold || res.Scenarios[1].ID != experiment.RecoverySnapshot {
+	if len(res.Scenarios) != 3 || res.Scenarios[0].ID != experiment.RecoveryCold || res.Scenarios[1].ID != experiment.RecoverySnapshot || res.Scenarios[2].ID != experiment.RecoveryFailover {
 		t.Fatalf("scenarios %+v", res.Scenarios)
 	}
 	if res.HotQPS <= 0 {
@@ -76,6 +78,18 @@ func TestRecoveryEvents(t *testing.T) {
 	}
 	if res.Scenario(experiment.RecoveryCold).Runs[0].Warm != nil {
 		t.Errorf("the cold run has a warm")
+	}
+	// The promoted standby: follow kept it (a round ended well and loaded pages) before the
+	// traffic moved to it, and the primary came back for what follows.
+	fo := res.Scenario(experiment.RecoveryFailover).Runs[0].Follow
+	if fo == nil || fo.Rounds < 1 || fo.Loaded < 1 || fo.Coverage <= 0 {
+		t.Errorf("follow before the failover: %+v", fo)
+	}
+	if _, err := sandboxtest.Server(t).Connect(context.Background()); err != nil {
+		t.Errorf("the primary is not back after the failover: %v", err)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(sandboxtest.Dir(t), "standby")); len(entries) != 0 {
+		t.Errorf("the standby's directory was left with %d entries", len(entries))
 	}
 	checkReport(t, res, "recovery-curve")
 }

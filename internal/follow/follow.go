@@ -23,6 +23,7 @@ import (
 	"github.com/innowarm/innowarm/internal/logx"
 	"github.com/innowarm/innowarm/internal/manifest"
 	"github.com/innowarm/innowarm/internal/pacing"
+	"github.com/innowarm/innowarm/internal/progress"
 	"github.com/innowarm/innowarm/internal/snapshot"
 	"github.com/innowarm/innowarm/internal/warm"
 )
@@ -47,6 +48,8 @@ type Options struct {
 	// Rounds stops after this many rounds (0: until the context ends); for tests.
 	Rounds int
 	Log    *logx.Logger
+	// LoadProgress is where each round's load logs (zero: standard error, as warm does).
+	LoadProgress progress.Config
 }
 
 // Validate checks the options' values.
@@ -347,7 +350,7 @@ func runRound(ctx context.Context, o Options, src, tgt *endpoint, path string, l
 		budget = roomToLoad(tot)
 	}
 	t1 := time.Now()
-	res, err := warm.FromManifest(ctx, tc, resolved, method, warm.Options{Budget: budget}, warm.RunOptions{Pacing: o.Pacing, Catalog: resolved.Catalog, ReplaceStale: true})
+	res, err := warm.FromManifest(ctx, tc, resolved, method, warm.Options{Budget: budget}, warm.RunOptions{Pacing: o.Pacing, Catalog: resolved.Catalog, ReplaceStale: true, Progress: o.LoadProgress})
 	s.LoadSeconds = time.Since(t1).Seconds()
 	if err != nil {
 		return fail(tgt, err)

@@ -68,7 +68,7 @@ func runRecoveryBench(ctx context.Context, env Env) (Result, error) {
 	dir := filepath.Join(env.OutDir, "report")
 	args := []string{"experiment", "recovery", "--json", "--quiet", "--pool-size", sc.pool, "--rows", strconv.FormatInt(sc.rows, 10),
 		"--clients", "8", "--duration", sc.duration.String(), "--hot-duration", sc.hotDuration.String(), "--rounds", strconv.Itoa(sc.rounds),
-		"--scenarios", "innodb-load-25,innodb-load-100,innowarm-snapshot", "--report-dir", dir}
+		"--scenarios", "innodb-load-25,innodb-load-100,innowarm-snapshot,follow-failover", "--report-dir", dir}
 	env.Log.Infof("recovery: innowarm %v", args)
 	out, err := run(ctx, env.Bin, args...)
 	if err != nil {
@@ -100,6 +100,9 @@ func runRecoveryBench(ctx context.Context, env Env) (Result, error) {
 			continue
 		}
 		res.AddRatio("lost seconds innowarm-snapshot / "+base, iw/b, "<= 1")
+		if fo, has := lost["follow-failover"]; has {
+			res.AddRatio("lost seconds follow-failover / "+base, fo/b, "<= 1")
+		}
 	}
 	res.Notes = append(res.Notes, fmt.Sprintf("pool %s, %d rows, 8 clients of point selects (pareto) from the moment the server answers, %s per restart, %d round(s), medians; report in %s", sc.pool, sc.rows, sc.duration, sc.rounds, dir))
 	res.Notes = append(res.Notes, rep.Notes...)

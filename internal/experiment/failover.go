@@ -1,0 +1,248 @@
+package experiment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/innowarm/innowarm/internal/catalog"
+	"github.com/innowarm/innowarm/internal/follow"
+	"github.com/innowarm/innowarm/internal/logx"
+	"github.com/innowarm/innowarm/internal/progress"
+	"github.com/innowarm/innowarm/internal/sandbox"
+)
+
+// FailoverFollow is what 'innowarm follow' did on the standby before the failover.
+type FailoverFollow struct {
+	// Rounds ended well, Failed did not (LastError says why).
+	Rounds    int    `json:"rounds"`
+	Failed    int    `json:"failed_rounds,omitempty"`
+	LastError string `json:"last_error,omitempty"`
+	// Coverage is the share of the primary's hot set resident on the standby after the
+	// last round; Loaded the pages follow loaded in all.
+	Coverage float64 `json:"coverage"`
+	Loaded   int64   `json:"loaded_pages"`
+	// Seconds is how long follow ran, the primary serving the traffic meanwhile.
+	Seconds float64 `json:"seconds"`
+}
+
+// failover runs the promoted standby's scenario once: the standby, restarted cold, is kept
+// by follow while the primary serves the traffic hot (--hot-duration, and on until one
+// round has ended well); then the primary stops, as a failed primary does, and the traffic
+// moves to the standby, measured from that moment. The primary is started again (cold)
+// for the next scenario.
+func (r *recRun) failover(ctx context.Context) (*RecoveryRun, error) {
+	sb, err := r.makeStandby(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("standby: %w", err)
+	}
+	if _, err := sb.ColdRestart(ctx); err != nil {
+		return nil, fmt.Errorf("cold restart of the standby: %w", err)
+	}
+	run := &RecoveryRun{Follow: &FailoverFollow{}}
+	fo := run.Follow
+	var mu sync.Mutex
+	okRound := make(chan struct{}, 1)
+	fctx, stopFollow := context.WithCancel(ctx)
+	var following sync.WaitGroup
+	following.Add(1)
+	t0 := time.Now()
+	go func() {
+		defer following.Done()
+		_ = follow.Run(fctx, follow.Options{
+			Source: r.t.Opts, Target: sb.ConnOptions(), Interval: time.Second,
+			Filter: catalog.Filter{Schemas: []string{r.o.Schema}}, Method: r.o.WarmMethod,
+			ToolVersion: "innowarm experiment recovery", Log: logx.New(io.Discard, true),
+			LoadProgress: progress.Config{Out: io.Discard, Quiet: true},
+		}, nil, func(st follow.Status) {
+			mu.Lock()
+			defer mu.Unlock()
+			if !st.OK {
+				fo.Failed++
+				fo.LastError = st.Error
+				return
+			}
+			fo.Rounds++
+			fo.Coverage = st.Coverage
+			fo.Loaded += st.Loaded
+			select {
+			case okRound <- struct{}{}:
+			default:
+			}
+		})
+	}()
+	defer func() { stopFollow(); following.Wait() }()
+	if _, err := r.trafficOn(ctx, r.t.Opts, r.o.HotDuration); err != nil {
+		return nil, fmt.Errorf("traffic on the primary: %w", err)
+	}
+	mu.Lock()
+	rounds := fo.Rounds
+	mu.Unlock()
+	if rounds == 0 {
+		select {
+		case <-okRound:
+		case <-time.After(r.o.Duration):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	stopFollow()
+	following.Wait()
+	fo.Seconds = time.Since(t0).Seconds()
+	mu.Lock()
+	r.log.Infof("follow kept the standby for %.1f s: %d rounds (%d failed), %s pages loaded, %.1f%% of the primary's hot set resident",
+		fo.Seconds, fo.Rounds, fo.Failed, commas(fo.Loaded), 100*fo.Coverage)
+	mu.Unlock()
+
+	// The failover: the primary goes away, the traffic goes to the standby.
+	r.conn.Close()
+	primary := r.t.Sandbox
+	if _, err := primary.Stop(ctx); err != nil {
+		return nil, fmt.Errorf("stop the primary: %w", err)
+	}
+	run.Restart = &Restart{Cold: "the primary stopped; the traffic moved to the standby, already running, kept by follow"}
+	answered := time.Now()
+	done := make(chan struct{})
+	var sampled sync.WaitGroup
+	sampled.Add(1)
+	go func() {
+		defer sampled.Done()
+		run.Pool, run.LoadStatus = r.samplePool(ctx, sb.ConnOptions(), answered, done)
+	}()
+	rep, trafficErr := r.trafficOn(ctx, sb.ConnOptions(), r.o.Duration+r.o.HotDuration)
+	close(done)
+	sampled.Wait()
+	if _, err := primary.Start(ctx); err != nil {
+		return nil, fmt.Errorf("start the primary again: %w", err)
+	}
+	if r.conn, err = r.t.Connect(ctx); err != nil {
+		return nil, fmt.Errorf("reconnect to the primary: %w", err)
+	}
+	if trafficErr != nil {
+		return nil, fmt.Errorf("traffic on the standby: %w", trafficErr)
+	}
+	r.measureRun(run, rep, answered)
+	sconn, err := sb.Connect(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("connect to the standby: %w", err)
+	}
+	defer sconn.Close()
+	if run.HotLevel.PoolPages, err = statusInt(ctx, sconn, "Innodb_buffer_pool_pages_data"); err != nil {
+		return nil, err
+	}
+	return run, nil
+}
+
+// makeStandby creates the standby once: a second sandbox of the primary's server and
+// settings, holding a physical copy of the primary's data (both servers stopped for the
+// copy), under the experiment's directory.
+func (r *recRun) makeStandby(ctx context.Context) (*sandbox.Sandbox, error) {
+	if r.standby != nil {
+		return r.standby, nil
+	}
+	p := r.t.Sandbox
+	cfg := sandbox.Config{Dir: filepath.Join(r.o.Dir, "standby"), PoolSize: p.PoolSize, BufferedIO: p.BufferedIO,
+		ServerArgs: p.ServerArgs, DieWithParent: true}
+	if p.Distribution != "" {
+		cfg.Flavor = p.Distribution
+	} else {
+		cfg.ServerBinary = p.ServerBinary
+	}
+	r.log.Infof("standby: a second sandbox in %s, a physical copy of the primary's data", cfg.Dir)
+	sb, _, err := sandbox.Up(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	r.standby = sb
+	r.conn.Close()
+	if _, err := sb.Stop(ctx); err != nil {
+		return nil, err
+	}
+	if _, err := p.Stop(ctx); err != nil {
+		return nil, fmt.Errorf("stop the primary for the copy: %w", err)
+	}
+	copyErr := copyDataDir(p.Datadir, sb.Datadir)
+	if _, err := p.Start(ctx); err != nil {
+		return nil, fmt.Errorf("start the primary after the copy: %w", err)
+	}
+	if r.conn, err = r.t.Connect(ctx); err != nil {
+		return nil, err
+	}
+	if copyErr != nil {
+		return nil, fmt.Errorf("copy the primary's data: %w", copyErr)
+	}
+	if _, err := sb.Start(ctx); err != nil {
+		return nil, fmt.Errorf("start the standby on the copy: %w", err)
+	}
+	return sb, nil
+}
+
+// dropStandby removes the standby, if one was made.
+func (r *recRun) dropStandby() {
+	if r.standby == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if _, err := r.standby.Purge(ctx); err != nil {
+		r.standby.Kill()
+		r.log.Warnf("could not remove the standby in %s: %v", r.standby.Dir, err)
+	}
+}
+
+// copyDataDir replaces dst's contents with a copy of src's (a stopped server's data
+// directory). MySQL's auto.cnf is left out, so that the copy gets a server_uuid of its own.
+func copyDataDir(src, dst string) error {
+	entries, err := os.ReadDir(dst)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if err := os.RemoveAll(filepath.Join(dst, e.Name())); err != nil {
+			return err
+		}
+	}
+	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, path)
+		if err != nil || rel == "." {
+			return err
+		}
+		to := filepath.Join(dst, rel)
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(to, 0o750)
+		case rel == "auto.cnf":
+			return nil
+		case !d.Type().IsRegular():
+			return nil // sockets, pipes: nothing a server reads back
+		}
+		return copyFile(path, to)
+	})
+}
+
+func copyFile(from, to string) error {
+	in, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	st, err := in.Stat()
+	if err != nil {
+		return err
+	}
+	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, st.Mode().Perm())
+	if err != nil {
+		return err
+	}
+	_, cerr := io.Copy(out, in)
+	return errors.Join(cerr, out.Close())
+}
