@@ -72,7 +72,10 @@ const physicalSample = 8
 // choosePaths decides each target's path. byKey is --by-key; native says the pages path
 // loads natively (else it would scan the whole index, and the key ranges read less and
 // exactly what the manifest names, wherever they are on this server).
-func (r *Resolved) choosePaths(ctx context.Context, conn *connection.Conn, byKey string, native bool) map[TargetKey]IndexPath {
+//
+// throttled (when not "") says why the native load would crawl now: auto then reads every
+// keyed index by range scans.
+func (r *Resolved) choosePaths(ctx context.Context, conn *connection.Conn, byKey string, native bool, throttled string) map[TargetKey]IndexPath {
 	keyedPages := map[uint32]int64{}
 	for _, e := range r.keyed {
 		keyedPages[e.target]++
@@ -98,6 +101,8 @@ func (r *Resolved) choosePaths(ctx context.Context, conn *connection.Conn, byKey
 			ip.Path, ip.Reason = r.treeOrSQL(k, "asked for (--by-key tree)")
 		case !native:
 			ip.Path, ip.Reason = PathSQL, "the page numbers could only be warmed by scanning the whole index here (no native load): range scans read exactly the manifest's key ranges"
+		case throttled != "":
+			ip.Path, ip.Reason = PathSQL, throttled
 		default:
 			check = append(check, uint32(id))
 		}

@@ -402,7 +402,14 @@ func PlanFromManifest(ctx context.Context, conn *connection.Conn, full *Resolved
 	if method != MethodNative && method != MethodScan {
 		return nil, exitcode.BadValue("Method", "%q: a manifest loads with native or scan", method)
 	}
-	paths := full.choosePaths(ctx, conn, o.ByKey, method == MethodNative)
+	var throttled string
+	if method == MethodNative && (o.ByKey == ByKeyAuto || o.ByKey == "") && full.hasKeys() {
+		var err error
+		if throttled, err = throttledLoad(ctx, conn); err != nil {
+			return nil, err
+		}
+	}
+	paths := full.choosePaths(ctx, conn, o.ByKey, method == MethodNative, throttled)
 	byNumber := func(k TargetKey) bool { return paths[k].Path == PathPages }
 	r := full.filter(byNumber)
 	mp := &ManifestPlan{Method: method, r: r, spaces: r.Spaces()}
