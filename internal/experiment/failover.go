@@ -183,12 +183,13 @@ func (r *recRun) makeStandby(ctx context.Context) (*sandbox.Sandbox, error) {
 	return sb, nil
 }
 
-// dropStandby removes the standby, if one was made.
-func (r *recRun) dropStandby() {
+// dropStandby removes the standby, if one was made; after an interrupt too (ctx's end
+// does not stop it).
+func (r *recRun) dropStandby(ctx context.Context) {
 	if r.standby == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
 	if _, err := r.standby.Purge(ctx); err != nil {
 		r.standby.Kill()

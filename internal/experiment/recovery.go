@@ -290,7 +290,7 @@ func Recovery(ctx context.Context, t *Target, o RecoveryOptions) (*RecoveryResul
 	}
 	r := &recRun{t: t, o: o, log: log, conn: conn, dumps: map[int]*innodbDump{}}
 	defer func() { r.conn.Close() }()
-	defer r.dropStandby()
+	defer r.dropStandby(ctx)
 	r.res = &RecoveryResult{Header: h, Params: RecoveryParams{Rows: o.Rows, Clients: o.Clients, Dist: o.Dist, Duration: o.Duration.Seconds(),
 		HotDuration: o.HotDuration.Seconds(), Rounds: o.Rounds, Schema: o.Schema, WarmMethod: o.WarmMethod,
 		Traffic: fmt.Sprintf("closed loop: %d clients of point selects (innowarm bench --workload point-select --dist %s), from the moment the server answers", o.Clients, o.Dist)}}
