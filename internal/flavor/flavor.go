@@ -553,3 +553,13 @@ func (s Server) FreshTableStatsStatement() string {
 	}
 	return ""
 }
+
+// PurgeWaitStatement returns once InnoDB's purge has caught up (MariaDB 10.5.7+: setting
+// innodb_max_purge_lag_wait waits until the history list is at most that long); "" where
+// there is no such statement (MySQL: FLUSH TABLES ... FOR EXPORT stops purge itself).
+func (s Server) PurgeWaitStatement() string {
+	if s.IsMariaDB() && s.Version.AtLeast(10, 5, 7) {
+		return "SET GLOBAL innodb_max_purge_lag_wait = 0"
+	}
+	return ""
+}

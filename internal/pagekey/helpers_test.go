@@ -13,6 +13,7 @@ import (
 	"github.com/innowarm/innowarm/internal/catalog"
 	"github.com/innowarm/innowarm/internal/keys"
 	"github.com/innowarm/innowarm/internal/pagekey"
+	"github.com/innowarm/innowarm/internal/sandbox/sandboxtest"
 	"github.com/innowarm/innowarm/internal/sqltext"
 )
 
@@ -36,17 +37,35 @@ type opened struct {
 }
 
 // flush writes the table's pages to its file: FLUSH TABLES ... FOR EXPORT returns once
-// they are (the event the test waits on, not a sleep).
-func flush(t *testing.T, c *connection.Conn, db, table string) {
+// they are (the event the test waits on, not a sleep). Purge has caught up first, and the
+// table stays locked (its purge stopped) until the returned unlock, called once the test
+// has read the file: a page purge changed after the flush could otherwise reach the file
+// while the test reads it, and the test see a leaf and its parent of two moments.
+func flush(t *testing.T, c *connection.Conn, db, table string) (unlock func()) {
 	t.Helper()
-	sess, err := c.DB.Conn(context.Background())
+	sandboxtest.WaitForPurge(t, c)
+	// A connection of its own, out of c's pool: the pool's connections keep the session
+	// settings (sql_mode) the test's statements ran with, which its checks rely on.
+	own, err := connection.Open(context.Background(), c.Opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer sess.Close()
-	for _, s := range []string{"FLUSH TABLES " + sqltext.Table(db, table) + " FOR EXPORT", "UNLOCK TABLES"} {
-		if _, err := sess.ExecContext(context.Background(), s); err != nil {
-			t.Fatalf("%s: %v", s, err)
+	sess, err := own.DB.Conn(context.Background())
+	if err != nil {
+		own.Close()
+		t.Fatal(err)
+	}
+	q := "FLUSH TABLES " + sqltext.Table(db, table) + " FOR EXPORT"
+	if _, err := sess.ExecContext(context.Background(), q); err != nil {
+		sess.Close()
+		own.Close()
+		t.Fatalf("%s: %v", q, err)
+	}
+	return func() {
+		defer own.Close()
+		defer sess.Close()
+		if _, err := sess.ExecContext(context.Background(), "UNLOCK TABLES"); err != nil {
+			t.Errorf("UNLOCK TABLES: %v", err)
 		}
 	}
 }
@@ -112,7 +131,7 @@ func open(t *testing.T, c *connection.Conn, db, table string) *opened {
 // tree's page ranges must agree with the leaves' first keys.
 func checkTable(t *testing.T, c *connection.Conn, db, table string) map[string]indexReport {
 	t.Helper()
-	flush(t, c, db, table)
+	defer flush(t, c, db, table)()
 	o := open(t, c, db, table)
 	for name, err := range o.errs {
 		t.Errorf("%s.%s index %s: %v", db, table, name, err)

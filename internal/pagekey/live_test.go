@@ -232,7 +232,7 @@ func TestCompressedSaysWhy(t *testing.T) {
 	db, c := sandboxtest.Schema(t), sandboxtest.Conn(t)
 	execSession(t, c, "CREATE TABLE "+sqltext.Table(db, "z")+" (id INT PRIMARY KEY, v INT, KEY (v)) ROW_FORMAT=COMPRESSED KEY_BLOCK_SIZE=8",
 		"INSERT INTO "+sqltext.Table(db, "z")+" VALUES (1, 1), (2, 2)")
-	flush(t, c, db, "z")
+	defer flush(t, c, db, "z")()
 	o := open(t, c, db, "z")
 	if len(o.layouts) != 0 || len(o.errs) != 2 {
 		t.Fatalf("layouts %v, errors %v", o.layouts, o.errs)

@@ -395,3 +395,16 @@ func poolPages(ctx context.Context, db *sql.DB) (map[string]int64, error) {
 	}
 	return st, rows.Err()
 }
+
+// WaitForPurge waits until InnoDB's purge has caught up where the server has a statement
+// for it (flavor.PurgeWaitStatement), so that a table's pages change no more once flushed: a
+// test that reads a table's file while purge removes delete-marked records (and merges the
+// pages they leave underfilled) could read a leaf and its parent from two moments.
+func WaitForPurge(t testing.TB, c *connection.Conn) {
+	t.Helper()
+	if q := c.Server.PurgeWaitStatement(); q != "" {
+		if _, err := c.DB.ExecContext(context.Background(), q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+}
