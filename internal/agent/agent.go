@@ -253,6 +253,10 @@ func (a *Agent) step(ctx context.Context) error {
 		if a.run != nil {
 			a.log.Infof("agent: the connection to the server broke (%v): measuring a new run", err)
 		}
+		// Down until the new connection's first measure: reconnecting to a server that is
+		// going away can take up to the connect timeout, and the last run's "ready" must not
+		// be answered meanwhile.
+		a.markDown(err)
 		a.endRun()
 		a.closeConn()
 		return a.step(ctx)
@@ -329,6 +333,11 @@ func (a *Agent) lost(err error) {
 	}
 	a.endRun()
 	a.closeConn()
+	a.markDown(err)
+}
+
+// markDown records that the server does not answer (Starting before it ever did).
+func (a *Agent) markDown(err error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	state := Starting
@@ -336,6 +345,7 @@ func (a *Agent) lost(err error) {
 		state = Down
 	}
 	a.setStateLocked(state, "the server does not answer: "+oneLine(err.Error()))
+	a.downAt = time.Now()
 	a.st.Server.Up = false
 	a.st.Server.Error = oneLine(err.Error())
 	a.st.Weight = 0
