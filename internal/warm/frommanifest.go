@@ -403,9 +403,10 @@ func PlanFromManifest(ctx context.Context, conn *connection.Conn, full *Resolved
 		return nil, exitcode.BadValue("Method", "%q: a manifest loads with native or scan", method)
 	}
 	var throttled string
+	sampledRate := -1.0 // client statements/s, once sampled
 	if method == MethodNative && (o.ByKey == ByKeyAuto || o.ByKey == "") && full.hasKeys() {
 		var err error
-		if throttled, err = throttledLoad(ctx, conn); err != nil {
+		if throttled, sampledRate, err = throttledLoad(ctx, conn); err != nil {
 			return nil, err
 		}
 	}
@@ -562,9 +563,12 @@ func PlanFromManifest(ctx context.Context, conn *connection.Conn, full *Resolved
 	why := "innowarm was started with the server (--wait-for-server)"
 	if !traffic && !untilCoverage && len(req) >= 4*1024 {
 		// Only a load long enough to be cut into tiers needs to know.
-		rate, err := sampleTraffic(ctx, conn, trafficWindow)
-		if err != nil {
-			return nil, err
+		rate := sampledRate
+		if rate < 0 {
+			var err error
+			if rate, err = sampleTraffic(ctx, conn, trafficWindow); err != nil {
+				return nil, err
+			}
 		}
 		traffic = rate >= trafficFloor
 		why = fmt.Sprintf("the server runs %.0f client statements/s", rate)

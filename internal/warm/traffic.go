@@ -59,23 +59,27 @@ func sampleActivity(ctx context.Context, conn *connection.Conn, window time.Dura
 // throttledLoad says why this server's native loader would crawl now ("" when it would
 // not): MySQL's loader keeps to about innodb_io_capacity pages per second while the server
 // has write activity (measured on MySQL 9.7 at 200: 21,650 pages in 105 s instead of 1.4 s
-// beside two writing clients, docs/flavors.md). Range scans are not throttled.
-func throttledLoad(ctx context.Context, conn *connection.Conn) (string, error) {
+// beside two writing clients, docs/flavors.md). Range scans are not throttled. rate is the
+// client statements per second it sampled (-1 when it sampled none), for the load's order.
+func throttledLoad(ctx context.Context, conn *connection.Conn) (why string, rate float64, err error) {
 	if !conn.Server.LoadThrottledWhenBusy() {
-		return "", nil
+		return "", -1, nil
 	}
 	var capacity int64
 	if err := conn.DB.QueryRowContext(ctx, "SELECT @@innodb_io_capacity").Scan(&capacity); err != nil {
-		return "", fmt.Errorf("read innodb_io_capacity: %w", err)
+		return "", -1, fmt.Errorf("read innodb_io_capacity: %w", err)
 	}
 	if capacity >= throttleCapacity {
-		return "", nil
+		return "", -1, nil
 	}
-	_, writes, err := sampleActivity(ctx, conn, trafficWindow)
-	if err != nil || writes < 1 {
-		return "", err
+	reads, writes, err := sampleActivity(ctx, conn, trafficWindow)
+	if err != nil {
+		return "", -1, err
 	}
-	return fmt.Sprintf("the server writes (%.0f statements/s), and its native loader then keeps to innodb_io_capacity = %d pages/s: range scans of the manifest's key ranges are not held to it", writes, capacity), nil
+	if writes < 1 {
+		return "", reads + writes, nil
+	}
+	return fmt.Sprintf("the server writes (%.0f statements/s), and its native loader then keeps to innodb_io_capacity = %d pages/s: range scans of the manifest's key ranges are not held to it", writes, capacity), reads + writes, nil
 }
 
 // throttleCapacity: an innodb_io_capacity below this makes a throttled load too slow to

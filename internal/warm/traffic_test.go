@@ -72,7 +72,7 @@ func TestThrottledLoad(t *testing.T) {
 	}
 	sandboxtest.Exec(t, "SET GLOBAL innodb_io_capacity = 200")
 	t.Cleanup(func() { sandboxtest.Exec(t, fmt.Sprintf("SET GLOBAL innodb_io_capacity = %d", was)) })
-	if why, err := throttledLoad(ctx, conn); err != nil || why != "" {
+	if why, _, err := throttledLoad(ctx, conn); err != nil || why != "" {
 		t.Fatalf("no writes: %q %v, want no throttle", why, err)
 	}
 	db := sandboxtest.Schema(t)
@@ -100,7 +100,7 @@ func TestThrottledLoad(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	before := ran.Load()
-	why, err := throttledLoad(ctx, conn)
+	why, _, err := throttledLoad(ctx, conn)
 	if err != nil {
 		t.Fatal(err)
 	}
