@@ -263,11 +263,15 @@ func TestHAProxyFollowsCoverage(t *testing.T) {
 	}
 	var samples []sample
 	const n = 100
+	firstWeight := -1 // b's weight in the proxy when it first came up, batch or not
 	for {
 		st := h.stat(t)
 		if st["b"].down() {
 			time.Sleep(20 * time.Millisecond)
 			continue
+		}
+		if firstWeight < 0 {
+			firstWeight = st["b"].Weight
 		}
 		before := agentB.status(t)
 		beforeA := agentA.status(t)
@@ -326,10 +330,21 @@ func TestHAProxyFollowsCoverage(t *testing.T) {
 	}
 	t.Logf("%d batches of %d connections over %d weights from %d%% to ready: b's connections per a's connection within %.1f points of the coverage the proxy applied, within %.1f points of b's live coverage around the batch",
 		len(samples), n, len(distinct), samples[0].weightB, 100*worstAnswered, 100*worstLive)
-	first := samples[0]
-	if first.weightB > 5 {
-		t.Errorf("the first batch after b started saw weight %d%%: the warm was not followed from 0%%", first.weightB)
+	// Followed from the start: the proxy let b in at a weight of about one check's worth of
+	// warm progress (at most twice the largest step between two weights it applied: the
+	// agent's own measure lags a check), not at a level the warm reached later. The first clean batch may come a few checks later on a loaded
+	// machine (a check landing in a batch discards it), so it is not the measure.
+	maxStep, prev := 0, firstWeight
+	for _, s := range samples {
+		if s.weightB != 100 {
+			maxStep = max(maxStep, s.weightB-prev)
+		}
+		prev = s.weightB
 	}
+	if firstWeight > max(5, 2*maxStep) {
+		t.Errorf("b came up in the proxy at weight %d%%, more than two checks' steps (the largest was %d points): the warm was not followed from 0%%", firstWeight, maxStep)
+	}
+	t.Logf("b came up in the proxy at weight %d%%; the first clean batch saw %d%%; the largest step between weights %d points", firstWeight, samples[0].weightB, maxStep)
 	if len(distinct) < 6 {
 		t.Errorf("only %d distinct weights between 0%% and ready: the warm was not followed check by check", len(distinct))
 	}
