@@ -438,3 +438,56 @@ func TestLongDirectoryGetsShortSocket(t *testing.T) {
 		t.Errorf("socket %q (%d bytes), note %q", sock, len(sock), note)
 	}
 }
+
+// A template cache: the first sandbox bootstraps and leaves its fresh data directory as the
+// template, before its server ever ran; the next copies it and runs as any other; other
+// creation options (a page size) get a template of their own.
+func TestTemplateCache(t *testing.T) {
+	ctx := context.Background()
+	cache := t.TempDir()
+	first, _ := newSandbox(t, Config{TemplateCache: cache})
+	conn, err := first.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.DB.ExecContext(ctx, "CREATE DATABASE made_by_the_first"); err != nil {
+		t.Fatal(err)
+	}
+	conn.Close()
+	templates, _ := filepath.Glob(filepath.Join(cache, "*", "complete"))
+	if len(templates) != 1 {
+		t.Fatalf("after one bootstrap: templates %v", templates)
+	}
+
+	second, _ := newSandbox(t, Config{TemplateCache: cache})
+	conn, err = second.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var n int
+	if err := conn.DB.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = 'made_by_the_first'").Scan(&n); err != nil || n != 0 {
+		t.Fatalf("the copy holds what the first server did after its bootstrap: %d schemas, %v", n, err)
+	}
+	for _, q := range []string{"CREATE DATABASE d", "CREATE TABLE d.t (id INT PRIMARY KEY) ENGINE=InnoDB", "INSERT INTO d.t VALUES (1), (2)"} {
+		if _, err := conn.DB.ExecContext(ctx, q); err != nil {
+			t.Fatalf("on the copied data directory: %s: %v", q, err)
+		}
+	}
+	if log, err := os.ReadFile(filepath.Join(second.Dir, installLogName)); err == nil {
+		t.Errorf("the second sandbox bootstrapped (install.log: %.200s)", log)
+	}
+
+	third, _ := newSandbox(t, Config{TemplateCache: cache, ServerArgs: []string{"--innodb-page-size=8k"}})
+	conn3, err := third.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn3.Close()
+	if conn3.Server.PageSize != 8192 {
+		t.Errorf("8k sandbox from the cache runs %d-byte pages", conn3.Server.PageSize)
+	}
+	if templates, _ = filepath.Glob(filepath.Join(cache, "*", "complete")); len(templates) != 2 {
+		t.Errorf("after a bootstrap with another page size: templates %v", templates)
+	}
+}

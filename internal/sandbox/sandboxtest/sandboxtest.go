@@ -100,7 +100,7 @@ func start() error {
 		}
 		sb, rep, err := sandbox.Up(context.Background(), sandbox.Config{
 			Dir: filepath.Join(rootDir, "sb"), PoolSize: o.PoolSize, ServerArgs: o.ServerArgs,
-			BufferedIO: o.BufferedIO, DieWithParent: true, Flavor: os.Getenv(sandbox.FlavorEnv),
+			BufferedIO: o.BufferedIO, DieWithParent: true, Flavor: os.Getenv(sandbox.FlavorEnv), TemplateCache: templateCache(),
 		})
 		if err != nil {
 			// Show the server's own logs: a failure here is otherwise hard to diagnose.
@@ -291,6 +291,7 @@ func ServerOf(t testing.TB, flavorName string, poolSize int64, serverArgs ...str
 	}
 	sb, _, err := sandbox.Up(context.Background(), sandbox.Config{
 		Dir: filepath.Join(Dir(t), "second"), PoolSize: poolSize, ServerArgs: serverArgs, DieWithParent: true, Flavor: flavorName,
+		TemplateCache: templateCache(),
 	})
 	if err != nil {
 		t.Fatalf("start a %s server: %v", cmp.Or(flavorName, "second"), err)
@@ -407,4 +408,16 @@ func WaitForPurge(t testing.TB, c *connection.Conn) {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
+}
+
+// templateCache is where test servers' data directories are copied from once one server of
+// a binary and page size has bootstrapped (sandbox.Config.TemplateCache): a suite starts
+// dozens of servers, and MySQL's bootstrap alone took seconds each. The sandbox package's
+// own tests bootstrap every time.
+func templateCache() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "innowarm", "test-datadirs")
 }
