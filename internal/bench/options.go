@@ -17,10 +17,15 @@ const (
 	WorkloadPointSelect = "point-select"
 	WorkloadReadOnly    = "read-only"
 	WorkloadHotRows     = "hot-rows"
+	// WorkloadReadWrite is sysbench's oltp_read_write transaction: the read-only one's
+	// reads, then an indexed and a non-indexed UPDATE, a DELETE and an INSERT of the same
+	// row. It writes, so it runs only in a schema innowarm bench prepared (or with
+	// --allow-writes-in-existing-schema).
+	WorkloadReadWrite = "read-write"
 )
 
 // Workloads lists the valid --workload values.
-var Workloads = []string{WorkloadPointSelect, WorkloadReadOnly, WorkloadHotRows}
+var Workloads = []string{WorkloadPointSelect, WorkloadReadOnly, WorkloadReadWrite, WorkloadHotRows}
 
 // I/O modes of the clients (--io, hidden). auto: a thread per client, waiting in raw
 // system calls and speaking the protocol directly, as blocking does (through the driver
@@ -405,6 +410,8 @@ func (p *Plan) buildAuto() error {
 func (p *Plan) buildWorkload() error {
 	switch p.Workload {
 	case WorkloadPointSelect, WorkloadReadOnly, WorkloadHotRows:
+	case WorkloadReadWrite:
+		p.Writes = true
 	default:
 		return exitcode.BadValue("Workload", "%q: want one of %s", p.Workload, strings.Join(Workloads, ", "))
 	}
@@ -431,6 +438,12 @@ func (p *Plan) buildWorkload() error {
 		p.Notes = append(p.Notes, fmt.Sprintf("open loop: %g events/s, all clients together; each event's latency counts from its scheduled start", p.Rate))
 	}
 	return nil
+}
+
+// Transactions says whether the workload's events are transactions (sysbench's read-only
+// and read-write), counted and reported as such.
+func (p *Plan) Transactions() bool {
+	return p.Mode == ModeWorkload && (p.Workload == WorkloadReadOnly || p.Workload == WorkloadReadWrite)
 }
 
 // AutoWrites reports whether the auto-generated queries themselves write (the load types

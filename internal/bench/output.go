@@ -36,7 +36,7 @@ func (s *Sink) interval(p *Plan, iv Interval) {
 		iter = fmt.Sprintf(" iteration %d/%d", iv.Iteration, p.Iterations)
 	}
 	ev := ""
-	if p.Mode == ModeWorkload && p.Workload == WorkloadReadOnly {
+	if p.Transactions() {
 		ev = fmt.Sprintf("  tps %.1f", iv.EPS)
 	}
 	fmt.Fprintf(s.Intervals, "[ %6.1fs ] clients %d%s%s  qps %.1f  p95 %s ms  errors %d\n",
@@ -109,7 +109,7 @@ func WriteBlock(w io.Writer, p *Plan, l *Level) {
 	fmt.Fprintf(&b, "\tQueries: %d in %.3f s of querying%s: %.1f per second, %s\n", l.Queries, l.QuerySeconds, over, l.QPS, errs)
 	if p.Mode == ModeWorkload {
 		what := "Events"
-		if p.Workload == WorkloadReadOnly {
+		if p.Transactions() {
 			what = "Transactions"
 		}
 		fmt.Fprintf(&b, "\t%s: %d, %.1f per second (%s, %s keys)\n", what, l.Events, l.EPS, p.Workload, p.Key)

@@ -22,7 +22,7 @@ type psStmt struct {
 type step struct {
 	text   string  // SQL of a text statement (COM_QUERY)
 	ps     *psStmt // or a prepared statement with integer arguments
-	args   [2]int64
+	args   [4]int64
 	nargs  int
 	record bool // a query: timed and counted
 	event  bool // it completes an event (a workload's transaction)
@@ -129,11 +129,11 @@ func (p *slapProgram) done(s step, failed bool) {
 }
 
 // workloadProgram runs --workload events: a point select (point-select, hot-rows), or
-// sysbench's read-only transaction.
+// sysbench's read-only or read-write transaction.
 type workloadProgram struct {
 	w        *worker
 	spec     roundSpec
-	seq      [2 + pointSelectsPerTx + 4]step
+	seq      [2 + pointSelectsPerTx + 4 + 4]step
 	len, pos int
 	failed   bool // a statement of the transaction failed (counted): ROLLBACK at its end
 	n        uint64
@@ -169,13 +169,13 @@ func (p *workloadProgram) next(expired bool) (step, bool) {
 	t, st := &tables[ti], &w.prepared[ti]
 	p.len, p.pos, p.failed = 0, 0, false
 	point := func(id int64, event bool) {
-		p.seq[p.len] = step{ps: st.point, args: [2]int64{id}, nargs: 1, record: true, event: event}
+		p.seq[p.len] = step{ps: st.point, args: [4]int64{id}, nargs: 1, record: true, event: event}
 		p.len++
 	}
 	switch w.r.p.Workload {
 	case WorkloadHotRows:
 		point(w.r.hotIDs[t.sampler.Next(w.rng)-1], true)
-	case WorkloadReadOnly:
+	case WorkloadReadOnly, WorkloadReadWrite:
 		p.seq[p.len] = step{text: "BEGIN", record: true}
 		p.len++
 		for i := 0; i < pointSelectsPerTx; i++ {
@@ -183,8 +183,11 @@ func (p *workloadProgram) next(expired bool) (step, bool) {
 		}
 		for _, ps := range []*psStmt{st.simple, st.sum, st.order, st.distinct} {
 			id := t.sampler.Next(w.rng)
-			p.seq[p.len] = step{ps: ps, args: [2]int64{id, id + w.r.p.RangeSize - 1}, nargs: 2, record: true}
+			p.seq[p.len] = step{ps: ps, args: [4]int64{id, id + w.r.p.RangeSize - 1}, nargs: 2, record: true}
 			p.len++
+		}
+		if w.r.p.Workload == WorkloadReadWrite {
+			p.writes(st, t)
 		}
 		p.seq[p.len] = step{text: "COMMIT", record: true, event: true}
 		p.len++
@@ -194,6 +197,24 @@ func (p *workloadProgram) next(expired bool) (step, bool) {
 	s := p.seq[0]
 	p.pos = 1
 	return s, true
+}
+
+// writes adds read-write's writes, as sysbench's oltp_read_write: an indexed UPDATE and a
+// non-indexed one, each of a row of its own, then the DELETE of a third row and its INSERT
+// back with the same id (the table keeps its rows).
+func (p *workloadProgram) writes(st *sbStmts, t *sbTable) {
+	w := p.w
+	add := func(ps *psStmt, nargs int, args ...int64) {
+		s := step{ps: ps, nargs: nargs, record: true}
+		copy(s.args[:], args)
+		p.seq[p.len] = s
+		p.len++
+	}
+	add(st.indexUpdate, 1, t.sampler.Next(w.rng))
+	add(st.nonIndexUpdate, 2, w.rng.Int64(), t.sampler.Next(w.rng))
+	id := t.sampler.Next(w.rng)
+	add(st.del, 1, id)
+	add(st.ins, 4, id, w.rng.Int64N(t.rows)+1, w.rng.Int64(), w.rng.Int64())
 }
 
 func (p *workloadProgram) done(s step, failed bool) {

@@ -129,7 +129,7 @@ func (r *runner) round(ctx context.Context, spec roundSpec) (*roundResult, error
 		workers[i] = &worker{
 			idx: i, r: r, st: st, rec: newRecorder(spec.clients),
 			rng:      rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(i)*0x9e3779b97f4a7c15+1)),
-			errCodes: map[string]int64{}, buf: make([]byte, 0, 256), args: make([]driver.Value, 2),
+			errCodes: map[string]int64{}, buf: make([]byte, 0, 256), args: make([]driver.Value, 4),
 		}
 	}
 	var ru0, ru1 syscall.Rusage

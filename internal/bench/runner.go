@@ -107,7 +107,11 @@ func (r *runner) checkSafety(ctx context.Context) error {
 			return usagef("schema %s does not exist: create the tables first with 'innowarm bench prepare --create-schema %s'", name, p.Schema)
 		}
 		if p.Writes && !st.Owned && !p.AllowWrites {
-			return usagef("schema %s was not created by innowarm and --pre-query/--post-query write to it: give --allow-writes-in-existing-schema to run there anyway", name)
+			what := "--pre-query/--post-query write to it"
+			if p.Workload == WorkloadReadWrite {
+				what = "--workload read-write writes to its tables"
+			}
+			return usagef("schema %s was not created by innowarm and %s: give --allow-writes-in-existing-schema to run there anyway", name, what)
 		}
 		return nil
 	}

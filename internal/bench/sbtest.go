@@ -36,6 +36,12 @@ const (
 	sqlSum      = "SELECT SUM(k) FROM %s WHERE id BETWEEN ? AND ?"
 	sqlOrder    = "SELECT c FROM %s WHERE id BETWEEN ? AND ? ORDER BY c"
 	sqlDistinct = "SELECT DISTINCT c FROM %s WHERE id BETWEEN ? AND ? ORDER BY c"
+	// read-write's writes, as sysbench's oltp_read_write: c and pad take new values made
+	// from a random number (sysbench's are random digit groups of the same lengths).
+	sqlIndexUpdate    = "UPDATE %s SET k=k+1 WHERE id=?"
+	sqlNonIndexUpdate = "UPDATE %s SET c=RPAD(?, 120, '-') WHERE id=?"
+	sqlDelete         = "DELETE FROM %s WHERE id=?"
+	sqlInsert         = "INSERT INTO %s (id, k, c, pad) VALUES (?, ?, RPAD(?, 120, '-'), RPAD(?, 60, '-'))"
 	// point selects per read-only transaction, as sysbench's oltp_read_only
 	pointSelectsPerTx = 10
 )
@@ -51,7 +57,8 @@ type sbTable struct {
 
 // sbStmts are one client's prepared statements for one table.
 type sbStmts struct {
-	point, simple, sum, order, distinct *psStmt
+	point, simple, sum, order, distinct   *psStmt
+	indexUpdate, nonIndexUpdate, del, ins *psStmt // read-write only
 }
 
 var sbTableRe = regexp.MustCompile(`^sbtest([1-9][0-9]*)$`)
@@ -205,13 +212,20 @@ func (w *worker) prepareStatements(c *wconn) error {
 		if s.point, err = prepare(fmt.Sprintf(sqlPoint, name)); err != nil {
 			return fmt.Errorf("prepare the point select on %s: %w", t.name, err)
 		}
-		if p.Workload != WorkloadReadOnly {
+		if !p.Transactions() {
 			continue
 		}
-		for _, x := range []struct {
+		stmts := []struct {
 			st  **psStmt
 			sql string
-		}{{&s.simple, sqlSimple}, {&s.sum, sqlSum}, {&s.order, sqlOrder}, {&s.distinct, sqlDistinct}} {
+		}{{&s.simple, sqlSimple}, {&s.sum, sqlSum}, {&s.order, sqlOrder}, {&s.distinct, sqlDistinct}}
+		if p.Workload == WorkloadReadWrite {
+			stmts = append(stmts, []struct {
+				st  **psStmt
+				sql string
+			}{{&s.indexUpdate, sqlIndexUpdate}, {&s.nonIndexUpdate, sqlNonIndexUpdate}, {&s.del, sqlDelete}, {&s.ins, sqlInsert}}...)
+		}
+		for _, x := range stmts {
 			q := fmt.Sprintf(x.sql, name)
 			if *x.st, err = prepare(q); err != nil {
 				return fmt.Errorf("prepare %q: %w", q, err)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/innowarm/innowarm/internal/logx"
 	"github.com/innowarm/innowarm/internal/sandbox/sandboxtest"
+	"github.com/innowarm/innowarm/internal/sqltext"
 )
 
 func runBench(t *testing.T, args ...string) sandboxtest.Result {
@@ -631,5 +632,57 @@ func TestRunInProcess(t *testing.T) {
 		if d := time.Since(t0); d > 10*time.Second {
 			t.Errorf("io=%s: stopping took %s", io, d)
 		}
+	}
+}
+
+// read-write, sysbench's oltp_read_write transaction: 20 statements each, the rows changed
+// and the table kept at its size (each DELETE's row is inserted back), and only in a schema
+// innowarm prepared unless told otherwise.
+func TestReadWriteWorkload(t *testing.T) {
+	ctx := context.Background()
+	c := sandboxtest.Conn(t)
+	s := "bench_rw_" + strconv.Itoa(os.Getpid())
+	if _, err := Prepare(ctx, c, PrepareOptions{Schema: s, Tables: 1, Rows: 2000, Threads: 1}, logx.New(&bytes.Buffer{}, true)); err != nil {
+		t.Fatal(err)
+	}
+	defer Cleanup(ctx, c, s)
+	tbl := sqltext.Table(s, "sbtest1")
+	state := func() (rows, sumK int64, sumC string) {
+		t.Helper()
+		if err := c.DB.QueryRow("SELECT COUNT(*), SUM(k), CONCAT(SUM(CRC32(c)), '/', SUM(CRC32(pad))) FROM "+tbl).Scan(&rows, &sumK, &sumC); err != nil {
+			t.Fatal(err)
+		}
+		return rows, sumK, sumC
+	}
+	rows0, k0, c0 := state()
+	rw := benchJSON(t, "--create-schema="+s, "--workload=read-write", "--concurrency=3", "--events=60", "--ignore-errors")
+	l := rw.Runs[0]
+	// A deadlock between two clients' updates rolls one transaction back: its statements
+	// still count, as sysbench counts them.
+	if l.Events != 60 || l.Queries+l.Errors != 60*20 {
+		t.Errorf("read-write: %d transactions, %d queries + %d errors, want 60 and 1,200", l.Events, l.Queries, l.Errors)
+	}
+	rows1, k1, c1 := state()
+	if rows1 != rows0 {
+		t.Errorf("read-write changed the table's size: %d rows, was %d", rows1, rows0)
+	}
+	if k1 == k0 || c1 == c0 {
+		t.Errorf("read-write wrote nothing: SUM(k) %d -> %d, c %s -> %s", k0, k1, c0, c1)
+	}
+	text := mustBench(t, "--create-schema="+s, "--workload=read-write", "--concurrency=2", "--events=10")
+	if bs := blocks(text.Stdout); len(bs) != 1 || !strings.HasPrefix(bs[0]["Transactions"], "10,") {
+		t.Errorf("read-write's report:\n%s", text.Stdout)
+	}
+
+	// A schema innowarm did not make: refused, one line, exit 2.
+	other := sandboxtest.Schema(t)
+	sandboxtest.Exec(t, fmt.Sprintf(sbCreate, sqltext.Table(other, "sbtest1"), "InnoDB"), "INSERT INTO "+sqltext.Table(other, "sbtest1")+" (k, c, pad) VALUES (1, 'a', 'b')")
+	res := runBench(t, "--create-schema="+other, "--workload=read-write", "--events=5")
+	if res.Code != 2 || strings.Count(strings.TrimSpace(res.Stderr), "\n") != 0 || !strings.Contains(res.Stderr, "read-write writes") {
+		t.Errorf("read-write in a foreign schema: exit %d: %s", res.Code, res.Stderr)
+	}
+	var n int64
+	if err := c.DB.QueryRow("SELECT COUNT(*) FROM " + sqltext.Table(other, "sbtest1")).Scan(&n); err != nil || n != 1 {
+		t.Errorf("the foreign table has %d rows after the refused run (%v), want 1", n, err)
 	}
 }

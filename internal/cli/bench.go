@@ -27,7 +27,7 @@ generated SQL, and prints mysqlslap's result block, so scripts that parse it kee
 followed by innowarm's lines: QPS, per-query latency percentiles from HdrHistograms, errors,
 and the connection set-up, which is timed apart and never counted in the query latency.
 
-With --workload it runs sysbench's point-select or read-only transactions (or hot-rows:
+With --workload it runs sysbench's point-select, read-only or read-write transactions (or hot-rows:
 point selects on a fixed set of rows spread over the table) against the tables
 'innowarm bench prepare' creates, with keys drawn --dist uniform, zipf[:S], pareto[:H] or
 hotset:ROWS_PCT:ACCESS_PCT, for --time or --events.
@@ -88,11 +88,11 @@ query on the server (KILL QUERY) and exits 130.`,
 	fl.StringVarP(&o.CharColsSpec, "number-char-cols", "x", "", "VARCHAR(128) columns of t1 (default 1); N:1 indexes them")
 	// innowarm's
 	fl.BoolVar(&o.AllowWrites, "allow-writes-in-existing-schema", false, "let a writing run use a schema innowarm did not create")
-	fl.StringVar(&o.Workload, "workload", "", "point-select, read-only or hot-rows, on 'bench prepare' tables")
+	fl.StringVar(&o.Workload, "workload", "", "point-select, read-only, read-write or hot-rows, on 'bench prepare' tables")
 	fl.StringVar(&o.Dist, "dist", "", "key distribution of --workload: uniform, zipf[:S], pareto[:H], hotset:ROWS_PCT:ACCESS_PCT")
 	fl.IntVar(&o.Tables, "tables", 0, "sbtest tables to use (default: all of sbtest1..N)")
 	fl.Int64Var(&o.HotRows, "hot-rows", 0, "rows in the hot set of --workload hot-rows (default: 1% of the table)")
-	fl.Int64Var(&o.RangeSize, "range-size", 100, "rows per range query of --workload read-only")
+	fl.Int64Var(&o.RangeSize, "range-size", 100, "rows per range query of --workload read-only and read-write")
 	fl.DurationVar(&o.Time, "time", 0, "run each round this long (default for --workload: 10s)")
 	fl.Uint64Var(&o.Events, "events", 0, "--workload: stop each round after this many events (transactions), all clients together")
 	fl.Float64Var(&o.Rate, "rate", 0, "--workload: open loop, this many events per second (all clients together), each started on schedule; latency counts from that time (sysbench --rate). Default: closed loop")
