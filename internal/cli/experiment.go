@@ -353,6 +353,8 @@ sequential read speed, measured on the table's file in the same run.`,
 	fl := cmd.Flags()
 	fl.Int64Var(&o.Rows, "rows", 3_000_000, "rows of sbtest1 (about 230 bytes each: make it several times the pool)")
 	fl.IntVar(&o.Clients, "clients", 8, "clients of the traffic")
+	var writers string
+	fl.StringVar(&writers, "write-clients", "", "of --clients, this many (N, or N% rounded up) run sysbench's read-write transactions instead of point selects: traffic that also writes; the curve is the point selects'")
 	var rate string
 	fl.StringVar(&rate, "rate", "", "open-loop traffic: point selects per second, or N% of the hot throughput a closed-loop run measures first (e.g. 50%); default: closed loop")
 	fl.StringVar(&o.Dist, "dist", "pareto", "key distribution of the point selects: uniform, zipf[:S], pareto[:H], hotset:ROWS_PCT:ACCESS_PCT")
@@ -367,6 +369,9 @@ sequential read speed, measured on the table's file in the same run.`,
 		if o.Rate, o.RateOfHot, err = parseRate(rate); err != nil {
 			return err
 		}
+		if o.WriteClients, err = parseShareOf(writers, o.Clients, "--write-clients"); err != nil {
+			return err
+		}
 		return experiment.ValidateRecovery(o)
 	}, func(ctx context.Context, t *experiment.Target, dir string, log *logx.Logger, prog progress.Config) (experiment.Result, error) {
 		o.Schema, o.KeepData, o.Dir, o.Progress, o.Log = f.schema, f.keepData, dir, prog, log
@@ -378,6 +383,26 @@ sequential read speed, measured on the table's file in the same run.`,
 		return res, nil
 	})
 	return cmd
+}
+
+// parseShareOf reads a count ("2") or a share of total rounded up ("10%" of 8 is 1); "" is 0.
+func parseShareOf(s string, total int, flag string) (int, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0, nil
+	}
+	if p, ok := strings.CutSuffix(s, "%"); ok {
+		v, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+		if err != nil || v < 0 || v > 100 {
+			return 0, usagef("%s %q: give a count or a share from 0%% to 100%%", flag, s)
+		}
+		return int(math.Ceil(v / 100 * float64(total))), nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return 0, usagef("%s %q: give a count or a share from 0%% to 100%%", flag, s)
+	}
+	return n, nil
 }
 
 // parseRate reads recovery's --rate: "" (closed loop), a rate ("4000") or a share of the

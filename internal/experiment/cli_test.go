@@ -24,6 +24,8 @@ func TestBadInputOneLineErrors(t *testing.T) {
 		{[]string{"coldstart", "--queries", "-1"}, "--queries"},
 		{[]string{"hotrows", "--min-hot", "0"}, "--min-hot"},
 		{[]string{"concurrency", "--scale", "0"}, "--scale"},
+		{[]string{"recovery", "--clients", "4", "--write-clients", "4"}, "leave at least one client of point selects"},
+		{[]string{"recovery", "--write-clients", "x%"}, "--write-clients"},
 		{[]string{"concurrency", "--concurrency", "1,x"}, "--concurrency"},
 		{[]string{"coldstart", "--pool-size", "1M", "--report-dir", rd}, "too small"},
 		{[]string{"coldstart", "--report-dir", "/proc/innowarm-report"}, "report directory /proc/innowarm-report"},

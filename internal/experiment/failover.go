@@ -78,7 +78,7 @@ func (r *recRun) failover(ctx context.Context) (*RecoveryRun, error) {
 		})
 	}()
 	defer func() { stopFollow(); following.Wait() }()
-	if _, err := r.trafficOn(ctx, r.t.Opts, r.o.HotDuration); err != nil {
+	if _, _, err := r.trafficOn(ctx, r.t.Opts, r.o.HotDuration); err != nil {
 		return nil, fmt.Errorf("traffic on the primary: %w", err)
 	}
 	mu.Lock()
@@ -115,7 +115,8 @@ func (r *recRun) failover(ctx context.Context) (*RecoveryRun, error) {
 		defer sampled.Done()
 		run.Pool, run.LoadStatus = r.samplePool(ctx, sb.ConnOptions(), answered, done)
 	}()
-	rep, trafficErr := r.trafficOn(ctx, sb.ConnOptions(), r.o.Duration+r.o.HotDuration)
+	rep, writes, trafficErr := r.trafficOn(ctx, sb.ConnOptions(), r.o.Duration+r.o.HotDuration)
+	run.Writes = writes
 	close(done)
 	sampled.Wait()
 	if _, err := primary.Start(ctx); err != nil {

@@ -51,6 +51,11 @@ type RecoveryOptions struct {
 	Schema  string
 	Rows    int64 // rows of sbtest1: make it several times the pool
 	Clients int   // clients of the traffic
+	// WriteClients of the Clients run sysbench's read-write transactions instead of point
+	// selects (closed loop, whatever Rate says): traffic that also writes, so that the
+	// server flushes, purges and (MySQL) holds its loader to innodb_io_capacity while it
+	// warms. The curve is the point selects'.
+	WriteClients int
 	// Rate makes the traffic open loop: this many point selects per second, whatever the
 	// server's speed (bench --rate); RateOfHot the same as a share of the hot throughput,
 	// measured first by a closed-loop run. Neither: closed loop, the clients at full speed.
@@ -75,15 +80,16 @@ type RecoveryOptions struct {
 
 // RecoveryParams are the options as the report shows them.
 type RecoveryParams struct {
-	Rows        int64   `json:"rows"`
-	Clients     int     `json:"clients"`
-	Dist        string  `json:"dist"`
-	Duration    float64 `json:"duration_s"`
-	HotDuration float64 `json:"hot_duration_s"`
-	Rounds      int     `json:"rounds"`
-	Schema      string  `json:"schema"`
-	WarmMethod  string  `json:"warm_method"`
-	Traffic     string  `json:"traffic"`
+	Rows         int64   `json:"rows"`
+	Clients      int     `json:"clients"`
+	WriteClients int     `json:"write_clients,omitempty"`
+	Dist         string  `json:"dist"`
+	Duration     float64 `json:"duration_s"`
+	HotDuration  float64 `json:"hot_duration_s"`
+	Rounds       int     `json:"rounds"`
+	Schema       string  `json:"schema"`
+	WarmMethod   string  `json:"warm_method"`
+	Traffic      string  `json:"traffic"`
 	// Rate is the open loop's point selects per second (0: closed loop); CalibratedQPS the
 	// closed-loop hot throughput a --rate N% was taken of.
 	Rate          float64 `json:"rate_per_s,omitempty"`
@@ -102,6 +108,7 @@ type RecoveryRun struct {
 	Metrics    RecoveryMetrics `json:"metrics"`
 	Warm       *RecoveryWarm   `json:"warm,omitempty"`
 	Follow     *FailoverFollow `json:"follow,omitempty"`             // follow-failover: what follow did before
+	Writes     *WriteTraffic   `json:"writes,omitempty"`             // the write clients' transactions during the run
 	LoadStatus string          `json:"server_load_status,omitempty"` // Innodb_buffer_pool_load_status at the end
 	Errors     int64           `json:"query_errors,omitempty"`
 
@@ -136,6 +143,14 @@ type RecoveryScenario struct {
 	// PoolT90 is the median time until the pool held 90% of the hot pool's data pages (-1:
 	// not within the window).
 	PoolT90 float64 `json:"pool_t90_s"`
+}
+
+// WriteTraffic is what the write clients did during a run, window and hot level together.
+type WriteTraffic struct {
+	Clients      int     `json:"clients"`
+	Transactions int64   `json:"transactions"`
+	TPS          float64 `json:"tps"`
+	Errors       int64   `json:"errors"` // deadlocks and lock waits rolled back
 }
 
 // DiskRead is the disk's read speed, measured on a data file in the same run.
@@ -183,6 +198,8 @@ func ValidateRecovery(o RecoveryOptions) error {
 		return exitcode.BadValue("Rows", "%d: use 1 to 2,000,000,000", o.Rows)
 	case o.Clients < 1 || o.Clients > 1000:
 		return exitcode.BadValue("Clients", "%d: use 1 to 1000", o.Clients)
+	case o.WriteClients < 0 || o.WriteClients >= o.Clients:
+		return exitcode.BadValue("WriteClients", "%d of %d clients: leave at least one client of point selects", o.WriteClients, o.Clients)
 	case o.Duration < 2*time.Second:
 		return exitcode.BadValue("Duration", "%s: use 2s or more", o.Duration)
 	case o.HotDuration < 2*time.Second:
@@ -232,7 +249,7 @@ func (r *recRun) openLoop(ctx context.Context) error {
 	o := r.o
 	if o.RateOfHot > 0 {
 		r.log.Infof("calibrating: closed-loop traffic for %s to measure the hot throughput the open loop's rate is %.0f%% of", o.Duration+o.HotDuration, 100*o.RateOfHot)
-		rep, err := r.traffic(ctx, o.Duration+o.HotDuration)
+		rep, _, err := r.traffic(ctx, o.Duration+o.HotDuration)
 		if err != nil {
 			return fmt.Errorf("calibrate the open loop's rate: %w", err)
 		}
@@ -248,7 +265,7 @@ func (r *recRun) openLoop(ctx context.Context) error {
 		}
 		r.res.Params.CalibratedQPS = hot.QPS
 		r.rate = o.RateOfHot * hot.QPS
-		r.log.Infof("hot throughput %.0f qps (closed loop, %d clients): the open loop runs %.0f point selects/s", hot.QPS, o.Clients, r.rate)
+		r.log.Infof("hot throughput %.0f qps (closed loop, %d clients of point selects): the open loop runs %.0f point selects/s", hot.QPS, o.Clients-o.WriteClients, r.rate)
 	}
 	if r.rate > 0 {
 		r.res.Params.Rate = r.rate
@@ -256,8 +273,9 @@ func (r *recRun) openLoop(ctx context.Context) error {
 		if o.RateOfHot > 0 {
 			r.res.Params.Traffic += fmt.Sprintf(" (%.0f%% of the %.0f qps a closed loop served hot)", 100*o.RateOfHot, r.res.Params.CalibratedQPS)
 		}
-		r.res.Params.Traffic += fmt.Sprintf(" over %d clients (innowarm bench --workload point-select --rate --dist %s), each query's latency counted from its scheduled start, from the moment the server answers", o.Clients, o.Dist)
+		r.res.Params.Traffic += fmt.Sprintf(" over %d clients (innowarm bench --workload point-select --rate --dist %s), each query's latency counted from its scheduled start, from the moment the server answers", o.Clients-o.WriteClients, o.Dist)
 	}
+	r.res.Params.Traffic += r.writersText()
 	return nil
 }
 
@@ -293,7 +311,8 @@ func Recovery(ctx context.Context, t *Target, o RecoveryOptions) (*RecoveryResul
 	defer r.dropStandby(ctx)
 	r.res = &RecoveryResult{Header: h, Params: RecoveryParams{Rows: o.Rows, Clients: o.Clients, Dist: o.Dist, Duration: o.Duration.Seconds(),
 		HotDuration: o.HotDuration.Seconds(), Rounds: o.Rounds, Schema: o.Schema, WarmMethod: o.WarmMethod,
-		Traffic: fmt.Sprintf("closed loop: %d clients of point selects (innowarm bench --workload point-select --dist %s), from the moment the server answers", o.Clients, o.Dist)}}
+		WriteClients: o.WriteClients,
+		Traffic:      fmt.Sprintf("closed loop: %d clients of point selects (innowarm bench --workload point-select --dist %s), from the moment the server answers", o.Clients-o.WriteClients, o.Dist)}}
 	r.rate = o.Rate
 	t0 := time.Now()
 	defer r.res.finish(t0)
@@ -478,18 +497,58 @@ func (r *recRun) keepHotSet(ctx context.Context) error {
 }
 
 // traffic runs the point selects on the server for d.
-func (r *recRun) traffic(ctx context.Context, d time.Duration) (*bench.Report, error) {
+func (r *recRun) traffic(ctx context.Context, d time.Duration) (*bench.Report, *WriteTraffic, error) {
 	return r.trafficOn(ctx, r.t.Opts, d)
 }
 
+// writersText is what the traffic's description says of the write clients.
+func (r *recRun) writersText() string {
+	if r.o.WriteClients == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; beside them %d clients of read-write transactions (innowarm bench --workload read-write --dist %s, closed loop)", r.o.WriteClients, r.o.Dist)
+}
+
 // trafficOn runs the point selects (closed loop, or open at r.rate) for d on the server
-// at opts, on connections of their own.
-func (r *recRun) trafficOn(ctx context.Context, opts connection.Options, d time.Duration) (*bench.Report, error) {
+// at opts, on connections of their own, and the write clients' transactions beside them.
+func (r *recRun) trafficOn(ctx context.Context, opts connection.Options, d time.Duration) (*bench.Report, *WriteTraffic, error) {
+	var writes *WriteTraffic
+	var writeErr error
+	var writing sync.WaitGroup
+	if r.o.WriteClients > 0 {
+		writing.Add(1)
+		go func() {
+			defer writing.Done()
+			rep, err := r.load(ctx, opts, bench.WorkloadReadWrite, r.o.WriteClients, 0, d)
+			if err != nil {
+				writeErr = fmt.Errorf("write clients: %w", err)
+				return
+			}
+			l := rep.Runs[0]
+			writes = &WriteTraffic{Clients: r.o.WriteClients, Transactions: l.Events, TPS: l.EPS, Errors: l.Errors}
+		}()
+	}
+	rep, err := r.load(ctx, opts, bench.WorkloadPointSelect, r.o.Clients-r.o.WriteClients, r.rate, d)
+	writing.Wait()
+	if err != nil {
+		return nil, nil, err
+	}
+	if writeErr != nil {
+		return nil, nil, writeErr
+	}
+	return rep, writes, nil
+}
+
+// load runs one bench workload for d: clients connections, closed loop or open at rate.
+func (r *recRun) load(ctx context.Context, opts connection.Options, workload string, clients int, rate float64, d time.Duration) (*bench.Report, error) {
 	o := bench.Defaults()
-	o.Workload, o.Schema, o.Dist, o.Tables = bench.WorkloadPointSelect, r.o.Schema, r.o.Dist, 1
-	o.ConcurrencySpec, o.Time, o.ReportInterval = fmt.Sprint(r.o.Clients), d, time.Second
+	o.Workload, o.Schema, o.Dist, o.Tables = workload, r.o.Schema, r.o.Dist, 1
+	o.ConcurrencySpec, o.Time, o.ReportInterval = fmt.Sprint(clients), d, time.Second
 	o.IgnoreErrors = true
-	o.Rate, o.KeepIntervalHistograms = r.rate, r.rate > 0
+	o.Rate, o.KeepIntervalHistograms = rate, rate > 0
+	// The schema carries the experiment's mark (claimSchema), not bench's: the write
+	// clients may write there, and nowhere else.
+	o.AllowWrites = workload == bench.WorkloadReadWrite
 	plan, err := bench.NewPlan(o)
 	if err != nil {
 		return nil, err
@@ -582,12 +641,13 @@ func (r *recRun) underTraffic(ctx context.Context, beforeStart func() error, sta
 		defer sampled.Done()
 		run.Pool, run.LoadStatus = r.samplePool(ctx, r.t.Opts, answered, done)
 	}()
-	rep, err := r.traffic(ctx, r.o.Duration+r.o.HotDuration)
+	rep, writes, err := r.traffic(ctx, r.o.Duration+r.o.HotDuration)
 	close(done)
 	sampled.Wait()
 	if err != nil {
 		return nil, err
 	}
+	run.Writes = writes
 	cancelWarm()
 	warmDone.Wait()
 	r.measureRun(run, rep, answered)

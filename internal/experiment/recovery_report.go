@@ -15,9 +15,20 @@ func (r *RecoveryResult) Table() report.Table {
 		Header: []string{"scenario", "runs", "lost (s)", "t50 (s)", "t95 (s)", "first 5 s (% of hot)", "worst p95 (ms)", "pool 90% (s)", "warm (s)"},
 		Align:  []report.Align{report.AlignLeft},
 	}
+	if r.Params.Rate > 0 {
+		// Open loop: throughput follows the arrivals; what users lose is latency.
+		t.Header = append(t.Header, "p95 within 1.5× hot (s)", "queries > 10× hot p95")
+	}
+	if r.Params.WriteClients > 0 {
+		t.Header = append(t.Header, "write tps (deadlocks)")
+	}
 	for _, s := range r.Scenarios {
 		if s.Skipped != "" {
-			t.Rows = append(t.Rows, []string{s.Label, "skipped: " + s.Skipped, "", "", "", "", "", "", ""})
+			row := []string{s.Label, "skipped: " + s.Skipped}
+			for len(row) < len(t.Header) {
+				row = append(row, "")
+			}
+			t.Rows = append(t.Rows, row)
 			continue
 		}
 		m := s.Median
@@ -36,19 +47,29 @@ func (r *RecoveryResult) Table() report.Table {
 		if r.Params.Rate > 0 {
 			row = append(row, timeCell(m.P95Settled, m.Window), commas(m.Slow))
 		}
+		if r.Params.WriteClients > 0 {
+			row = append(row, writesCell(s.Runs))
+		}
 		t.Rows = append(t.Rows, row)
 	}
-	if r.Params.Rate > 0 {
-		// Open loop: throughput follows the arrivals; what users lose is latency.
-		t.Header = append(t.Header, "p95 within 1.5× hot (s)", "queries > 10× hot p95")
-		for i, row := range t.Rows {
-			for len(row) < len(t.Header) {
-				row = append(row, "")
-			}
-			t.Rows[i] = row
+	return t
+}
+
+// writesCell is the write clients' median transactions per second over the runs, and the
+// transactions they lost to deadlocks and lock waits in all.
+func writesCell(runs []*RecoveryRun) string {
+	var tps []float64
+	var errs int64
+	for _, rn := range runs {
+		if rn.Writes != nil {
+			tps = append(tps, rn.Writes.TPS)
+			errs += rn.Writes.Errors
 		}
 	}
-	return t
+	if len(tps) == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.0f (%d)", medianOf(tps), errs)
 }
 
 func timeCell(t, window float64) string {
