@@ -363,9 +363,14 @@ sequential read speed, measured on the table's file in the same run.`,
 	fl.IntVar(&o.Rounds, "rounds", 3, "rounds of every scenario (each after its own cold restart); medians are reported")
 	fl.StringVar(&o.WarmMethod, "warm-method", "auto", "innowarm warm's --method: auto, native or scan")
 	fl.StringSliceVar(&scenarios, "scenarios", nil, "run only these scenarios besides cold: "+strings.Join(experiment.RecoveryScenarios[1:], ","))
+	pace := addPacingFlagsNamed(cmd, "warm-")
 	cmd.RunE = f.runE("recovery", true, func() error {
 		o.Scenarios = scenarios
 		var err error
+		if o.WarmPacing, err = pace.config(0); err != nil {
+			return err
+		}
+		o.WarmPacingText = pace.describe()
 		if o.Rate, o.RateOfHot, err = parseRate(rate); err != nil {
 			return err
 		}

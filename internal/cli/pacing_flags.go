@@ -15,16 +15,21 @@ type pacingFlags struct {
 	maxLoad, criticalLoad string
 	maxRate               string
 	nice                  bool
+	prefix                string // of the flags' names: "warm-" on a command whose warm is one part
 }
 
 // addPacingFlags registers --max-load, --critical-load, --max-rate and --nice on cmd.
-func addPacingFlags(cmd *cobra.Command) *pacingFlags {
-	f := &pacingFlags{}
+func addPacingFlags(cmd *cobra.Command) *pacingFlags { return addPacingFlagsNamed(cmd, "") }
+
+// addPacingFlagsNamed registers the pacing flags with prefix before their names
+// (experiment recovery's --warm-nice is warm's --nice).
+func addPacingFlagsNamed(cmd *cobra.Command, prefix string) *pacingFlags {
+	f := &pacingFlags{prefix: prefix}
 	fl := cmd.Flags()
-	fl.StringVar(&f.maxLoad, "max-load", "", "pause while a SHOW GLOBAL STATUS variable is above its bound, checked every second: NAME=LIMIT[,NAME=LIMIT...], e.g. Threads_running=25 (the warm's own sessions are not counted)")
-	fl.StringVar(&f.criticalLoad, "critical-load", "", "stop the warm cleanly when a status variable is above its bound, e.g. Threads_running=50")
-	fl.StringVar(&f.maxRate, "max-rate", "", "cap the server's read rate (Innodb_pages_read) while warming, e.g. 200MB/s")
-	fl.BoolVar(&f.nice, "nice", false, "yield to foreground work: lower the warm's read rate while a probe's latency or Threads_running grows beyond what it was before the warm")
+	fl.StringVar(&f.maxLoad, prefix+"max-load", "", "pause while a SHOW GLOBAL STATUS variable is above its bound, checked every second: NAME=LIMIT[,NAME=LIMIT...], e.g. Threads_running=25 (the warm's own sessions are not counted)")
+	fl.StringVar(&f.criticalLoad, prefix+"critical-load", "", "stop the warm cleanly when a status variable is above its bound, e.g. Threads_running=50")
+	fl.StringVar(&f.maxRate, prefix+"max-rate", "", "cap the server's read rate (Innodb_pages_read) while warming, e.g. 200MB/s")
+	fl.BoolVar(&f.nice, prefix+"nice", false, "yield to foreground work: lower the warm's read rate while a probe's latency or Threads_running grows beyond what it was before the warm")
 	return f
 }
 
@@ -40,25 +45,39 @@ func (f *pacingFlags) config(workers int) (pacing.Config, error) {
 	c := pacing.Config{Nice: f.nice, Workers: workers}
 	var err error
 	if c.MaxLoad, err = pacing.ParseBounds(f.maxLoad); err != nil {
-		return c, usagef("--max-load: %v", err)
+		return c, usagef("--%smax-load: %v", f.prefix, err)
 	}
 	if c.Critical, err = pacing.ParseBounds(f.criticalLoad); err != nil {
-		return c, usagef("--critical-load: %v", err)
+		return c, usagef("--%scritical-load: %v", f.prefix, err)
 	}
 	if f.maxRate != "" {
 		if c.MaxRate, err = units.ParseRate(f.maxRate); err != nil {
-			return c, usagef("--max-rate: %v", err)
+			return c, usagef("--%smax-rate: %v", f.prefix, err)
 		}
 		if c.MaxRate < 1<<20 {
-			return c, usagef("--max-rate %s: use at least 1MB/s", f.maxRate)
+			return c, usagef("--%smax-rate %s: use at least 1MB/s", f.prefix, f.maxRate)
 		}
 	}
 	for _, crit := range c.Critical {
 		for _, load := range c.MaxLoad {
 			if strings.EqualFold(crit.Name, load.Name) && !crit.Relative && !load.Relative && crit.Limit <= load.Limit {
-				return c, usagef("--critical-load %s is not above --max-load %s: the warm would stop before it pauses", crit, load)
+				return c, usagef("--%scritical-load %s is not above --%smax-load %s: the warm would stop before it pauses", f.prefix, crit, f.prefix, load)
 			}
 		}
 	}
 	return c, nil
+}
+
+// describe names the pacing asked for, as the flags would ("" for none).
+func (f *pacingFlags) describe() string {
+	var parts []string
+	for _, x := range []struct{ name, v string }{{"max-load", f.maxLoad}, {"critical-load", f.criticalLoad}, {"max-rate", f.maxRate}} {
+		if x.v != "" {
+			parts = append(parts, "--"+f.prefix+x.name+" "+x.v)
+		}
+	}
+	if f.nice {
+		parts = append(parts, "--"+f.prefix+"nice")
+	}
+	return strings.Join(parts, " ")
 }

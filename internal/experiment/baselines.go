@@ -16,6 +16,7 @@ import (
 	"github.com/innowarm/innowarm/internal/connection"
 	"github.com/innowarm/innowarm/internal/logx"
 	"github.com/innowarm/innowarm/internal/manifest"
+	"github.com/innowarm/innowarm/internal/pacing"
 	"github.com/innowarm/innowarm/internal/progress"
 	"github.com/innowarm/innowarm/internal/snapshot"
 	"github.com/innowarm/innowarm/internal/sqltext"
@@ -70,7 +71,7 @@ func warmOptions(prog progress.Config, cat *catalog.Catalog) (warm.Options, warm
 }
 
 // innowarmWarm warms the schema as 'innowarm warm -D schema --method M' does.
-func innowarmWarm(ctx context.Context, conn *connection.Conn, schema, method string, prog progress.Config, log *logx.Logger) (*Warmup, error) {
+func innowarmWarm(ctx context.Context, conn *connection.Conn, schema, method string, pace pacing.Config, prog progress.Config, log *logx.Logger) (*Warmup, error) {
 	w := &Warmup{}
 	err := measureWarmup(ctx, conn, w, func() error {
 		cat, err := catalog.Load(ctx, conn, catalog.Filter{Schemas: []string{schema}})
@@ -84,6 +85,7 @@ func innowarmWarm(ctx context.Context, conn *connection.Conn, schema, method str
 		w.Method, w.Detail = "innowarm warm ("+m+")", why
 		log.Infof("innowarm warm -D %s --method %s: %s", schema, m, why)
 		po, ro := warmOptions(prog, cat)
+		ro.Pacing = pace
 		var res *warm.Result
 		if m == warm.MethodNative {
 			res, err = warm.NativeFromCatalog(ctx, conn, cat, po, ro)
@@ -329,7 +331,7 @@ func captureManifest(ctx context.Context, conn *connection.Conn, schema, path st
 // manifestWarm warms from a manifest as 'innowarm warm --from FILE --method M' does.
 // manifestWarm warms a manifest's pages as 'innowarm warm --from' does; underTraffic as
 // with --wait-for-server (queries arrive with the warm).
-func manifestWarm(ctx context.Context, conn *connection.Conn, path, method string, underTraffic bool, prog progress.Config, log *logx.Logger) (*Warmup, error) {
+func manifestWarm(ctx context.Context, conn *connection.Conn, path, method string, underTraffic bool, pace pacing.Config, prog progress.Config, log *logx.Logger) (*Warmup, error) {
 	w := &Warmup{}
 	err := measureWarmup(ctx, conn, w, func() error {
 		mf, err := manifest.Load(path)
@@ -350,6 +352,7 @@ func manifestWarm(ctx context.Context, conn *connection.Conn, path, method strin
 		}
 		po, ro := warmOptions(prog, nil)
 		po.ExpectTraffic = underTraffic
+		ro.Pacing = pace
 		res, err := warm.FromManifest(ctx, conn, resolved, m, po, ro)
 		if err != nil {
 			return err

@@ -26,6 +26,7 @@ func TestBadInputOneLineErrors(t *testing.T) {
 		{[]string{"concurrency", "--scale", "0"}, "--scale"},
 		{[]string{"recovery", "--clients", "4", "--write-clients", "4"}, "leave at least one client of point selects"},
 		{[]string{"recovery", "--write-clients", "x%"}, "--write-clients"},
+		{[]string{"recovery", "--warm-max-rate", "10KB/s"}, "--warm-max-rate 10KB/s: use at least 1MB/s"},
 		{[]string{"concurrency", "--concurrency", "1,x"}, "--concurrency"},
 		{[]string{"coldstart", "--pool-size", "1M", "--report-dir", rd}, "too small"},
 		{[]string{"coldstart", "--report-dir", "/proc/innowarm-report"}, "report directory /proc/innowarm-report"},

@@ -13,6 +13,7 @@ import (
 	"github.com/innowarm/innowarm/internal/connection"
 	"github.com/innowarm/innowarm/internal/exitcode"
 	"github.com/innowarm/innowarm/internal/logx"
+	"github.com/innowarm/innowarm/internal/pacing"
 	"github.com/innowarm/innowarm/internal/progress"
 	"github.com/innowarm/innowarm/internal/snapshot"
 	"github.com/innowarm/innowarm/internal/warm"
@@ -368,7 +369,9 @@ func (r *coldRun) scenario(ctx context.Context, id string, rep int) error {
 		passes = 2
 	case ScenarioWarm:
 		passes = 2
-		warmup = func() (*Warmup, error) { return innowarmWarm(ctx, r.conn, r.o.Schema, r.o.WarmMethod, prog, r.log) }
+		warmup = func() (*Warmup, error) {
+			return innowarmWarm(ctx, r.conn, r.o.Schema, r.o.WarmMethod, pacing.Config{}, prog, r.log)
+		}
 	case ScenarioOldTool:
 		passes = 2
 		warmup = func() (*Warmup, error) { return oldToolScans(ctx, r.conn, r.o.Schema, r.log) }
@@ -390,7 +393,9 @@ func (r *coldRun) scenario(ctx context.Context, id string, rep int) error {
 			return nil
 		}
 		path := r.res.Manifest.Path
-		warmup = func() (*Warmup, error) { return manifestWarm(ctx, r.conn, path, r.o.WarmMethod, false, prog, r.log) }
+		warmup = func() (*Warmup, error) {
+			return manifestWarm(ctx, r.conn, path, r.o.WarmMethod, false, pacing.Config{}, prog, r.log)
+		}
 	}
 	if r.o.Repeat > 1 {
 		r.log.Infof("== scenario: %s (run %d of %d)", s.Label, rep, r.o.Repeat)

@@ -17,6 +17,7 @@ import (
 	"github.com/innowarm/innowarm/internal/dumpfile"
 	"github.com/innowarm/innowarm/internal/exitcode"
 	"github.com/innowarm/innowarm/internal/logx"
+	"github.com/innowarm/innowarm/internal/pacing"
 	"github.com/innowarm/innowarm/internal/progress"
 	"github.com/innowarm/innowarm/internal/sandbox"
 	"github.com/innowarm/innowarm/internal/snapshot"
@@ -72,10 +73,14 @@ type RecoveryOptions struct {
 	Rounds      int
 	Scenarios   []string // run only these (cold always runs); nil: all
 	WarmMethod  string   // innowarm warm's --method
-	Dir         string   // where the snapshot is written
-	KeepData    bool
-	Progress    progress.Config
-	Log         *logx.Logger
+	// WarmPacing is innowarm warm's --max-load, --max-rate and --nice for its scenarios:
+	// what each costs in lost seconds is what docs/pacing.md reports.
+	WarmPacing     pacing.Config
+	WarmPacingText string // as the flags said it
+	Dir            string // where the snapshot is written
+	KeepData       bool
+	Progress       progress.Config
+	Log            *logx.Logger
 }
 
 // RecoveryParams are the options as the report shows them.
@@ -89,6 +94,7 @@ type RecoveryParams struct {
 	Rounds       int     `json:"rounds"`
 	Schema       string  `json:"schema"`
 	WarmMethod   string  `json:"warm_method"`
+	WarmPacing   string  `json:"warm_pacing,omitempty"`
 	Traffic      string  `json:"traffic"`
 	// Rate is the open loop's point selects per second (0: closed loop); CalibratedQPS the
 	// closed-loop hot throughput a --rate N% was taken of.
@@ -310,7 +316,7 @@ func Recovery(ctx context.Context, t *Target, o RecoveryOptions) (*RecoveryResul
 	defer func() { r.conn.Close() }()
 	defer r.dropStandby(ctx)
 	r.res = &RecoveryResult{Header: h, Params: RecoveryParams{Rows: o.Rows, Clients: o.Clients, Dist: o.Dist, Duration: o.Duration.Seconds(),
-		HotDuration: o.HotDuration.Seconds(), Rounds: o.Rounds, Schema: o.Schema, WarmMethod: o.WarmMethod,
+		HotDuration: o.HotDuration.Seconds(), Rounds: o.Rounds, Schema: o.Schema, WarmMethod: o.WarmMethod, WarmPacing: o.WarmPacingText,
 		WriteClients: o.WriteClients,
 		Traffic:      fmt.Sprintf("closed loop: %d clients of point selects (innowarm bench --workload point-select --dist %s), from the moment the server answers", o.Clients-o.WriteClients, o.Dist)}}
 	r.rate = o.Rate
@@ -408,11 +414,11 @@ func (r *recRun) scenario(ctx context.Context, s *RecoveryScenario, round int) e
 		}
 		path := r.res.Manifest.Path
 		startWarm = func(ctx context.Context, conn *connection.Conn) (*Warmup, error) {
-			return manifestWarm(ctx, conn, path, r.o.WarmMethod, true, prog, quietLog)
+			return manifestWarm(ctx, conn, path, r.o.WarmMethod, true, r.o.WarmPacing, prog, quietLog)
 		}
 	case RecoveryIndexes:
 		startWarm = func(ctx context.Context, conn *connection.Conn) (*Warmup, error) {
-			return innowarmWarm(ctx, conn, r.o.Schema, r.o.WarmMethod, prog, quietLog)
+			return innowarmWarm(ctx, conn, r.o.Schema, r.o.WarmMethod, r.o.WarmPacing, prog, quietLog)
 		}
 	case RecoveryFailover:
 		if r.t.Sandbox == nil {

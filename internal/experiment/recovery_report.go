@@ -88,6 +88,9 @@ func (r *RecoveryResult) summary() string {
 	out := fmt.Sprintf("%s restarted cold %d time(s) per scenario with a %s buffer pool (%s pages); sbtest1 has %s rows, %s pages (%s, %.1f× the pool). Traffic: %s, for %.0f s per restart. Hot level: the same traffic's next %.0f s, per run (median %.0f qps; its seconds vary by %.1f%%).",
 		r.Server, r.Params.Rounds, fmtBytes(r.PoolBytes), commas(r.PoolPages), commas(d.Rows), commas(d.Pages), fmtBytes(d.Bytes), float64(d.Pages)/float64(max(r.PoolPages, 1)),
 		r.Params.Traffic, r.Params.Duration, r.Params.HotDuration, r.HotQPS, 100*r.HotNoise)
+	if r.Params.WarmPacing != "" {
+		out += " innowarm's warms were paced: " + r.Params.WarmPacing + "."
+	}
 	if r.HotSet > 0 {
 		out += fmt.Sprintf(" Hot set: %s pages (%s, the snapshot of the hot pool).", commas(r.HotSet), fmtBytes(r.HotBytes))
 	}
