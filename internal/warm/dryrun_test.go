@@ -125,8 +125,11 @@ func TestNothingToLoadSaysSo(t *testing.T) {
 			if r := sandboxtest.CLI(t, sandboxtest.Run{}, args...); r.Code != 0 {
 				t.Fatalf("first warm: exit %d: %s", r.Code, r.Stderr)
 			}
+			// The second plans nothing: a table whose every index is resident is not asked
+			// for again (its file-metadata pages may have left the pool, and background reads
+			// may touch the page counters meanwhile).
 			r := sandboxtest.CLI(t, sandboxtest.Run{}, args...)
-			if r.Code != 0 || strings.Contains(r.Stdout, "dry run") || !strings.Contains(r.Stdout, "already resident") {
+			if r.Code != 0 || strings.Contains(r.Stdout, "dry run") || !strings.Contains(r.Stdout, "nothing to load") || !strings.Contains(r.Stdout, "already resident") {
 				t.Errorf("second warm: exit %d:\n%s%s", r.Code, r.Stdout, r.Stderr)
 			}
 		})

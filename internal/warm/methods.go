@@ -220,8 +220,18 @@ func PlanNative(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog
 		return nil, err
 	}
 	residentBySpace := map[uint32]int64{}
+	// complete: every index of the tablespace is wholly resident by its exact size (the file's
+	// count). Its file-metadata and SDI pages are nobody's index, and a pool can lose one
+	// of them while every index stays resident: that alone must not load the whole file
+	// again (a second warm of a resident table asked for all its pages, and said so only
+	// when no background read touched the counters meanwhile).
+	complete := map[uint32]bool{}
 	for _, r := range before.Indexes {
 		residentBySpace[r.Space] += r.Resident + r.LOBResident
+		whole := r.Known && r.Coverage >= 1 && r.LOBResident >= r.LOBPages
+		if c, seen := complete[r.Space]; !seen || c {
+			complete[r.Space] = whole
+		}
 	}
 	var spaces []spaceUnit
 	res := &Result{Method: MethodNative, Skipped: cat.Skipped, Notes: cat.Notes, PageSize: page, PoolBefore: before.Totals}
@@ -260,6 +270,9 @@ func PlanNative(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog
 	included := map[*catalog.Part]bool{}
 	for _, su := range spaces {
 		need := max(su.pages-residentBySpace[su.space], 0)
+		if complete[su.space] {
+			need = 0
+		}
 		n := su.pages
 		if need == 0 {
 			np.Resident = append(np.Resident, su.name)
