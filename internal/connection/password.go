@@ -7,11 +7,10 @@ import (
 	"io"
 	"os"
 	"strings"
-	"sync"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
-	"golang.org/x/term"
 
 	"github.com/innowarm/innowarm/internal/exitcode"
 )
@@ -33,7 +32,9 @@ func PromptPassword(ctx context.Context) (string, error) {
 // promptOn turns echo off on tty, then writes the prompt to prompt and reads a line. The
 // order matters: a password typed the moment the prompt shows, before echo went off, would
 // be echoed by the terminal. The terminal's settings are put back on return, and on ctx's
-// end (Ctrl-C), which does not wait for the line.
+// end (Ctrl-C), which does not wait for the line. Only this goroutine touches the
+// terminal's settings: a reader that saved and set them itself (term.ReadPassword) could
+// start after an early Ctrl-C had restored echo, and leave the shell without it.
 func promptOn(ctx context.Context, tty *os.File, prompt io.Writer) (string, error) {
 	fd := int(tty.Fd())
 	saved, err := unix.IoctlGetTermios(fd, unix.TCGETS)
@@ -48,31 +49,67 @@ func promptOn(ctx context.Context, tty *os.File, prompt io.Writer) (string, erro
 	if err := unix.IoctlSetTermios(fd, unix.TCSETS, &noEcho); err != nil {
 		return "", fmt.Errorf("turn terminal echo off: %w", err)
 	}
-	restore := sync.OnceFunc(func() { _ = unix.IoctlSetTermios(fd, unix.TCSETS, saved) })
-	defer restore()
+	defer func() { _ = unix.IoctlSetTermios(fd, unix.TCSETS, saved) }()
 	fmt.Fprint(prompt, "Enter password: ")
-	type line struct {
-		b   []byte
-		err error
-	}
-	read := make(chan line, 1)
-	go func() {
-		b, err := term.ReadPassword(fd)
-		read <- line{b, err}
-	}()
-	select {
-	case l := <-read:
-		restore()
-		fmt.Fprintln(prompt)
-		if l.err != nil {
-			return "", fmt.Errorf("read password from terminal: %w", l.err)
+	b, err := readLine(ctx, fd)
+	fmt.Fprintln(prompt)
+	if err != nil {
+		if ctx.Err() != nil {
+			return "", ctx.Err()
 		}
-		return strings.TrimRight(string(l.b), "\r\n"), nil
-	case <-ctx.Done():
-		// The reader stays blocked until the process exits, which an interrupt leads to.
-		restore()
-		fmt.Fprintln(prompt)
-		return "", ctx.Err()
+		return "", fmt.Errorf("read password from terminal: %w", err)
+	}
+	return strings.TrimRight(string(b), "\r\n"), nil
+}
+
+// promptPollInterval bounds how long a cancelled prompt takes to notice.
+const promptPollInterval = 50 * time.Millisecond
+
+// readLine reads one line from the terminal in canonical mode, the way term.ReadPassword
+// does (a line ends at '\n'; end of input ends a non-empty line), and gives up when ctx
+// ends: it waits for input with poll, so no reader is left blocked on the terminal to eat
+// the user's next keystrokes.
+func readLine(ctx context.Context, fd int) ([]byte, error) {
+	var line []byte
+	buf := make([]byte, 256)
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		n, err := unix.Poll(fds, int(promptPollInterval/time.Millisecond))
+		if errors.Is(err, unix.EINTR) || n == 0 {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		got, err := unix.Read(fd, buf)
+		if errors.Is(err, unix.EINTR) || errors.Is(err, unix.EAGAIN) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if got == 0 {
+			if len(line) > 0 {
+				return line, nil
+			}
+			return nil, io.EOF
+		}
+		for _, c := range buf[:got] {
+			switch c {
+			case '\n':
+				return line, nil
+			case '\r':
+			case '\b':
+				if len(line) > 0 {
+					line = line[:len(line)-1]
+				}
+			default:
+				line = append(line, c)
+			}
+		}
 	}
 }
 

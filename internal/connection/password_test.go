@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
@@ -145,5 +146,32 @@ func TestPromptInterruptedRestoresEcho(t *testing.T) {
 	}
 	if !echoOn(t, tty) {
 		t.Error("echo not restored after an interrupted prompt")
+	}
+}
+
+// A Ctrl-C that comes before the reader starts (here: before the prompt) must leave the
+// terminal echoing for good. A reader that set the terminal's modes itself started after
+// the restore and turned echo off again for the rest of the shell's life (CI, a loaded
+// machine); the check watches the terminal for a while, and never fails without such a
+// late writer.
+func TestPromptCancelledEarlyLeavesEchoOn(t *testing.T) {
+	master, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer master.Close()
+	defer tty.Close()
+	readUntil(master, "\x00")
+	for i := 0; i < 20; i++ {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if _, err := promptOn(ctx, tty, tty); !errors.Is(err, context.Canceled) {
+			t.Fatalf("cancelled prompt: %v", err)
+		}
+		for deadline := time.Now().Add(25 * time.Millisecond); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			if !echoOn(t, tty) {
+				t.Fatalf("round %d: echo turned off after the cancelled prompt returned", i)
+			}
+		}
 	}
 }
