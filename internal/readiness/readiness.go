@@ -15,6 +15,7 @@ import (
 	"github.com/innowarm/innowarm/internal/connection"
 	"github.com/innowarm/innowarm/internal/exitcode"
 	"github.com/innowarm/innowarm/internal/logx"
+	"github.com/innowarm/innowarm/internal/progress"
 	"github.com/innowarm/innowarm/internal/warm"
 )
 
@@ -117,6 +118,10 @@ type Result struct {
 	Seconds  float64 `json:"seconds"`
 	Checks   int     `json:"checks"`
 	Detail   string  `json:"detail"`
+	// RisePerSecond is how fast the coverage rose over the last checks (a share per second),
+	// and ETASeconds when it would reach Want at that pace: how far along the recovery is.
+	RisePerSecond float64  `json:"rise_per_s"`
+	ETASeconds    *float64 `json:"eta_s,omitempty"`
 }
 
 // Wait checks the target every interval until its coverage reaches want, or timeout passes
@@ -125,6 +130,7 @@ func Wait(ctx context.Context, t Target, want float64, timeout, interval time.Du
 	res := Result{Want: want}
 	t0 := time.Now()
 	deadline := t0.Add(timeout)
+	var trend progress.Trend
 	for {
 		c, detail, err := t.Coverage(ctx)
 		res.Checks++
@@ -136,15 +142,22 @@ func Wait(ctx context.Context, t Target, want float64, timeout, interval time.Du
 			return res, err
 		}
 		res.Coverage, res.Detail = c, detail
+		trend.Add(time.Now(), c)
+		res.RisePerSecond, _ = trend.Rate()
+		res.ETASeconds = nil
+		if eta, ok := trend.ETA(want); ok {
+			secs := eta.Seconds()
+			res.ETASeconds = &secs
+		}
 		if c >= want {
 			res.Reached = true
 			return res, nil
 		}
 		left := time.Until(deadline)
 		if timeout > 0 && left <= 0 {
-			return res, exitcode.TimeoutError(fmt.Errorf("coverage %.1f%% did not reach %.1f%% within %s: %s", 100*c, 100*want, timeout, detail))
+			return res, exitcode.TimeoutError(fmt.Errorf("coverage did not reach %.1f%% within %s: %s (%s)", 100*want, timeout, trend.Text(want), detail))
 		}
-		log.Infof("waiting for %.1f%% coverage: %s", 100*want, detail)
+		log.Infof("waiting: %s (%s)", trend.Text(want), detail)
 		wait := interval
 		if timeout > 0 && left < wait {
 			wait = left

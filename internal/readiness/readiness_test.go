@@ -66,6 +66,10 @@ func TestWaitCoverageExitCodes(t *testing.T) {
 		if r.Code != 3 || !strings.Contains(r.Stderr, "did not reach 95.0%") {
 			t.Errorf("%v while cold: exit %d, %q", target, r.Code, r.Stderr)
 		}
+		// How far along the recovery is: each wait's line, and the last one, say it.
+		if !strings.Contains(r.Stderr, "waiting: ") || !strings.Contains(r.Stderr, "of the 95.0% goal") {
+			t.Errorf("%v while cold: no progress towards the goal in %q", target, r.Stderr)
+		}
 		if r.Elapsed.Seconds() < 1.9 || r.Elapsed.Seconds() > 10 {
 			t.Errorf("%v: the timeout of 2 s took %s", target, r.Elapsed)
 		}
@@ -76,7 +80,7 @@ func TestWaitCoverageExitCodes(t *testing.T) {
 	for _, target := range [][]string{{"--manifest", mf}, {"-D", zoo}} {
 		r := sandboxtest.CLI(t, sandboxtest.Run{}, append(append([]string{"inspect", "--wait-coverage", "95%", "--timeout", "30s", "--json"}, target...), sock...)...)
 		var res readiness.Result
-		if r.Code != 0 || json.Unmarshal([]byte(r.Stdout), &res) != nil || !res.Reached || res.Coverage < 0.95 {
+		if r.Code != 0 || json.Unmarshal([]byte(r.Stdout), &res) != nil || !res.Reached || res.Coverage < 0.95 || res.ETASeconds == nil || *res.ETASeconds != 0 {
 			t.Errorf("%v when warm: exit %d, %s %s", target, r.Code, r.Stdout, r.Stderr)
 		}
 	}

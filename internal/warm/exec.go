@@ -55,21 +55,37 @@ type Until struct {
 
 func (u Until) set() bool { return u.Want > 0 && u.Measure != nil }
 
-// watch checks the goal every second and calls stop once it is reached; it returns what it
-// found, when the returned func is called.
-func (u Until) watch(ctx context.Context, stop func()) func() string {
+// untilReportEvery is how many of the goal's checks (one a second) pass between lines
+// saying how far the warm is from it.
+const untilReportEvery = 5
+
+// watch checks the goal every second and calls stop once it is reached; every few checks it
+// logs how far the coverage is from the goal and how fast it rises (log may be nil). It
+// returns what it found, when the returned func is called.
+func (u Until) watch(ctx context.Context, stop func(), log *logx.Logger) func() string {
 	if !u.set() {
 		return func() string { return "" }
 	}
 	var reached string
 	var mu sync.Mutex
+	var trend progress.Trend
+	checks := 0
+	t0 := time.Now()
 	stopWatching := periodic.Every(ctx, time.Second, func(ctx context.Context) bool {
 		c, detail, err := u.Measure(ctx)
-		if err != nil || c < u.Want {
+		if err != nil {
+			return true
+		}
+		trend.Add(time.Now(), c)
+		checks++
+		if c < u.Want {
+			if log != nil && checks%untilReportEvery == 0 {
+				log.Infof("coverage %s (%s)", trend.Text(u.Want), detail)
+			}
 			return true
 		}
 		mu.Lock()
-		reached = fmt.Sprintf("stopped early: coverage %.1f%% reached the %.1f%% goal (%s)", 100*c, 100*u.Want, detail)
+		reached = fmt.Sprintf("stopped early: coverage %.1f%% reached the %.1f%% goal after %.1f s (%s)", 100*c, 100*u.Want, time.Since(t0).Seconds(), detail)
 		mu.Unlock()
 		stop()
 		return false
@@ -249,7 +265,7 @@ func (r *scanRun) run(parent context.Context) (*Result, error) {
 	// The run's own context: the coverage goal ends it without it being an interrupt.
 	ctx, stopRun := context.WithCancel(parent)
 	defer stopRun()
-	stopped := r.o.Until.watch(ctx, stopRun)
+	stopped := r.o.Until.watch(ctx, stopRun, r.log)
 	resized := r.guard.watch(ctx, stopRun)
 	atBudget := r.watchBudget(ctx, pagesReadStart, stopRun)
 	go func() {

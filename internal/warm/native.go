@@ -133,7 +133,7 @@ func loadNative(ctx context.Context, conn *connection.Conn, tiers [][]PageID, pr
 	t0 := time.Now()
 	goal, stopGoal := context.WithCancel(ctx)
 	defer stopGoal()
-	reached := until.watch(goal, stopGoal)
+	reached := until.watch(goal, stopGoal, rep.Log())
 	resized := guard.watch(goal, stopGoal)
 	// stopped is why the load ended early: the coverage goal, or the pool shrinking.
 	stopped := func() string {
