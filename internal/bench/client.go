@@ -90,13 +90,16 @@ func (w *worker) execStmt(st driver.Stmt, args []driver.Value) (time.Duration, e
 }
 
 // failed handles a failed statement: counted with --ignore-errors when the server refused
-// it, otherwise the end of the round. It reports whether the client must stop.
+// it, otherwise the end of the round. A transaction workload's deadlocks and lock wait
+// timeouts are counted (and the transaction run again) without it, as sysbench ignores
+// them by default (--mysql-ignore-errors=1213,1020,1205). It reports whether the client
+// must stop.
 func (w *worker) failed(q string, err error) bool {
 	if w.st.stop.Load() {
 		return true // stopping anyway: this is a statement killed on the way out
 	}
 	var me *mysql.MySQLError
-	if errors.As(err, &me) && w.r.p.IgnoreErrors {
+	if errors.As(err, &me) && (w.r.p.IgnoreErrors || w.r.p.Transactions() && retryableInTransaction(me.Number)) {
 		w.rec.failed()
 		w.errCount++
 		key := fmt.Sprintf("%d %s", me.Number, shorten(me.Message, 80))
@@ -310,4 +313,11 @@ func (w *worker) closeConn() {
 		c.close()
 	}
 	w.done.Store(true)
+}
+
+// retryableInTransaction says whether a statement's error rolled back only its transaction,
+// which a client runs again: a deadlock (1213), a lock wait timeout (1205), a record
+// changed since it was read (1020).
+func retryableInTransaction(code uint16) bool {
+	return code == 1213 || code == 1205 || code == 1020
 }

@@ -136,7 +136,11 @@ func WriteBlock(w io.Writer, p *Plan, l *Level) {
 		}
 		sort.Slice(keys, func(i, j int) bool { return l.ErrorCounts[keys[i]] > l.ErrorCounts[keys[j]] })
 		for _, k := range keys {
-			fmt.Fprintf(&b, "\tFailed (--ignore-errors): %d x %s\n", l.ErrorCounts[k], k)
+			why := "--ignore-errors"
+			if p.Transactions() {
+				why = "--ignore-errors, or a deadlock or lock wait: the transaction ran again"
+			}
+			fmt.Fprintf(&b, "\tFailed (%s): %d x %s\n", why, l.ErrorCounts[k], k)
 		}
 	}
 	b.WriteString("\n")

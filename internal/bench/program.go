@@ -135,9 +135,15 @@ type workloadProgram struct {
 	spec     roundSpec
 	seq      [2 + pointSelectsPerTx + 4 + 4]step
 	len, pos int
-	failed   bool // a statement of the transaction failed (counted): ROLLBACK at its end
+	failed   bool // a statement of the transaction failed (counted): ROLLBACK, then again
+	retries  int  // failed attempts of the current event
+	retryDue bool // the next transaction is the failed event's again
 	n        uint64
 }
+
+// maxTxAttempts bounds how often one event's transaction is tried again after a failed
+// statement: a deadlock passes, a statement that always fails must not hold the client.
+const maxTxAttempts = 10
 
 func newWorkloadProgram(w *worker, spec roundSpec) *workloadProgram {
 	return &workloadProgram{w: w, spec: spec}
@@ -146,19 +152,31 @@ func newWorkloadProgram(w *worker, spec roundSpec) *workloadProgram {
 func (p *workloadProgram) queries() uint64 { return p.n }
 
 func (p *workloadProgram) next(expired bool) (step, bool) {
+	retry := false
+	if p.failed {
+		// The server rolled the transaction back (a deadlock, a lock wait timeout): the rest
+		// of its statements would run outside any transaction (the INSERT of a row whose
+		// DELETE was undone fails on its key). As sysbench does, roll back and run the event
+		// again, with new rows; the event counts once, when it commits.
+		p.failed, p.pos = false, p.len
+		p.retries++
+		p.retryDue = p.retries < maxTxAttempts
+		return step{text: "ROLLBACK"}, true
+	}
 	if p.pos < p.len {
 		s := p.seq[p.pos]
 		p.pos++
-		if p.failed && s.text == "COMMIT" {
-			return step{text: "ROLLBACK"}, true
-		}
 		return s, true
+	}
+	retry, p.retryDue = p.retryDue, false
+	if !retry {
+		p.retries = 0
 	}
 	w := p.w
 	if expired || w.st.stop.Load() {
 		return step{}, false
 	}
-	if p.spec.events > 0 && w.st.events.Add(1) > p.spec.events {
+	if !retry && p.spec.events > 0 && w.st.events.Add(1) > p.spec.events {
 		return step{}, false
 	}
 	tables := w.r.tables
@@ -221,7 +239,7 @@ func (p *workloadProgram) done(s step, failed bool) {
 	if s.record {
 		p.n++
 	}
-	if failed && p.len > 1 {
+	if failed && p.len > 1 && s.text != "ROLLBACK" {
 		p.failed = true
 	}
 }
