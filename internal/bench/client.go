@@ -28,12 +28,15 @@ type worker struct {
 	reconnects int64
 	errCodes   map[string]int64
 	errCount   int64
-	buf        []byte
-	in, out    []byte // protocol buffers (execRaw)
-	inLen      int
-	parser     respParser
-	args       []driver.Value
-	prepared   []sbStmts // per table, workload runs
+	// lastRetryable says the last failed statement's error only rolled back its
+	// transaction (retryableInTransaction): the program runs the transaction again.
+	lastRetryable bool
+	buf           []byte
+	in, out       []byte // protocol buffers (execRaw)
+	inLen         int
+	parser        respParser
+	args          []driver.Value
+	prepared      []sbStmts // per table, workload runs
 }
 
 // connect opens the client's connection and readies it; the time it takes is connection
@@ -100,6 +103,7 @@ func (w *worker) failed(q string, err error) bool {
 	}
 	var me *mysql.MySQLError
 	if errors.As(err, &me) && (w.r.p.IgnoreErrors || w.r.p.Transactions() && retryableInTransaction(me.Number)) {
+		w.lastRetryable = retryableInTransaction(me.Number)
 		w.rec.failed()
 		w.errCount++
 		key := fmt.Sprintf("%d %s", me.Number, shorten(me.Message, 80))
@@ -317,7 +321,7 @@ func (w *worker) closeConn() {
 
 // retryableInTransaction says whether a statement's error rolled back only its transaction,
 // which a client runs again: a deadlock (1213), a lock wait timeout (1205), a record
-// changed since it was read (1020).
+// changed since it was read (1020: MariaDB 11.8's innodb_snapshot_isolation, often).
 func retryableInTransaction(code uint16) bool {
 	return code == 1213 || code == 1205 || code == 1020
 }

@@ -136,13 +136,15 @@ type workloadProgram struct {
 	seq      [2 + pointSelectsPerTx + 4 + 4]step
 	len, pos int
 	failed   bool // a statement of the transaction failed (counted): ROLLBACK, then again
-	retries  int  // failed attempts of the current event
+	retries  int  // failed attempts of the current event, other errors than retryable ones
 	retryDue bool // the next transaction is the failed event's again
 	n        uint64
 }
 
-// maxTxAttempts bounds how often one event's transaction is tried again after a failed
-// statement: a deadlock passes, a statement that always fails must not hold the client.
+// maxTxAttempts bounds how often one event's transaction is tried again after a statement
+// failed with an error that --ignore-errors counts (one that always fails must not hold the
+// client). Deadlocks, lock waits and changed records pass: those are retried until the
+// transaction commits, as sysbench does.
 const maxTxAttempts = 10
 
 func newWorkloadProgram(w *worker, spec roundSpec) *workloadProgram {
@@ -159,7 +161,9 @@ func (p *workloadProgram) next(expired bool) (step, bool) {
 		// DELETE was undone fails on its key). As sysbench does, roll back and run the event
 		// again, with new rows; the event counts once, when it commits.
 		p.failed, p.pos = false, p.len
-		p.retries++
+		if !p.w.lastRetryable {
+			p.retries++
+		}
 		p.retryDue = p.retries < maxTxAttempts
 		return step{text: "ROLLBACK"}, true
 	}
