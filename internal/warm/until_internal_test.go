@@ -8,30 +8,13 @@ import (
 	"time"
 
 	"github.com/innowarm/innowarm/internal/logx"
+	"github.com/innowarm/innowarm/internal/sandbox/sandboxtest"
 )
-
-// syncBuffer is a log destination the watcher's goroutine writes while the test reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // --until-coverage says how far along the warm is while it waits for its goal: the coverage
 // against the goal, how fast it rises and the time still to go, then when it got there.
 func TestUntilReportsProgressTowardsTheGoal(t *testing.T) {
-	var out syncBuffer
+	var out sandboxtest.SyncBuffer
 	var mu sync.Mutex
 	coverage := 0.0
 	u := Until{Want: 0.75, Measure: func(context.Context) (float64, string, error) {
