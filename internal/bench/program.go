@@ -154,7 +154,6 @@ func newWorkloadProgram(w *worker, spec roundSpec) *workloadProgram {
 func (p *workloadProgram) queries() uint64 { return p.n }
 
 func (p *workloadProgram) next(expired bool) (step, bool) {
-	retry := false
 	if p.failed {
 		// The server rolled the transaction back (a deadlock, a lock wait timeout): the rest
 		// of its statements would run outside any transaction (the INSERT of a row whose
@@ -172,7 +171,8 @@ func (p *workloadProgram) next(expired bool) (step, bool) {
 		p.pos++
 		return s, true
 	}
-	retry, p.retryDue = p.retryDue, false
+	retry := p.retryDue
+	p.retryDue = false
 	if !retry {
 		p.retries = 0
 	}

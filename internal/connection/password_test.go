@@ -48,6 +48,20 @@ func (e *echoAtPrompt) Write(p []byte) (int, error) {
 	return e.tty.Write(p)
 }
 
+// openPTY opens a pseudo-terminal pair, closed when the test ends.
+func openPTY(t *testing.T) (master, tty *os.File) {
+	t.Helper()
+	master, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		tty.Close()
+		master.Close()
+	})
+	return master, tty
+}
+
 func echoOn(t *testing.T, tty *os.File) bool {
 	t.Helper()
 	st, err := unix.IoctlGetTermios(int(tty.Fd()), unix.TCGETS)
@@ -81,12 +95,7 @@ func readUntil(master *os.File, want string) (*lockedText, <-chan struct{}) {
 // Echo is off before the prompt is written, whatever the scheduling: the check is made at
 // the moment of the write, so the old order (prompt, then echo off) fails every run.
 func TestPromptTurnsEchoOffBeforePrompting(t *testing.T) {
-	master, tty, err := pty.Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer master.Close()
-	defer tty.Close()
+	master, tty := openPTY(t)
 	if !echoOn(t, tty) {
 		t.Fatal("a new terminal should echo")
 	}
@@ -123,12 +132,7 @@ func TestPromptTurnsEchoOffBeforePrompting(t *testing.T) {
 // Ctrl-C at the prompt (the command's context ends) returns at once and gives the terminal
 // its echo back: a shell left without echo is the user's next surprise.
 func TestPromptInterruptedRestoresEcho(t *testing.T) {
-	master, tty, err := pty.Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer master.Close()
-	defer tty.Close()
+	master, tty := openPTY(t)
 	_, prompted := readUntil(master, "Enter password: ")
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -155,12 +159,7 @@ func TestPromptInterruptedRestoresEcho(t *testing.T) {
 // machine); the check watches the terminal for a while, and never fails without such a
 // late writer.
 func TestPromptCancelledEarlyLeavesEchoOn(t *testing.T) {
-	master, tty, err := pty.Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer master.Close()
-	defer tty.Close()
+	master, tty := openPTY(t)
 	readUntil(master, "\x00")
 	for i := 0; i < 20; i++ {
 		ctx, cancel := context.WithCancel(context.Background())
