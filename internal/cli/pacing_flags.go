@@ -16,6 +16,7 @@ type pacingFlags struct {
 	maxRate               string
 	nice                  bool
 	prefix                string // of the flags' names: "warm-" on a command whose warm is one part
+	cmd                   *cobra.Command
 }
 
 // addPacingFlags registers --max-load, --critical-load, --max-rate and --nice on cmd.
@@ -24,18 +25,38 @@ func addPacingFlags(cmd *cobra.Command) *pacingFlags { return addPacingFlagsName
 // addPacingFlagsNamed registers the pacing flags with prefix before their names
 // (experiment recovery's --warm-nice is warm's --nice).
 func addPacingFlagsNamed(cmd *cobra.Command, prefix string) *pacingFlags {
-	f := &pacingFlags{prefix: prefix}
+	f := &pacingFlags{prefix: prefix, cmd: cmd}
 	fl := cmd.Flags()
 	fl.StringVar(&f.maxLoad, prefix+"max-load", "", "pause while a SHOW GLOBAL STATUS variable is above its bound, checked every second: NAME=LIMIT[,NAME=LIMIT...], e.g. Threads_running=25 (the warm's own sessions are not counted)")
 	fl.StringVar(&f.criticalLoad, prefix+"critical-load", "", "stop the warm cleanly when a status variable is above its bound, e.g. Threads_running=50")
 	fl.StringVar(&f.maxRate, prefix+"max-rate", "", "cap the server's read rate (Innodb_pages_read) while warming, e.g. 200MB/s")
-	fl.BoolVar(&f.nice, prefix+"nice", false, "yield to foreground work: lower the warm's read rate while a probe's latency or Threads_running grows beyond what it was before the warm")
+	fl.BoolVar(&f.nice, prefix+"nice", false, "yield to foreground work: lower the warm's read rate while a probe's latency or Threads_running grows beyond what it was before the warm, or the server's reads wait longer than they did at best (the default for a warm that starts with its traffic: warm --wait-for-server)")
 	return f
 }
 
 // given says whether any pacing flag was set.
 func (f *pacingFlags) given() bool {
 	return f.maxLoad != "" || f.criticalLoad != "" || f.maxRate != "" || f.nice
+}
+
+// chosen says whether any pacing flag was on the command line, --nice=false included.
+func (f *pacingFlags) chosen() bool {
+	for _, name := range []string{"max-load", "critical-load", "max-rate", "nice"} {
+		if f.cmd != nil && f.cmd.Flags().Changed(f.prefix+name) {
+			return true
+		}
+	}
+	return false
+}
+
+// underTraffic is the pacing of a warm that starts with its server's traffic: the flags'
+// when any was given, else the default for that case (pacing.UnderTraffic), and the text
+// that says so ("" when the flags chose).
+func (f *pacingFlags) underTraffic(c pacing.Config) (pacing.Config, string) {
+	if f.chosen() {
+		return c, ""
+	}
+	return pacing.UnderTraffic(c), "--" + f.prefix + "nice, the default when traffic arrives with the warm (--" + f.prefix + "nice=false reads at full speed)"
 }
 
 // config checks the flags and returns the governor's configuration for a warm of workers

@@ -402,6 +402,11 @@ func (s Server) LoadThrottledWhenBusy() bool {
 	return !s.IsMariaDB() || !s.Version.AtLeast(10, 5, 0)
 }
 
+// LoadQueuesReads reports whether the native loader submits its reads without waiting for
+// each (MariaDB 10.5+): on a disk at its limit a load queues them ahead of the foreground's.
+// Such reads are not in Innodb_data_pending_reads, which counts the synchronous ones.
+func (s Server) LoadQueuesReads() bool { return !s.LoadThrottledWhenBusy() }
+
 // ScansOutrunNativeLoad reports whether SQL scans of whole tables fill the pool faster than the
 // server's own loader reads the same pages (MySQL: its loader submits one 16 KiB read per
 // page; scans read whole extents ahead). Measured on MySQL 9.7 (docs/bench-results.md, the

@@ -7,8 +7,9 @@
 //   - --max-rate: units wait while the server's read rate (Innodb_pages_read × page size)
 //     is over the cap;
 //   - --nice: the read rate the warm may use follows the foreground's distress, measured
-//     as a probe's latency and Threads_running against a baseline taken before the warm
-//     (additive increase, multiplicative decrease).
+//     as a probe's latency and Threads_running against a baseline taken before the warm,
+//     and the time the server's reads wait against the lowest seen (additive increase,
+//     multiplicative decrease).
 //
 // A statement cannot be slowed down once it runs, so the governor only decides when the
 // next unit starts; units of a few MB to a few tens of MB give control within seconds.
@@ -48,6 +49,17 @@ type Config struct {
 	Workers  int // sessions the caller runs at most
 }
 
+// UnderTraffic is the pacing of a warm that starts with its server's traffic (warm
+// --wait-for-server) when none was asked for: --nice. Measured by the service a restarted
+// server loses (docs/pacing.md): on a disk the traffic alone keeps at its limit, an
+// unpaced load queues its reads ahead of the traffic's and loses 2.6 times what no warm
+// at all loses; under --nice it loses what no warm loses, and on a fast disk no more
+// than unpaced.
+func UnderTraffic(c Config) Config {
+	c.Nice = true
+	return c
+}
+
 // Enabled reports whether c asks for any pacing.
 func (c Config) Enabled() bool {
 	return len(c.MaxLoad) > 0 || len(c.Critical) > 0 || c.MaxRate > 0 || c.Nice
@@ -66,8 +78,13 @@ type Stats struct {
 	NiceMinRate      int64   `json:"nice_min_rate,omitempty"` // the lowest it went
 	ProbeBaselineMs  float64 `json:"probe_baseline_ms,omitempty"`
 	ThreadsBaseline  float64 `json:"threads_running_baseline,omitempty"`
-	Critical         string  `json:"critical,omitempty"`
-	ServerReadMBps   float64 `json:"server_read_mb_per_s,omitempty"` // Innodb_pages_read rate while the governor ran (with --max-rate or --nice)
+	// ReadWaitMs is the last interval's read wait (-1: not measured: the server did not
+	// report its reads in flight, or no foreground statement ran); ReadWaitBaselineMs the
+	// lowest --nice saw while reads waited.
+	ReadWaitMs         float64 `json:"-"`
+	ReadWaitBaselineMs float64 `json:"read_wait_baseline_ms,omitempty"`
+	Critical           string  `json:"critical,omitempty"`
+	ServerReadMBps     float64 `json:"server_read_mb_per_s,omitempty"` // Innodb_pages_read rate while the governor ran (with --max-rate or --nice)
 
 	readBytes, readSeconds float64
 }
@@ -149,13 +166,28 @@ func New(ctx context.Context, conn *connection.Conn, cfg Config) (*Governor, err
 		return fail(err)
 	}
 	if cfg.Nice {
-		probe, threads, err := g.baseline(ctx)
+		t0 := time.Now()
+		base, err := g.baseline(ctx)
 		if err != nil {
 			return fail(fmt.Errorf("pacing: latency probe: %w", err))
 		}
-		g.nice = newNiceCtl(probe, threads, cfg.MaxRate)
-		g.stats.ProbeBaselineMs = float64(probe) / float64(time.Millisecond)
-		g.stats.ThreadsBaseline = threads
+		g.nice = newNiceCtl(base.latency, base.threads, cfg.MaxRate)
+		// The reads' wait before the warm, from what the server read meanwhile: the base the
+		// warm's first reads are judged by.
+		if after, _, err := g.read(ctx); err == nil {
+			if v0, ok := vals["innodb_pages_read"]; ok {
+				sig := niceSignals{threads: base.threads, pending: base.pending, pageSize: float64(g.pageSize),
+					serverRate: (after["innodb_pages_read"] - v0) * float64(g.pageSize) / time.Since(t0).Seconds()}
+				if wait, ok := readWait(sig); ok {
+					g.nice.noteRead(wait, base.pending, sig.serverRate/sig.pageSize)
+				}
+			}
+			vals = after
+			adjust(vals, 0)
+		}
+		g.stats.ReadWaitBaselineMs = float64(g.nice.baseRead) / float64(time.Millisecond)
+		g.stats.ProbeBaselineMs = float64(base.latency) / float64(time.Millisecond)
+		g.stats.ThreadsBaseline = base.threads
 		g.stats.NiceMinRate, g.stats.NiceRate = int64(g.nice.rate), int64(g.nice.rate)
 	}
 	now := time.Now()
@@ -380,8 +412,14 @@ func (g *Governor) apply(vals map[string]float64, probes []probeResult, now time
 		g.rateWaited = false
 	}
 	if g.nice != nil && len(probes) > 0 && serverRate >= 0 {
-		lat, threads := summarize(probes)
-		g.nice.update(lat, threads, serverRate)
+		ps := summarize(probes)
+		sig := niceSignals{probe: ps.latency, threads: ps.threads, pending: ps.pending, serverRate: serverRate, pageSize: float64(g.pageSize)}
+		g.nice.update(sig)
+		g.stats.ReadWaitMs = -1
+		if wait, ok := readWait(sig); ok {
+			g.stats.ReadWaitMs = float64(wait) / float64(time.Millisecond)
+		}
+		g.stats.ReadWaitBaselineMs = float64(g.nice.baseRead) / float64(time.Millisecond)
 		g.rate.setRate(g.nice.rate, now)
 		g.stats.NiceMinRate, g.stats.NiceRate = int64(g.nice.minRate), int64(g.nice.rate)
 	}

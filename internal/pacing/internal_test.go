@@ -1,6 +1,7 @@
 package pacing
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -75,20 +76,20 @@ func TestNiceController(t *testing.T) {
 	if n.rate != niceStartRate {
 		t.Fatalf("start rate %v", n.rate)
 	}
-	n.update(base, 1, 100e6) // calm: slow start grows by half
+	n.update(niceSignals{probe: base, threads: 1, serverRate: 100e6, pending: -1}) // calm: slow start grows by half
 	if n.rate != 1.5*niceStartRate {
 		t.Errorf("calm in slow start: rate %v, want %v", n.rate, 1.5*niceStartRate)
 	}
 	r := n.rate
-	n.update(5*base, 1, 100e6) // probe inflated: halve
+	n.update(niceSignals{probe: 5 * base, threads: 1, serverRate: 100e6, pending: -1}) // probe inflated: halve
 	if n.rate != r/2 || n.slowStart {
 		t.Errorf("inflated probe: rate %v (slow start %v), want %v", n.rate, n.slowStart, r/2)
 	}
-	n.update(5*base, 1, 100e6) // still inflated, but the cut has not shown yet: hold
+	n.update(niceSignals{probe: 5 * base, threads: 1, serverRate: 100e6, pending: -1}) // still inflated, but the cut has not shown yet: hold
 	if n.rate != r/2 {
 		t.Errorf("second inflated interval: rate %v, want %v held", n.rate, r/2)
 	}
-	n.update(5*base, 1, 100e6) // a third: cut again
+	n.update(niceSignals{probe: 5 * base, threads: 1, serverRate: 100e6, pending: -1}) // a third: cut again
 	if n.rate != r/4 {
 		t.Errorf("third inflated interval: rate %v, want %v", n.rate, r/4)
 	}
@@ -99,19 +100,19 @@ func TestNiceController(t *testing.T) {
 		t.Error("no status while distressed")
 	}
 	r = n.rate
-	n.update(base, 1, 100e6) // calm after slow start: add a step
+	n.update(niceSignals{probe: base, threads: 1, serverRate: 100e6, pending: -1}) // calm after slow start: add a step
 	if n.rate <= r || n.rate >= 2*r {
 		t.Errorf("calm: rate %v after %v, want an additive step", n.rate, r)
 	}
 	r = n.rate
 	hold := time.Duration(niceLow*float64(base)) + niceProbeSlack + 20*time.Microsecond // slower, not inflated
-	n.update(hold, 1, 100e6)
-	n.update(base, 3, 100e6) // Threads_running 3 vs 1: not calm, not inflated
+	n.update(niceSignals{probe: hold, threads: 1, serverRate: 100e6, pending: -1})
+	n.update(niceSignals{probe: base, threads: 3, serverRate: 100e6, pending: -1}) // Threads_running 3 vs 1: not calm, not inflated
 	if n.rate != r {
 		t.Errorf("hold zone: rate %v, want %v", n.rate, r)
 	}
 	for i := 0; i < 20; i++ {
-		n.update(base, 9, 100e6) // Threads_running 9 vs 1: inflated
+		n.update(niceSignals{probe: base, threads: 9, serverRate: 100e6, pending: -1}) // Threads_running 9 vs 1: inflated
 	}
 	if n.rate != niceFloorRate {
 		t.Errorf("after long distress: rate %v, want the floor %v", n.rate, float64(niceFloorRate))
@@ -119,7 +120,7 @@ func TestNiceController(t *testing.T) {
 	// A rate far above what the server reads gives no control.
 	slow := newNiceCtl(base, 1, 0)
 	for i := 0; i < 50; i++ {
-		slow.update(base, 1, 20e6)
+		slow.update(niceSignals{probe: base, threads: 1, serverRate: 20e6, pending: -1})
 	}
 	if slow.rate > 40e6 {
 		t.Errorf("rate %v grew beyond twice the observed read rate", slow.rate)
@@ -127,7 +128,7 @@ func TestNiceController(t *testing.T) {
 	// --max-rate is the ceiling.
 	c := newNiceCtl(base, 0, 4<<20)
 	for i := 0; i < 10; i++ {
-		c.update(base, 0, 100e6)
+		c.update(niceSignals{probe: base, threads: 0, serverRate: 100e6, pending: -1})
 	}
 	if c.rate != 4<<20 {
 		t.Errorf("with --max-rate 4MiB/s: rate %v", c.rate)
@@ -154,5 +155,89 @@ func TestSuggestedUnitBytes(t *testing.T) {
 				t.Errorf("%+v: %d, want %d", tc.c, got, tc.want)
 			}
 		})
+	}
+}
+
+// On a disk at its limit, closed-loop clients keep Threads_running and the probe where
+// they were while their reads wait behind the warm's: the reads' wait must cut the rate.
+func TestNiceControllerYieldsToQueuedReads(t *testing.T) {
+	base := 200 * time.Microsecond
+	capped := func(pending, readsPerSecond float64) niceSignals {
+		return niceSignals{probe: base, threads: 8, pending: pending, serverRate: readsPerSecond * 16384, pageSize: 16384}
+	}
+	n := newNiceCtl(base, 8, 0)
+	n.update(capped(8, 1000)) // 8 clients' reads at 1,000 reads/s: 8 ms each
+	if n.distressed || n.rate <= niceStartRate || n.baseRead != 8*time.Millisecond {
+		t.Fatalf("the foreground's own reads: distressed %v, rate %v, base %v; want calm growth from an 8 ms base", n.distressed, n.rate, n.baseRead)
+	}
+	n.update(capped(8, 850)) // 9.4 ms: a little longer: hold
+	if n.distressed {
+		t.Errorf("9.4 ms against 8 ms at best counted as distress")
+	}
+	r := n.rate
+	n.update(capped(8, 200)) // the warm's queued reads take most of the disk: 40 ms
+	if !n.distressed || n.rate != r/2 {
+		t.Errorf("reads waiting 40 ms: distressed %v, rate %v, want %v", n.distressed, n.rate, r/2)
+	}
+	if s := n.status(); !strings.Contains(s, "reads wait 40.00 ms, 8.00 ms at best") {
+		t.Errorf("status %q does not name the reads' wait", s)
+	}
+	n.update(capped(8, 0)) // none completed in the interval
+	if n.lastRead != time.Second || !n.distressed {
+		t.Errorf("no read completed: wait %v, distressed %v", n.lastRead, n.distressed)
+	}
+	n.update(capped(4, 5000)) // the stalled reads counted at once: no base
+	if n.baseRead != 8*time.Millisecond {
+		t.Errorf("base %v after a catch-up burst, want 8 ms still", n.baseRead)
+	}
+	n.update(capped(8, 1000))
+	// Fewer clients miss as the pool warms: their shorter queue becomes the base; an
+	// interval in which nothing waited says nothing.
+	n.update(capped(2, 1000))
+	n.update(capped(0, 100))
+	n.update(capped(0.5, 1000))
+	if n.baseRead != 2*time.Millisecond {
+		t.Errorf("base %v, want the 2 ms of the interval with two reads waiting", n.baseRead)
+	}
+
+	// Nobody waiting: the latency is the warm's own, no reason to yield.
+	idle := newNiceCtl(base, 0, 0)
+	idle.noteRead(time.Millisecond, 4, 1000)
+	for i := 0; i < 5; i++ {
+		idle.update(niceSignals{probe: base, threads: 0, pending: 64, serverRate: 1000 * 16384, pageSize: 16384})
+	}
+	if idle.distressed || idle.rate <= niceStartRate {
+		t.Errorf("no foreground: distressed %v, rate %v; want growth", idle.distressed, idle.rate)
+	}
+	// A fast device: 0.27 ms at best, 0.7 ms with the warm's reads beside: the slack.
+	fast := newNiceCtl(base, 8, 0)
+	fast.update(niceSignals{probe: base, threads: 8, pending: 8, serverRate: 30000 * 16384, pageSize: 16384})
+	fast.update(niceSignals{probe: base, threads: 8, pending: 8, serverRate: 11500 * 16384, pageSize: 16384})
+	if fast.distressed {
+		t.Errorf("0.7 ms against %v at best counted as distress", fast.baseRead)
+	}
+	// A server that does not report its reads in flight: the other signals only.
+	blind := newNiceCtl(base, 8, 0)
+	blind.update(niceSignals{probe: base, threads: 8, pending: -1, serverRate: 16384e3, pageSize: 16384})
+	if blind.distressed || blind.lastRead >= 0 {
+		t.Errorf("no pending reads reported: distressed %v, last read %v", blind.distressed, blind.lastRead)
+	}
+}
+
+func TestReadLatency(t *testing.T) {
+	for _, tc := range []struct {
+		pending, rate float64
+		want          time.Duration
+	}{
+		{8, 1000, 8 * time.Millisecond},
+		{0, 1000, 0},
+		{0, 0, 0},
+		{3, 0, time.Second},
+		{-1, 1000, -1},
+		{2, -1, -1},
+	} {
+		if got := readLatency(tc.pending, tc.rate); got != tc.want {
+			t.Errorf("readLatency(%v, %v) = %v, want %v", tc.pending, tc.rate, got, tc.want)
+		}
 	}
 }

@@ -18,7 +18,18 @@ import (
 //   - Threads_running without the warm's own sessions: at a steady foreground arrival rate
 //     the number of statements in flight is proportional to their latency (Little's law), so
 //     it grows when foreground statements wait, for the CPU or for the disk, which a probe
-//     that reads nothing cannot see.
+//     that reads nothing cannot see;
+//   - the time the server's reads wait, by Little's law again: its synchronous reads in
+//     flight (Innodb_data_pending_reads, sampled with the probe: the foreground's reads;
+//     MariaDB's loader and read-ahead read asynchronously and are not counted) over the
+//     pages read per second, against the lowest seen while reads waited. Closed-loop
+//     clients cannot raise Threads_running above their number, however long they wait: on
+//     a disk whose reads are capped (a cloud volume), a warm that queues its reads ahead of
+//     theirs leaves Threads_running and the probe unchanged while their reads take ten
+//     times longer, or complete not at all for a second. This signal sees that. It counts
+//     only while foreground statements run (with nobody waiting, the wait is the warm's
+//     own), and against the lowest value rather than the first, since the foreground's own
+//     queue shrinks as the pool warms, and the queue the warm adds is what it must not grow.
 //
 // It controls a rate rather than a number of sessions because on the machines measured
 // (docs/pacing.md) one warm session reading at full speed already made the foreground's
@@ -37,8 +48,24 @@ type niceCtl struct {
 	baseThreads float64
 	lastProbe   time.Duration
 	lastThreads float64
-	distressed  bool
-	minRate     float64
+	// baseRead is the lowest read wait seen while foreground reads waited (0: none yet);
+	// lastRead the last interval's (<0: not measured).
+	baseRead time.Duration
+	lastRead time.Duration
+	// lastPagesPerSecond is the pages read per second in the last interval measured (<0:
+	// none yet).
+	lastPagesPerSecond float64
+	distressed         bool
+	minRate            float64
+}
+
+// niceSignals are one interval's measurements.
+type niceSignals struct {
+	probe      time.Duration
+	threads    float64 // Threads_running without the warm
+	pending    float64 // mean Innodb_data_pending_reads; <0: not reported
+	serverRate float64 // bytes/s the server read
+	pageSize   float64
 }
 
 // Controller constants; docs/pacing.md shows the measurements behind them.
@@ -54,11 +81,24 @@ const (
 	// Threads_running (without the warm) is inflated above max(2 × baseline, baseline + 2)
 	// and calm at or below max(1.5 × baseline, baseline + 1).
 	niceThreadsSlack = 2.0
+	// The read wait is inflated above niceReadHigh × the lowest seen + niceReadSlack and
+	// calm at or below niceReadLow × it + niceReadSlack: tighter than the others, since on a
+	// disk at its limit every read the warm queues adds its share to every foreground
+	// read. (Bounds of 2.5× and 2×, which let the foreground's own wait double as its
+	// misses come and go, let the warm take more of the disk: 43 s of service lost where cold
+	// loses 25 s, docs/pacing.md.) The slack lets a fast device, whose reads wait little
+	// whatever its queue, be used.
+	niceReadHigh  = 1.25
+	niceReadLow   = 1.1
+	niceReadSlack = 500 * time.Microsecond
+	// niceForeground is the Threads_running (without the warm) at or above which the read
+	// wait is the foreground's concern.
+	niceForeground = 0.5
 )
 
 func newNiceCtl(baseProbe time.Duration, baseThreads float64, ceiling int64) *niceCtl {
 	n := &niceCtl{rate: niceStartRate, floor: niceFloorRate, ceiling: float64(ceiling), slowStart: true,
-		baseProbe: baseProbe, baseThreads: baseThreads, lastProbe: baseProbe, lastThreads: baseThreads}
+		baseProbe: baseProbe, baseThreads: baseThreads, lastProbe: baseProbe, lastThreads: baseThreads, lastRead: -1, lastPagesPerSecond: -1}
 	if n.ceiling > 0 {
 		n.rate = min(n.rate, n.ceiling)
 		n.floor = min(n.floor, n.ceiling)
@@ -75,15 +115,46 @@ func (n *niceCtl) threadsInflated(t float64) bool {
 	return t > max(niceHigh*n.baseThreads, n.baseThreads+niceThreadsSlack)
 }
 
-// update takes one interval's signals and the server's read rate over it (bytes/s), and
-// sets the allowed rate.
-func (n *niceCtl) update(probe time.Duration, threads, serverRate float64) {
-	n.lastProbe, n.lastThreads = probe, threads
+// readWait is an interval's read wait and whether it counts: the server reported its reads
+// in flight, and foreground statements ran.
+func readWait(sig niceSignals) (time.Duration, bool) {
+	if sig.pending < 0 || sig.threads < niceForeground || sig.pageSize <= 0 {
+		return 0, false
+	}
+	return readLatency(sig.pending, sig.serverRate/sig.pageSize), true
+}
+
+func (n *niceCtl) readInflated(wait time.Duration) bool {
+	return n.baseRead > 0 && wait > time.Duration(niceReadHigh*float64(n.baseRead))+niceReadSlack
+}
+
+// noteRead takes an interval's read wait: the lowest of those in which at least one read
+// waited becomes the base (an interval in which none did says nothing of the disk), unless
+// the interval read more than twice as many pages as the one before: reads queued during a
+// stall complete, and are counted, in a burst that makes the wait look short.
+func (n *niceCtl) noteRead(wait time.Duration, pending, pagesPerSecond float64) {
+	catchUp := n.lastPagesPerSecond >= 0 && pagesPerSecond > 2*max(n.lastPagesPerSecond, 1)
+	n.lastPagesPerSecond = pagesPerSecond
+	if pending >= 1 && wait > 0 && !catchUp && (n.baseRead == 0 || wait < n.baseRead) {
+		n.baseRead = wait
+	}
+}
+
+// update takes one interval's signals and sets the allowed rate.
+func (n *niceCtl) update(sig niceSignals) {
+	probe, threads, serverRate := sig.probe, sig.threads, sig.serverRate
+	n.lastProbe, n.lastThreads, n.lastRead = probe, threads, -1
 	n.peakSeen = max(n.peakSeen, serverRate)
+	wait, readSignal := readWait(sig)
+	if readSignal {
+		n.lastRead = wait
+		n.noteRead(wait, sig.pending, sig.serverRate/sig.pageSize)
+	}
 	calm := probe <= time.Duration(niceLow*float64(n.baseProbe))+niceProbeSlack &&
-		threads <= max(niceLow*n.baseThreads, n.baseThreads+niceThreadsSlack/2)
+		threads <= max(niceLow*n.baseThreads, n.baseThreads+niceThreadsSlack/2) &&
+		(!readSignal || wait <= time.Duration(niceReadLow*float64(n.baseRead))+niceReadSlack)
 	wasDistressed := n.distressed
-	n.distressed = n.probeInflated(probe) || n.threadsInflated(threads)
+	n.distressed = n.probeInflated(probe) || n.threadsInflated(threads) || (readSignal && n.readInflated(wait))
 	switch {
 	case n.distressed && n.cooldown > 0:
 		// Units in flight and the foreground's queue take a second to drain: cutting
@@ -121,14 +192,17 @@ func (n *niceCtl) update(probe time.Duration, threads, serverRate float64) {
 func (n *niceCtl) status() string {
 	var why []string
 	if n.probeInflated(n.lastProbe) {
-		why = append(why, fmt.Sprintf("probe %s vs %s", fmtDur(n.lastProbe), fmtDur(n.baseProbe)))
+		why = append(why, fmt.Sprintf("probe %s vs %s before the warm", fmtDur(n.lastProbe), fmtDur(n.baseProbe)))
 	}
 	if n.threadsInflated(n.lastThreads) {
-		why = append(why, fmt.Sprintf("Threads_running %.1f vs %.1f", n.lastThreads, n.baseThreads))
+		why = append(why, fmt.Sprintf("Threads_running %.1f vs %.1f before the warm", n.lastThreads, n.baseThreads))
+	}
+	if n.lastRead >= 0 && n.readInflated(n.lastRead) {
+		why = append(why, fmt.Sprintf("reads wait %s, %s at best", fmtDur(n.lastRead), fmtDur(n.baseRead)))
 	}
 	s := fmt.Sprintf("nice: up to %s/s", units.FormatBytes(int64(n.rate)))
 	if len(why) > 0 {
-		s += " (" + strings.Join(why, ", ") + " before the warm)"
+		s += " (" + strings.Join(why, ", ") + ")"
 	}
 	return s
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -481,6 +482,91 @@ func TestNiceYieldsToLoad(t *testing.T) {
 	}
 	if s := g.Stats(); s.NiceMinRate > 1<<20 || s.ProbeBaselineMs <= 0 {
 		t.Errorf("stats %+v", s)
+	}
+}
+
+// TestNiceYieldsToQueuedReads: closed-loop clients whose point selects wait on a throttled
+// disk keep Threads_running and the probe where they were while the server's own loader
+// queues a pool's worth of reads in front of theirs: only the time reads wait shows it.
+// --nice must cut to its floor and say why.
+func TestNiceYieldsToQueuedReads(t *testing.T) {
+	sb := sandboxtest.Server(t)
+	conn := sandboxtest.Conn(t)
+	if !conn.Server.LoadQueuesReads() {
+		t.Skipf("%s's loader waits for each read: it queues nothing ahead of the clients' reads", conn.Server)
+	}
+	ctx := context.Background()
+	db := sandboxtest.Schema(t)
+	tbl := fmt.Sprintf("`%s`.queued", db)
+	// About 64 MB: 2^18 rows of ~260 bytes, twice the pool, so that the clients keep missing.
+	const rows = 1 << 18
+	sandboxtest.Exec(t, "CREATE TABLE "+tbl+" (id INT PRIMARY KEY, pad CHAR(250) NOT NULL) CHARSET latin1",
+		"INSERT INTO "+tbl+" VALUES (1, REPEAT('x', 250))")
+	for n := 1; n < rows; n *= 2 {
+		sandboxtest.Exec(t, fmt.Sprintf("INSERT INTO %s SELECT id + %d, pad FROM %s", tbl, n, tbl))
+	}
+	// The server's dump of a pool full of the table, loaded after a cold restart: a
+	// pool's worth of reads the loader submits at once.
+	dump := conn.Server.DumpFilePath()
+	original, _ := os.ReadFile(dump)
+	defer os.WriteFile(dump, original, 0o644)
+	sandboxtest.Exec(t, "SELECT COUNT(*) FROM "+tbl+" FORCE INDEX (PRIMARY) WHERE pad <> ''",
+		"SET GLOBAL innodb_buffer_pool_dump_pct = 100", "SET GLOBAL innodb_buffer_pool_dump_now = ON")
+	awaitStatus(t, conn, "Innodb_buffer_pool_dump_status", "completed")
+	if _, err := sb.ColdRestart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	conn = sandboxtest.Reconnect(t)
+	unthrottle := sandboxtest.ThrottleReads(t, sb.Status(ctx).Pid, sb.Datadir, 4<<20) // 256 pages/s
+	defer unthrottle()
+	runCtx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() { cancel(); wg.Wait() }()
+	for w := 0; w < 4; w++ {
+		s, err := conn.NewSession(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			defer s.Close()
+			for i := 0; runCtx.Err() == nil; i++ {
+				// Ids spread by a multiplicative hash: each select reads a page of its own.
+				var v any
+				_ = s.QueryRow(runCtx, "SELECT pad FROM "+tbl+" WHERE id = ?", []any{1 + ((w*1_000_003+i)*2654435761)%rows}, &v)
+			}
+		}(w)
+	}
+	g := governor(t, conn, pacing.Config{Nice: true, Workers: 1, Interval: 250 * time.Millisecond})
+	if !withinSamples(g, 40, func() bool { return g.Stats().NiceRate > 8<<20 }) {
+		t.Fatalf("the clients' own reads held the rate at %d B/s (status %q)", g.Stats().NiceRate, g.Status())
+	}
+	if st := g.Stats(); st.ReadWaitMs < 0 || st.ReadWaitBaselineMs <= 0 {
+		t.Fatalf("no read wait measured with 4 clients waiting on the disk: %+v", st)
+	}
+	sandboxtest.Exec(t, "SET GLOBAL innodb_buffer_pool_load_now = ON")
+	if !withinSamples(g, 40, func() bool { return g.Stats().NiceRate <= 1<<20 }) {
+		t.Fatalf("with the loader's reads queued ahead of the clients': rate still %d B/s (status %q, %+v)", g.Stats().NiceRate, g.Status(), g.Stats())
+	}
+	if st := g.Status(); !strings.Contains(st, "reads wait") {
+		t.Errorf("status %q does not say the reads wait", st)
+	}
+	// No growth is asserted after the load: the clients' own wait then moves with their hits
+	// (the load brought half the table in) by more than --nice's tight bound tolerates, and
+	// growth on calm intervals is TestNiceController's.
+	awaitStatus(t, conn, "Innodb_buffer_pool_load_status", "completed")
+}
+
+// awaitStatus waits until a status variable's value contains want.
+func awaitStatus(t *testing.T, conn *connection.Conn, name, want string) {
+	t.Helper()
+	var v string
+	if !waitFor(2*time.Minute, func() bool {
+		conn.DB.QueryRow("SHOW GLOBAL STATUS LIKE ?", name).Scan(new(string), &v)
+		return strings.Contains(v, want)
+	}) {
+		t.Fatalf("%s: %q, still without %q", name, v, want)
 	}
 }
 

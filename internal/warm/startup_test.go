@@ -65,6 +65,14 @@ func TestWaitForServer(t *testing.T) {
 		cmd.Process.Kill()
 		t.Fatalf("warm did not finish after the server started: %s", stderr.String())
 	}
+	// Traffic arrives with such a warm: it yields to it unless told otherwise.
+	if !strings.Contains(stderr.String(), "pacing: --nice, the default when traffic arrives with the warm") {
+		t.Errorf("warm --wait-for-server did not say it runs --nice: %s", stderr.String())
+	}
+	out, err := exec.Command(sandboxtest.Binary(t), "warm", "--no-defaults", "-S", sb.Socket, "-u", "root", "-D", db, "--method", "scan", "--wait-for-server=60s", "--nice=false").CombinedOutput()
+	if err != nil || strings.Contains(string(out), "pacing:") {
+		t.Errorf("warm --wait-for-server --nice=false: %v: %s", err, out)
+	}
 }
 
 // A warm started with the server aborts the server's own load that is running, and says
