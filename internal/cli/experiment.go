@@ -362,6 +362,8 @@ sequential read speed, measured on the table's file in the same run.`,
 	fl.DurationVar(&o.HotDuration, "hot-duration", 20*time.Second, "traffic after each window, on the recovered server: that run's hot level")
 	fl.IntVar(&o.Rounds, "rounds", 3, "rounds of every scenario (each after its own cold restart); medians are reported")
 	fl.StringVar(&o.WarmMethod, "warm-method", "auto", "innowarm warm's --method: auto, native or scan")
+	fl.StringVar(&o.WarmByKey, "warm-by-key", "", "innowarm-snapshot: warm --from's --by-key (auto, pages, sql, tree); default auto")
+	fl.IntVar(&o.WarmParallel, "warm-parallel", 0, "innowarm warm's --parallel; 0: its default")
 	fl.StringSliceVar(&scenarios, "scenarios", nil, "run only these scenarios besides cold: "+strings.Join(experiment.RecoveryScenarios[1:], ","))
 	pace := addPacingFlagsNamed(cmd, "warm-")
 	cmd.RunE = f.runE("recovery", true, func() error {
@@ -370,7 +372,13 @@ sequential read speed, measured on the table's file in the same run.`,
 		if o.WarmPacing, err = pace.config(0); err != nil {
 			return err
 		}
-		o.WarmPacingText = pace.describe()
+		// The warm starts with the traffic, as warm --wait-for-server does: the same default.
+		var dflt string
+		if o.WarmPacing, dflt = pace.underTraffic(o.WarmPacing); dflt != "" {
+			o.WarmPacingText = "--warm-nice (the default under traffic)"
+		} else {
+			o.WarmPacingText = pace.describe()
+		}
 		if o.Rate, o.RateOfHot, err = parseRate(rate); err != nil {
 			return err
 		}

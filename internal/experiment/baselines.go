@@ -331,7 +331,17 @@ func captureManifest(ctx context.Context, conn *connection.Conn, schema, path st
 // manifestWarm warms from a manifest as 'innowarm warm --from FILE --method M' does.
 // manifestWarm warms a manifest's pages as 'innowarm warm --from' does; underTraffic as
 // with --wait-for-server (queries arrive with the warm).
-func manifestWarm(ctx context.Context, conn *connection.Conn, path, method string, underTraffic bool, pace pacing.Config, prog progress.Config, log *logx.Logger) (*Warmup, error) {
+// manifestWarmOptions are innowarm warm --from's flags an experiment sets.
+type manifestWarmOptions struct {
+	Method       string // --method
+	ByKey        string // --by-key ("": auto)
+	Parallel     int    // --parallel (0: the default)
+	UnderTraffic bool   // --wait-for-server: queries arrive with the warm
+	Pacing       pacing.Config
+}
+
+func manifestWarm(ctx context.Context, conn *connection.Conn, path string, mo manifestWarmOptions, prog progress.Config, log *logx.Logger) (*Warmup, error) {
+	method := mo.Method
 	w := &Warmup{}
 	err := measureWarmup(ctx, conn, w, func() error {
 		mf, err := manifest.Load(path)
@@ -351,8 +361,9 @@ func manifestWarm(ctx context.Context, conn *connection.Conn, path, method strin
 			return err
 		}
 		po, ro := warmOptions(prog, nil)
-		po.ExpectTraffic = underTraffic
-		ro.Pacing = pace
+		po.ExpectTraffic = mo.UnderTraffic
+		po.ByKey, po.Parallel = mo.ByKey, mo.Parallel
+		ro.Pacing = mo.Pacing
 		res, err := warm.FromManifest(ctx, conn, resolved, m, po, ro)
 		if err != nil {
 			return err

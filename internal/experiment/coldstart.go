@@ -394,7 +394,7 @@ func (r *coldRun) scenario(ctx context.Context, id string, rep int) error {
 		}
 		path := r.res.Manifest.Path
 		warmup = func() (*Warmup, error) {
-			return manifestWarm(ctx, r.conn, path, r.o.WarmMethod, false, pacing.Config{}, prog, r.log)
+			return manifestWarm(ctx, r.conn, path, manifestWarmOptions{Method: r.o.WarmMethod}, prog, r.log)
 		}
 	}
 	if r.o.Repeat > 1 {

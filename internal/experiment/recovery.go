@@ -73,6 +73,10 @@ type RecoveryOptions struct {
 	Rounds      int
 	Scenarios   []string // run only these (cold always runs); nil: all
 	WarmMethod  string   // innowarm warm's --method
+	// WarmByKey and WarmParallel are innowarm warm --from's --by-key and --parallel in the
+	// innowarm-snapshot scenario.
+	WarmByKey    string
+	WarmParallel int
 	// WarmPacing is innowarm warm's --max-load, --max-rate and --nice for its scenarios:
 	// what each costs in lost seconds is what docs/pacing.md reports.
 	WarmPacing     pacing.Config
@@ -94,6 +98,8 @@ type RecoveryParams struct {
 	Rounds       int     `json:"rounds"`
 	Schema       string  `json:"schema"`
 	WarmMethod   string  `json:"warm_method"`
+	WarmByKey    string  `json:"warm_by_key,omitempty"`
+	WarmParallel int     `json:"warm_parallel,omitempty"`
 	WarmPacing   string  `json:"warm_pacing,omitempty"`
 	Traffic      string  `json:"traffic"`
 	// Rate is the open loop's point selects per second (0: closed loop); CalibratedQPS the
@@ -134,6 +140,9 @@ type RecoveryWarm struct {
 	// waiting for the server and connected before the restart's own check did).
 	Start float64 `json:"start_s"`
 	Error string  `json:"error,omitempty"`
+	// Unfinished: the warm was still running when the window ended (a paced warm that
+	// yields to the traffic may take longer than the window); it is not an error.
+	Unfinished bool `json:"unfinished,omitempty"`
 }
 
 // RecoveryScenario is a scenario's runs and their medians.
@@ -224,6 +233,12 @@ func ValidateRecovery(o RecoveryOptions) error {
 	case "", warm.MethodAuto, warm.MethodNative, warm.MethodScan:
 	default:
 		return exitcode.BadValue("WarmMethod", "%q: use auto, native or scan", o.WarmMethod)
+	}
+	if o.WarmByKey != "" && !slices.Contains(warm.ByKeyModes, o.WarmByKey) {
+		return exitcode.BadValue("WarmByKey", "%q: use %s", o.WarmByKey, strings.Join(warm.ByKeyModes, ", "))
+	}
+	if o.WarmParallel < 0 {
+		return exitcode.BadValue("WarmParallel", "%d: give a number of sessions, or 0 for the default", o.WarmParallel)
 	}
 	for _, s := range o.Scenarios {
 		if !slices.Contains(RecoveryScenarios, s) {
@@ -316,7 +331,7 @@ func Recovery(ctx context.Context, t *Target, o RecoveryOptions) (*RecoveryResul
 	defer func() { r.conn.Close() }()
 	defer r.dropStandby(ctx)
 	r.res = &RecoveryResult{Header: h, Params: RecoveryParams{Rows: o.Rows, Clients: o.Clients, Dist: o.Dist, Duration: o.Duration.Seconds(),
-		HotDuration: o.HotDuration.Seconds(), Rounds: o.Rounds, Schema: o.Schema, WarmMethod: o.WarmMethod, WarmPacing: o.WarmPacingText,
+		HotDuration: o.HotDuration.Seconds(), Rounds: o.Rounds, Schema: o.Schema, WarmMethod: o.WarmMethod, WarmByKey: o.WarmByKey, WarmParallel: o.WarmParallel, WarmPacing: o.WarmPacingText,
 		WriteClients: o.WriteClients,
 		Traffic:      fmt.Sprintf("closed loop: %d clients of point selects (innowarm bench --workload point-select --dist %s), from the moment the server answers", o.Clients-o.WriteClients, o.Dist)}}
 	r.rate = o.Rate
@@ -414,7 +429,7 @@ func (r *recRun) scenario(ctx context.Context, s *RecoveryScenario, round int) e
 		}
 		path := r.res.Manifest.Path
 		startWarm = func(ctx context.Context, conn *connection.Conn) (*Warmup, error) {
-			return manifestWarm(ctx, conn, path, r.o.WarmMethod, true, r.o.WarmPacing, prog, quietLog)
+			return manifestWarm(ctx, conn, path, manifestWarmOptions{Method: r.o.WarmMethod, ByKey: r.o.WarmByKey, Parallel: r.o.WarmParallel, UnderTraffic: true, Pacing: r.o.WarmPacing}, prog, quietLog)
 		}
 	case RecoveryIndexes:
 		startWarm = func(ctx context.Context, conn *connection.Conn) (*Warmup, error) {
@@ -466,8 +481,11 @@ func warmText(w *RecoveryWarm) string {
 	if w == nil {
 		return ""
 	}
-	if w.Error != "" {
+	switch {
+	case w.Error != "":
 		return "; warm failed: " + w.Error
+	case w.Unfinished:
+		return fmt.Sprintf("; warm from %.2f s, still warming when the traffic ended", w.Start)
 	}
 	return fmt.Sprintf("; warm from %.2f s for %.2f s, %s pages read (%.0f MB/s)", w.Start, w.Seconds, commas(w.PagesRead), w.MBps)
 }
@@ -669,9 +687,7 @@ func (r *recRun) underTraffic(ctx context.Context, beforeStart func() error, sta
 		if !warmBegan.IsZero() {
 			started.Start = warmBegan.Sub(answered).Seconds()
 		}
-		if started.Error == "" && started.Seconds == 0 {
-			started.Error = "still warming when the traffic ended"
-		}
+		started.Unfinished = started.Error == "" && started.Seconds == 0
 	}
 	return run, nil
 }

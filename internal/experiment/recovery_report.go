@@ -35,7 +35,7 @@ func (r *RecoveryResult) Table() report.Table {
 		warm := "—"
 		var ws []float64
 		for _, rn := range s.Runs {
-			if rn.Warm != nil && rn.Warm.Error == "" {
+			if rn.Warm != nil && rn.Warm.Error == "" && !rn.Warm.Unfinished {
 				ws = append(ws, rn.Warm.Seconds)
 			}
 		}
@@ -220,8 +220,11 @@ func (r *RecoveryResult) runsTable() report.Table {
 			warm := "—"
 			if w := rn.Warm; w != nil {
 				warm = fmt.Sprintf("%s from %.2f s, %.1f s, %s pages (%.0f MB/s)", w.Method, w.Start, w.Seconds, commas(w.PagesRead), w.MBps)
-				if w.Error != "" {
+				switch {
+				case w.Error != "":
 					warm = w.Error
+				case w.Unfinished:
+					warm = fmt.Sprintf("%s from %.2f s, still warming when the traffic ended", w.Method, w.Start)
 				}
 			}
 			t.Rows = append(t.Rows, []string{s.Label, fmt.Sprint(rn.Round), qps(rn.HotLevel.QPS), fmt.Sprintf("%.1f", m.Lost), timeCell(m.T50, m.Window), timeCell(m.T95, m.Window), msec(m.WorstP95), warm, rn.LoadStatus})
