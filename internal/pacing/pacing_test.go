@@ -15,6 +15,7 @@ import (
 	"github.com/innowarm/innowarm/internal/exitcode"
 	"github.com/innowarm/innowarm/internal/pacing"
 	"github.com/innowarm/innowarm/internal/sandbox/sandboxtest"
+	"github.com/innowarm/innowarm/internal/sqltext"
 )
 
 // The pool is smaller than the max-rate test's table, so its scans keep reading the disk.
@@ -127,6 +128,12 @@ func governor(t *testing.T, conn *connection.Conn, cfg pacing.Config) *pacing.Go
 // load keeps n sessions running stmt until the returned stop is called.
 func load(t *testing.T, conn *connection.Conn, n int, stmt string) (stop func()) {
 	t.Helper()
+	return loadArgs(t, conn, n, stmt, func(int, int) []any { return nil })
+}
+
+// loadArgs is load with the arguments of session w's i-th statement.
+func loadArgs(t *testing.T, conn *connection.Conn, n int, stmt string, args func(w, i int) []any) (stop func()) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	var failed atomic.Value // the first error of the load's own statements
@@ -137,16 +144,16 @@ func load(t *testing.T, conn *connection.Conn, n int, stmt string) (stop func())
 			t.Fatal(err)
 		}
 		wg.Add(1)
-		go func() {
+		go func(w int) {
 			defer wg.Done()
 			defer s.Close()
-			for ctx.Err() == nil {
+			for j := 0; ctx.Err() == nil; j++ {
 				var v any
-				if err := s.QueryRow(ctx, stmt, nil, &v); err != nil && ctx.Err() == nil {
+				if err := s.QueryRow(ctx, stmt, args(w, j), &v); err != nil && ctx.Err() == nil {
 					failed.CompareAndSwap(nil, err)
 				}
 			}
-		}()
+		}(i)
 	}
 	var once sync.Once
 	stop = func() {
@@ -371,14 +378,8 @@ func TestMaxRateCapsReads(t *testing.T) {
 	conn := sandboxtest.Conn(t)
 	ctx := context.Background()
 	db := sandboxtest.Schema(t)
-	tbl := fmt.Sprintf("`%s`.big", db)
-	// About 64 MB: 2^18 rows of ~260 bytes.
-	sandboxtest.Exec(t, "CREATE TABLE "+tbl+" (id INT PRIMARY KEY, pad CHAR(250) NOT NULL) CHARSET latin1",
-		"INSERT INTO "+tbl+" VALUES (1, REPEAT('x', 250))")
-	for n := 1; n < 1<<18; n *= 2 {
-		sandboxtest.Exec(t, fmt.Sprintf("INSERT INTO %s SELECT id + %d, pad FROM %s", tbl, n, tbl))
-	}
-	const rows, chunk = 1 << 18, 3000 // ~50 pages per unit
+	tbl := bigTable(t, db, "big")
+	const rows, chunk = bigRows, 3000 // ~50 pages per unit
 	const capRate = 8 << 20
 	g := governor(t, conn, pacing.Config{MaxRate: capRate, Workers: 2})
 
@@ -497,14 +498,7 @@ func TestNiceYieldsToQueuedReads(t *testing.T) {
 	}
 	ctx := context.Background()
 	db := sandboxtest.Schema(t)
-	tbl := fmt.Sprintf("`%s`.queued", db)
-	// About 64 MB: 2^18 rows of ~260 bytes, twice the pool, so that the clients keep missing.
-	const rows = 1 << 18
-	sandboxtest.Exec(t, "CREATE TABLE "+tbl+" (id INT PRIMARY KEY, pad CHAR(250) NOT NULL) CHARSET latin1",
-		"INSERT INTO "+tbl+" VALUES (1, REPEAT('x', 250))")
-	for n := 1; n < rows; n *= 2 {
-		sandboxtest.Exec(t, fmt.Sprintf("INSERT INTO %s SELECT id + %d, pad FROM %s", tbl, n, tbl))
-	}
+	tbl := bigTable(t, db, "queued") // twice the pool: the clients keep missing
 	// The server's dump of a pool full of the table, loaded after a cold restart: a
 	// pool's worth of reads the loader submits at once.
 	dump := conn.Server.DumpFilePath()
@@ -519,25 +513,10 @@ func TestNiceYieldsToQueuedReads(t *testing.T) {
 	conn = sandboxtest.Reconnect(t)
 	unthrottle := sandboxtest.ThrottleReads(t, sb.Status(ctx).Pid, sb.Datadir, 4<<20) // 256 pages/s
 	defer unthrottle()
-	runCtx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	defer func() { cancel(); wg.Wait() }()
-	for w := 0; w < 4; w++ {
-		s, err := conn.NewSession(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			defer s.Close()
-			for i := 0; runCtx.Err() == nil; i++ {
-				// Ids spread by a multiplicative hash: each select reads a page of its own.
-				var v any
-				_ = s.QueryRow(runCtx, "SELECT pad FROM "+tbl+" WHERE id = ?", []any{1 + ((w*1_000_003+i)*2654435761)%rows}, &v)
-			}
-		}(w)
-	}
+	// Ids spread by a multiplicative hash: each select reads a page of its own.
+	loadArgs(t, conn, 4, "SELECT pad FROM "+tbl+" WHERE id = ?", func(w, i int) []any {
+		return []any{1 + ((w*1_000_003+i)*2654435761)%bigRows}
+	})
 	g := governor(t, conn, pacing.Config{Nice: true, Workers: 1, Interval: 250 * time.Millisecond})
 	if !withinSamples(g, 40, func() bool { return g.Stats().NiceRate > 8<<20 }) {
 		t.Fatalf("the clients' own reads held the rate at %d B/s (status %q)", g.Stats().NiceRate, g.Status())
@@ -556,6 +535,22 @@ func TestNiceYieldsToQueuedReads(t *testing.T) {
 	// (the load brought half the table in) by more than --nice's tight bound tolerates, and
 	// growth on calm intervals is TestNiceController's.
 	awaitStatus(t, conn, "Innodb_buffer_pool_load_status", "completed")
+}
+
+// bigRows is the rows of bigTable.
+const bigRows = 1 << 18
+
+// bigTable creates db.name with ids 1..bigRows and about 64 MB (rows of ~260 bytes): twice
+// the pool.
+func bigTable(t *testing.T, db, name string) string {
+	t.Helper()
+	tbl := sqltext.Table(db, name)
+	sandboxtest.Exec(t, "CREATE TABLE "+tbl+" (id INT PRIMARY KEY, pad CHAR(250) NOT NULL) CHARSET latin1",
+		"INSERT INTO "+tbl+" VALUES (1, REPEAT('x', 250))")
+	for n := 1; n < bigRows; n *= 2 {
+		sandboxtest.Exec(t, fmt.Sprintf("INSERT INTO %s SELECT id + %d, pad FROM %s", tbl, n, tbl))
+	}
+	return tbl
 }
 
 // awaitStatus waits until a status variable's value contains want.
