@@ -53,8 +53,9 @@ type Config struct {
 // --wait-for-server) when none was asked for: --nice. Measured by the service a restarted
 // server loses (docs/pacing.md): on a disk the traffic alone keeps at its limit, an
 // unpaced load queues its reads ahead of the traffic's and loses 2.6 times what no warm
-// at all loses; under --nice it loses what no warm loses, and on a fast disk no more
-// than unpaced.
+// at all loses; under --nice, with clients at full speed, what no warm loses, and on a
+// fast disk no more than unpaced. (Open loop at half the hot rate both lose to no warm,
+// unpaced far more.)
 func UnderTraffic(c Config) Config {
 	c.Nice = true
 	return c
@@ -413,11 +414,10 @@ func (g *Governor) apply(vals map[string]float64, probes []probeResult, now time
 	}
 	if g.nice != nil && len(probes) > 0 && serverRate >= 0 {
 		ps := summarize(probes)
-		sig := niceSignals{probe: ps.latency, threads: ps.threads, pending: ps.pending, serverRate: serverRate, pageSize: float64(g.pageSize)}
-		g.nice.update(sig)
+		g.nice.update(niceSignals{probe: ps.latency, threads: ps.threads, pending: ps.pending, serverRate: serverRate, pageSize: float64(g.pageSize)})
 		g.stats.ReadWaitMs = -1
-		if wait, ok := readWait(sig); ok {
-			g.stats.ReadWaitMs = float64(wait) / float64(time.Millisecond)
+		if g.nice.lastRead >= 0 {
+			g.stats.ReadWaitMs = float64(g.nice.lastRead) / float64(time.Millisecond)
 		}
 		g.stats.ReadWaitBaselineMs = float64(g.nice.baseRead) / float64(time.Millisecond)
 		g.rate.setRate(g.nice.rate, now)
