@@ -293,5 +293,8 @@ func indexesOf(t *testing.T, space uint32) ([]ibd.Index, map[uint64]string) {
 		indexes = append(indexes, ix)
 		names[ix.ID] = name
 	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
 	return indexes, names
 }

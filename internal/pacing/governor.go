@@ -85,7 +85,9 @@ type Stats struct {
 	ReadWaitMs         float64 `json:"-"`
 	ReadWaitBaselineMs float64 `json:"read_wait_baseline_ms,omitempty"`
 	Critical           string  `json:"critical,omitempty"`
-	ServerReadMBps     float64 `json:"server_read_mb_per_s,omitempty"` // Innodb_pages_read rate while the governor ran (with --max-rate or --nice)
+	// OwnReadPages is the pages the warm said it had the server read (OwnReads).
+	OwnReadPages   int64   `json:"own_read_pages,omitempty"`
+	ServerReadMBps float64 `json:"server_read_mb_per_s,omitempty"` // Innodb_pages_read rate while the governor ran (with --max-rate or --nice)
 
 	readBytes, readSeconds float64
 }
@@ -118,7 +120,23 @@ type Governor struct {
 	rateWaited bool // a unit waited for the rate budget since the last sample
 	nice       *niceCtl
 	stats      Stats
+	// ownPages is what the warm said it had the server read since the last sample;
+	// ownReported that it says so at all (OwnReads).
+	ownPages    float64
+	ownReported bool
+	// reads is the last few intervals' reads, oldest first: --nice's read wait is taken
+	// over them, since a unit's reads are reported when it ends, not as they complete.
+	reads []readInterval
 }
+
+// readInterval is one interval's reads, for --nice's read wait.
+type readInterval struct {
+	seconds, bytes, ownBytes float64
+	pendingSeconds           float64 // mean reads in flight × seconds; <0: not reported
+}
+
+// readWindow is how many intervals the read wait is taken over.
+const readWindow = 3
 
 // statusReadTimeout bounds one sample's statements.
 const statusReadTimeout = 5 * time.Second
@@ -393,15 +411,21 @@ func (g *Governor) apply(vals map[string]float64, probes []probeResult, now time
 		g.stats.Pauses++
 	}
 	g.load = load
-	serverRate := -1.0
+	serverRate, serverBytes := -1.0, 0.0
+	own := g.ownPages * float64(g.pageSize)
+	g.ownPages = 0
 	if v, ok := vals["innodb_pages_read"]; ok {
 		if g.pagesRead >= 0 && v >= g.pagesRead && dt > 0 {
-			b := (v - g.pagesRead) * float64(g.pageSize)
-			serverRate = b / dt
-			g.stats.readBytes += b
+			serverBytes = (v - g.pagesRead) * float64(g.pageSize)
+			serverRate = serverBytes / dt
+			g.stats.readBytes += serverBytes
 			g.stats.readSeconds += dt
 			if g.rate != nil {
-				g.rate.observe(now, b)
+				charge := serverBytes
+				if g.chargesOwnReads() {
+					charge = min(own, serverBytes)
+				}
+				g.rate.observe(now, charge)
 			}
 		}
 		g.pagesRead = v
@@ -414,7 +438,29 @@ func (g *Governor) apply(vals map[string]float64, probes []probeResult, now time
 	}
 	if g.nice != nil && len(probes) > 0 && serverRate >= 0 {
 		ps := summarize(probes)
-		g.nice.update(niceSignals{probe: ps.latency, threads: ps.threads, pending: ps.pending, serverRate: serverRate, pageSize: float64(g.pageSize)})
+		pendingSeconds := -1.0
+		if ps.pending >= 0 {
+			pendingSeconds = ps.pending * dt
+		}
+		g.reads = append(g.reads, readInterval{seconds: dt, bytes: serverBytes, ownBytes: own, pendingSeconds: pendingSeconds})
+		if len(g.reads) > readWindow {
+			g.reads = g.reads[len(g.reads)-readWindow:]
+		}
+		var secs, bytes, ownBytes, pend float64
+		for _, r := range g.reads {
+			secs += r.seconds
+			bytes += r.bytes
+			ownBytes += r.ownBytes
+			if r.pendingSeconds < 0 || pend < 0 {
+				pend = -1
+			} else {
+				pend += r.pendingSeconds
+			}
+		}
+		if pend > 0 {
+			pend /= secs
+		}
+		g.nice.update(niceSignals{probe: ps.latency, threads: ps.threads, pending: pend, serverRate: bytes / secs, ownRate: ownBytes / secs, pageSize: float64(g.pageSize)})
 		g.stats.ReadWaitMs = -1
 		if g.nice.lastRead >= 0 {
 			g.stats.ReadWaitMs = float64(g.nice.lastRead) / float64(time.Millisecond)
@@ -424,6 +470,29 @@ func (g *Governor) apply(vals map[string]float64, probes []probeResult, now time
 		g.stats.NiceMinRate, g.stats.NiceRate = int64(g.nice.minRate), int64(g.nice.rate)
 	}
 	g.broadcastLocked()
+}
+
+// OwnReads says the warm's last unit had the server read at most pages pages (an upper
+// bound: the caller cannot tell the pages already resident, which cost nothing). A caller
+// that says it for every unit gets a --nice that judges the foreground's reads by their
+// own completions, and, without --max-rate, a budget charged with the warm's reads only:
+// otherwise the server's reads are taken for the warm's, and a foreground that reads as
+// fast as the disk allows leaves the warm no budget at all for as long as it does.
+func (g *Governor) OwnReads(pages int64) {
+	if g == nil || pages < 0 {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.ownReported = true
+	g.ownPages += float64(pages)
+	g.stats.OwnReadPages += pages
+}
+
+// chargesOwnReads reports whether the rate budget is charged with the warm's own reads:
+// under --nice alone, once the warm reports them. --max-rate caps the server's reads.
+func (g *Governor) chargesOwnReads() bool {
+	return g.ownReported && g.nice != nil && g.cfg.MaxRate <= 0
 }
 
 func (g *Governor) broadcastLocked() {

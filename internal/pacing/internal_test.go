@@ -241,3 +241,73 @@ func TestReadLatency(t *testing.T) {
 		}
 	}
 }
+
+// A warm that takes a steady share of a disk at its limit changes neither the reads in
+// flight (the clients' 8) nor the completions (the disk's 1,000 per second): only the
+// completions without the warm's own show the clients' reads waiting twice as long.
+func TestNiceControllerSeesASteadyShare(t *testing.T) {
+	base := 200 * time.Microsecond
+	share := func(ownReadsPerSecond float64) niceSignals {
+		return niceSignals{probe: base, threads: 8, pending: 8, serverRate: 1000 * 16384, ownRate: ownReadsPerSecond * 16384, pageSize: 16384}
+	}
+	n := newNiceCtl(base, 8, 0)
+	n.update(share(0))
+	if n.distressed || n.baseRead != 8*time.Millisecond {
+		t.Fatalf("the clients alone: distressed %v, base %v; want calm at 8 ms", n.distressed, n.baseRead)
+	}
+	n.update(share(50)) // 8.4 ms: the warm's twentieth of the disk is tolerated
+	if n.distressed {
+		t.Errorf("a 5%% share (%v) counted as distress", n.lastRead)
+	}
+	r := n.rate
+	n.update(share(500)) // half the disk: the clients' reads wait 16 ms
+	if !n.distressed || n.rate != r/2 || n.lastRead != 16*time.Millisecond {
+		t.Errorf("a half share: distressed %v, wait %v, rate %v; want 16 ms and %v", n.distressed, n.lastRead, n.rate, r/2)
+	}
+	// The warm's count is an upper bound: more than the server read leaves the clients a
+	// tenth, not nothing.
+	over := newNiceCtl(base, 8, 0)
+	over.update(share(0))
+	over.update(share(3000))
+	if over.lastRead != 80*time.Millisecond {
+		t.Errorf("own reads above the server's: wait %v, want 80 ms (a tenth of the completions)", over.lastRead)
+	}
+}
+
+// The governor takes the warm's reported reads out of the server's over the last few
+// intervals, and under --nice alone charges its budget with them only.
+func TestGovernorCountsOwnReads(t *testing.T) {
+	now := time.Now()
+	g := &Governor{cfg: Config{Nice: true, Interval: time.Second}, pageSize: 16384, pagesRead: 0, lastSample: now,
+		changed: make(chan struct{}), nice: newNiceCtl(200*time.Microsecond, 8, 0)}
+	g.rate = newRateLimiter(int64(g.nice.rate), 4<<20, 16384, now)
+	probes := func(pending float64) []probeResult {
+		return []probeResult{{latency: 200 * time.Microsecond, threads: 8, pending: pending}}
+	}
+	read := 0.0
+	step := func(pages, own float64) {
+		now = now.Add(time.Second)
+		read += pages
+		g.OwnReads(int64(own))
+		g.apply(map[string]float64{"innodb_pages_read": read}, probes(8), now)
+	}
+	step(1000, 0) // the clients alone: 8 in flight, 1,000 reads/s
+	if g.nice.lastRead != 8*time.Millisecond || !g.chargesOwnReads() {
+		t.Fatalf("clients alone: wait %v, charges own %v", g.nice.lastRead, g.chargesOwnReads())
+	}
+	// The warm's 500 reads of the next second, reported a second late: over the window
+	// the clients had 2,500 of 3,000.
+	step(1000, 0)
+	step(1000, 500)
+	if want := time.Duration(8.0 / (2500.0 / 3) * float64(time.Second)); g.nice.lastRead != want {
+		t.Errorf("wait %v over the window, want %v", g.nice.lastRead, want)
+	}
+	if got := g.Stats().OwnReadPages; got != 500 {
+		t.Errorf("own read pages %d, want 500", got)
+	}
+	// --max-rate caps the server's reads: its budget is charged with all of them.
+	g.cfg.MaxRate = 1 << 30
+	if g.chargesOwnReads() {
+		t.Errorf("with --max-rate the budget is charged with the warm's reads only")
+	}
+}

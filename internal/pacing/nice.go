@@ -22,7 +22,8 @@ import (
 //   - the time the server's reads wait, by Little's law again: its synchronous reads in
 //     flight (Innodb_data_pending_reads, sampled with the probe: the foreground's reads;
 //     MariaDB's loader and read-ahead read asynchronously and are not counted) over the
-//     pages read per second, against the lowest seen while reads waited. Closed-loop
+//     pages read per second without those the warm says it read (Governor.OwnReads), over
+//     the last few intervals, against the lowest seen while reads waited. Closed-loop
 //     clients cannot raise Threads_running above their number, however long they wait: on
 //     a disk whose reads are capped (a cloud volume), a warm that queues its reads ahead of
 //     theirs leaves Threads_running and the probe unchanged while their reads take ten
@@ -65,7 +66,25 @@ type niceSignals struct {
 	threads    float64 // Threads_running without the warm
 	pending    float64 // mean Innodb_data_pending_reads; <0: not reported
 	serverRate float64 // bytes/s the server read
+	ownRate    float64 // bytes/s of it the warm said it had read (0: it does not say)
 	pageSize   float64
+}
+
+// foregroundPagesPerSecond is the pages per second the server read for others than the
+// warm. The warm's own reads complete too, and a warm that takes a steady share of a disk
+// at its limit leaves the reads in flight and the completions unchanged while the
+// foreground's share shrinks: only its own completions show its wait. A warm's count is
+// an upper bound (pages already resident cost nothing), so the foreground keeps at least
+// a tenth of what was read: a wait ten times the base is distress enough.
+func (sig niceSignals) foregroundPagesPerSecond() float64 {
+	if sig.pageSize <= 0 {
+		return -1
+	}
+	fg := sig.serverRate
+	if sig.ownRate > 0 {
+		fg = max(sig.serverRate-sig.ownRate, sig.serverRate/10)
+	}
+	return fg / sig.pageSize
 }
 
 // Controller constants; docs/pacing.md shows the measurements behind them.
@@ -121,7 +140,7 @@ func readWait(sig niceSignals) (time.Duration, bool) {
 	if sig.pending < 0 || sig.threads < niceForeground || sig.pageSize <= 0 {
 		return 0, false
 	}
-	return readLatency(sig.pending, sig.serverRate/sig.pageSize), true
+	return readLatency(sig.pending, sig.foregroundPagesPerSecond()), true
 }
 
 func (n *niceCtl) readInflated(wait time.Duration) bool {
@@ -148,7 +167,7 @@ func (n *niceCtl) update(sig niceSignals) {
 	wait, readSignal := readWait(sig)
 	if readSignal {
 		n.lastRead = wait
-		n.noteRead(wait, sig.pending, sig.serverRate/sig.pageSize)
+		n.noteRead(wait, sig.pending, sig.foregroundPagesPerSecond())
 	}
 	calm := probe <= time.Duration(niceLow*float64(n.baseProbe))+niceProbeSlack &&
 		threads <= max(niceLow*n.baseThreads, n.baseThreads+niceThreadsSlack/2) &&

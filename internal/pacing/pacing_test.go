@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync"
@@ -13,9 +14,12 @@ import (
 
 	"github.com/innowarm/innowarm/internal/connection"
 	"github.com/innowarm/innowarm/internal/exitcode"
+	"github.com/innowarm/innowarm/internal/logx"
 	"github.com/innowarm/innowarm/internal/pacing"
+	"github.com/innowarm/innowarm/internal/progress"
 	"github.com/innowarm/innowarm/internal/sandbox/sandboxtest"
 	"github.com/innowarm/innowarm/internal/sqltext"
+	"github.com/innowarm/innowarm/internal/warm"
 )
 
 // The pool is smaller than the max-rate test's table, so its scans keep reading the disk.
@@ -570,4 +574,61 @@ func deref(p *string) string {
 		return "NULL"
 	}
 	return *p
+}
+
+// A warm that loads natively in small paced chunks takes a steady share of a disk at its
+// limit: the clients' reads in flight and the server's completions stay as they were,
+// while the clients' share of the completions shrinks. The governor must see it from the
+// reads the warm says it had the server read, and hold the warm near its floor.
+func TestNiceYieldsToASteadyShare(t *testing.T) {
+	sb := sandboxtest.Server(t)
+	conn := sandboxtest.Conn(t)
+	ctx := context.Background()
+	db := sandboxtest.Schema(t)
+	tbl := bigTable(t, db, "share") // twice the pool: the clients keep missing
+	var space uint32
+	var pages int64
+	if err := conn.DB.QueryRow("SELECT SPACE, FILE_SIZE DIV @@innodb_page_size FROM "+conn.Server.TablespacesTable()+" WHERE NAME = ?", db+"/share").Scan(&space, &pages); err != nil {
+		t.Fatal(err)
+	}
+	list := make([]warm.PageID, 0, pages)
+	for p := uint32(3); int64(p) < pages; p++ {
+		list = append(list, warm.MakePageID(space, p))
+	}
+	if _, err := sb.ColdRestart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	conn = sandboxtest.Reconnect(t)
+	unthrottle := sandboxtest.ThrottleReads(t, sb.Status(ctx).Pid, sb.Datadir, 4<<20) // 256 pages/s
+	defer unthrottle()
+	stop := loadArgs(t, conn, 4, "SELECT pad FROM "+tbl+" WHERE id = ?", func(w, i int) []any {
+		return []any{1 + ((w*1_000_003+i)*2654435761)%bigRows}
+	})
+	defer stop()
+	g := governor(t, conn, pacing.Config{Nice: true, Workers: 1, Interval: 250 * time.Millisecond})
+	if !withinSamples(g, 40, func() bool { return g.Stats().ReadWaitBaselineMs > 0 }) {
+		t.Fatalf("no read wait measured with 4 clients waiting on the disk: %+v", g.Stats())
+	}
+	before := g.Stats().NiceRate
+	t0 := time.Now()
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		_, err := warm.LoadNativePaced(wctx, conn, [][]warm.PageID{list}, progress.Config{Quiet: true}, logx.New(io.Discard, true), warm.Until{}, g, 64)
+		done <- err
+	}()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("the paced load: %v", err)
+		}
+	}()
+	floor := int64(1 << 20)
+	if !withinSamples(g, 80, func() bool { return g.Stats().NiceRate <= floor && g.Stats().OwnReadPages > 0 }) {
+		t.Fatalf("the warm's share of the disk left the rate at %d B/s (%d before the warm; status %q, %+v)", g.Stats().NiceRate, before, g.Status(), g.Stats())
+	}
+	// What the warm says it read is bounded by its chunks and by what the server read.
+	if st := g.Stats(); st.OwnReadPages > pages || float64(st.OwnReadPages)*16384 > st.ServerReadMBps*1e6*time.Since(t0).Seconds()*1.5 {
+		t.Errorf("the warm says it read %d pages of a %d-page table, the server %.1f MB/s for %s", st.OwnReadPages, pages, st.ServerReadMBps, time.Since(t0))
+	}
 }
