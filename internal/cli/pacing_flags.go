@@ -54,6 +54,7 @@ func (f *pacingFlags) chosen() bool {
 // that says so ("" when the flags chose).
 func (f *pacingFlags) underTraffic(c pacing.Config) (pacing.Config, string) {
 	if f.chosen() {
+		c.TrafficArrives = true
 		return c, ""
 	}
 	return pacing.UnderTraffic(c), "--" + f.prefix + "nice, the default when traffic arrives with the warm (--" + f.prefix + "nice=false reads at full speed)"

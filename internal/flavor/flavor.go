@@ -313,6 +313,16 @@ func (s Server) dictTable(mariadb, mysql string) string {
 	return "information_schema." + mysql
 }
 
+// GlobalStatusTable is the table of SHOW GLOBAL STATUS's rows (VARIABLE_NAME,
+// VARIABLE_VALUE), for a status variable inside a query: MySQL 5.7 moved it to
+// performance_schema and 8.0 removed information_schema's.
+func (s Server) GlobalStatusTable() string {
+	if s.IsMariaDB() || !s.Version.AtLeast(5, 7, 0) {
+		return "information_schema.GLOBAL_STATUS"
+	}
+	return "performance_schema.global_status"
+}
+
 // TablesTable maps each InnoDB table (NAME "db/t" or "db/t#P#p0") to its SPACE.
 func (s Server) TablesTable() string { return s.dictTable("INNODB_SYS_TABLES", "INNODB_TABLES") }
 

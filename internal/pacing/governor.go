@@ -45,6 +45,12 @@ type Config struct {
 	Critical []Bound // stop when any is exceeded
 	MaxRate  int64   // bytes per second the server may read; 0: no cap
 	Nice     bool    // adapt the warm's read rate to the foreground's distress
+	// TrafficArrives: the warm starts with its server's traffic (warm --wait-for-server):
+	// --nice starts at its floor rather than at 8 MiB/s, and grows while the signals stay
+	// calm. The server's first seconds are its worst (every query misses); a warm that
+	// starts at 8 MiB/s takes half of a disk capped at 1,000 reads/s before the first
+	// interval shows it, and the backlog it adds lasts.
+	TrafficArrives bool
 	Interval time.Duration
 	Workers  int // sessions the caller runs at most
 }
@@ -58,6 +64,7 @@ type Config struct {
 // unpaced far more.)
 func UnderTraffic(c Config) Config {
 	c.Nice = true
+	c.TrafficArrives = true
 	return c
 }
 
@@ -190,7 +197,7 @@ func New(ctx context.Context, conn *connection.Conn, cfg Config) (*Governor, err
 		if err != nil {
 			return fail(fmt.Errorf("pacing: latency probe: %w", err))
 		}
-		g.nice = newNiceCtl(base.latency, base.threads, cfg.MaxRate)
+		g.nice = newNiceCtl(base.latency, base.threads, cfg.MaxRate, cfg.TrafficArrives)
 		// The reads' wait before the warm, from what the server read meanwhile: the base the
 		// warm's first reads are judged by.
 		if after, _, err := g.read(ctx); err == nil {

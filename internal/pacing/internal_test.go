@@ -72,7 +72,7 @@ func TestRateLimiterRefundsUnpaidEstimates(t *testing.T) {
 
 func TestNiceController(t *testing.T) {
 	base := 200 * time.Microsecond
-	n := newNiceCtl(base, 1, 0)
+	n := newNiceCtl(base, 1, 0, false)
 	if n.rate != niceStartRate {
 		t.Fatalf("start rate %v", n.rate)
 	}
@@ -118,7 +118,7 @@ func TestNiceController(t *testing.T) {
 		t.Errorf("after long distress: rate %v, want the floor %v", n.rate, float64(niceFloorRate))
 	}
 	// A rate far above what the server reads gives no control.
-	slow := newNiceCtl(base, 1, 0)
+	slow := newNiceCtl(base, 1, 0, false)
 	for i := 0; i < 50; i++ {
 		slow.update(niceSignals{probe: base, threads: 1, serverRate: 20e6, pending: -1})
 	}
@@ -126,7 +126,7 @@ func TestNiceController(t *testing.T) {
 		t.Errorf("rate %v grew beyond twice the observed read rate", slow.rate)
 	}
 	// --max-rate is the ceiling.
-	c := newNiceCtl(base, 0, 4<<20)
+	c := newNiceCtl(base, 0, 4<<20, false)
 	for i := 0; i < 10; i++ {
 		c.update(niceSignals{probe: base, threads: 0, serverRate: 100e6, pending: -1})
 	}
@@ -165,7 +165,7 @@ func TestNiceControllerYieldsToQueuedReads(t *testing.T) {
 	capped := func(pending, readsPerSecond float64) niceSignals {
 		return niceSignals{probe: base, threads: 8, pending: pending, serverRate: readsPerSecond * 16384, pageSize: 16384}
 	}
-	n := newNiceCtl(base, 8, 0)
+	n := newNiceCtl(base, 8, 0, false)
 	n.update(capped(8, 1000)) // 8 clients' reads at 1,000 reads/s: 8 ms each
 	if n.distressed || n.rate <= niceStartRate || n.baseRead != 8*time.Millisecond {
 		t.Fatalf("the foreground's own reads: distressed %v, rate %v, base %v; want calm growth from an 8 ms base", n.distressed, n.rate, n.baseRead)
@@ -201,7 +201,7 @@ func TestNiceControllerYieldsToQueuedReads(t *testing.T) {
 	}
 
 	// Nobody waiting: the latency is the warm's own, no reason to yield.
-	idle := newNiceCtl(base, 0, 0)
+	idle := newNiceCtl(base, 0, 0, false)
 	idle.noteRead(time.Millisecond, 4, 1000)
 	for i := 0; i < 5; i++ {
 		idle.update(niceSignals{probe: base, threads: 0, pending: 64, serverRate: 1000 * 16384, pageSize: 16384})
@@ -210,14 +210,14 @@ func TestNiceControllerYieldsToQueuedReads(t *testing.T) {
 		t.Errorf("no foreground: distressed %v, rate %v; want growth", idle.distressed, idle.rate)
 	}
 	// A fast device: 0.27 ms at best, 0.7 ms with the warm's reads beside: the slack.
-	fast := newNiceCtl(base, 8, 0)
+	fast := newNiceCtl(base, 8, 0, false)
 	fast.update(niceSignals{probe: base, threads: 8, pending: 8, serverRate: 30000 * 16384, pageSize: 16384})
 	fast.update(niceSignals{probe: base, threads: 8, pending: 8, serverRate: 11500 * 16384, pageSize: 16384})
 	if fast.distressed {
 		t.Errorf("0.7 ms against %v at best counted as distress", fast.baseRead)
 	}
 	// A server that does not report its reads in flight: the other signals only.
-	blind := newNiceCtl(base, 8, 0)
+	blind := newNiceCtl(base, 8, 0, false)
 	blind.update(niceSignals{probe: base, threads: 8, pending: -1, serverRate: 16384e3, pageSize: 16384})
 	if blind.distressed || blind.lastRead >= 0 {
 		t.Errorf("no pending reads reported: distressed %v, last read %v", blind.distressed, blind.lastRead)
@@ -250,7 +250,7 @@ func TestNiceControllerSeesASteadyShare(t *testing.T) {
 	share := func(ownReadsPerSecond float64) niceSignals {
 		return niceSignals{probe: base, threads: 8, pending: 8, serverRate: 1000 * 16384, ownRate: ownReadsPerSecond * 16384, pageSize: 16384}
 	}
-	n := newNiceCtl(base, 8, 0)
+	n := newNiceCtl(base, 8, 0, false)
 	n.update(share(0))
 	if n.distressed || n.baseRead != 8*time.Millisecond {
 		t.Fatalf("the clients alone: distressed %v, base %v; want calm at 8 ms", n.distressed, n.baseRead)
@@ -266,7 +266,7 @@ func TestNiceControllerSeesASteadyShare(t *testing.T) {
 	}
 	// The warm's count is an upper bound: more than the server read leaves the clients a
 	// tenth, not nothing.
-	over := newNiceCtl(base, 8, 0)
+	over := newNiceCtl(base, 8, 0, false)
 	over.update(share(0))
 	over.update(share(3000))
 	if over.lastRead != 80*time.Millisecond {
@@ -279,7 +279,7 @@ func TestNiceControllerSeesASteadyShare(t *testing.T) {
 func TestGovernorCountsOwnReads(t *testing.T) {
 	now := time.Now()
 	g := &Governor{cfg: Config{Nice: true, Interval: time.Second}, pageSize: 16384, pagesRead: 0, lastSample: now,
-		changed: make(chan struct{}), nice: newNiceCtl(200*time.Microsecond, 8, 0)}
+		changed: make(chan struct{}), nice: newNiceCtl(200*time.Microsecond, 8, 0, false)}
 	g.rate = newRateLimiter(int64(g.nice.rate), 4<<20, 16384, now)
 	probes := func(pending float64) []probeResult {
 		return []probeResult{{latency: 200 * time.Microsecond, threads: 8, pending: pending}}
@@ -309,5 +309,18 @@ func TestGovernorCountsOwnReads(t *testing.T) {
 	g.cfg.MaxRate = 1 << 30
 	if g.chargesOwnReads() {
 		t.Errorf("with --max-rate the budget is charged with the warm's reads only")
+	}
+}
+
+// A warm that starts with its traffic starts at the floor and grows by half while calm.
+func TestNiceControllerFromFloor(t *testing.T) {
+	base := 200 * time.Microsecond
+	n := newNiceCtl(base, 8, 0, true)
+	if n.rate != niceFloorRate {
+		t.Fatalf("start %v, want the floor %v", n.rate, niceFloorRate)
+	}
+	n.update(niceSignals{probe: base, threads: 8, serverRate: 100e6, pending: -1})
+	if n.rate != 1.5*niceFloorRate {
+		t.Errorf("after a calm interval: %v, want %v", n.rate, 1.5*niceFloorRate)
 	}
 }

@@ -115,8 +115,12 @@ const (
 	niceForeground = 0.5
 )
 
-func newNiceCtl(baseProbe time.Duration, baseThreads float64, ceiling int64) *niceCtl {
-	n := &niceCtl{rate: niceStartRate, floor: niceFloorRate, ceiling: float64(ceiling), slowStart: true,
+func newNiceCtl(baseProbe time.Duration, baseThreads float64, ceiling int64, fromFloor bool) *niceCtl {
+	start := float64(niceStartRate)
+	if fromFloor {
+		start = niceFloorRate
+	}
+	n := &niceCtl{rate: start, floor: niceFloorRate, ceiling: float64(ceiling), slowStart: true,
 		baseProbe: baseProbe, baseThreads: baseThreads, lastProbe: baseProbe, lastThreads: baseThreads, lastRead: -1, lastPagesPerSecond: -1}
 	if n.ceiling > 0 {
 		n.rate = min(n.rate, n.ceiling)

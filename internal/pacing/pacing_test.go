@@ -623,9 +623,28 @@ func TestNiceYieldsToASteadyShare(t *testing.T) {
 			t.Errorf("the paced load: %v", err)
 		}
 	}()
+	// Where the loader queues its reads, the warm waits for a chunk's reads to leave the
+	// queue before the next: never more than one chunk ahead of the clients' reads.
+	mostQueued := int64(0)
+	queued := func() {
+		var all, sync int64
+		if conn.DB.QueryRow("SELECT (SELECT SUM(PENDING_READS) FROM information_schema.INNODB_BUFFER_POOL_STATS), (SELECT VARIABLE_VALUE FROM "+conn.Server.GlobalStatusTable()+" WHERE VARIABLE_NAME = 'INNODB_DATA_PENDING_READS')").Scan(&all, &sync) == nil {
+			mostQueued = max(mostQueued, all-sync)
+		}
+	}
 	floor := int64(1 << 20)
-	if !withinSamples(g, 80, func() bool { return g.Stats().NiceRate <= floor && g.Stats().OwnReadPages > 0 }) {
+	if !withinSamples(g, 80, func() bool {
+		queued()
+		return g.Stats().NiceRate <= floor && g.Stats().OwnReadPages > 0
+	}) {
 		t.Fatalf("the warm's share of the disk left the rate at %d B/s (%d before the warm; status %q, %+v)", g.Stats().NiceRate, before, g.Status(), g.Stats())
+	}
+	for i := 0; i < 100; i++ {
+		queued()
+		time.Sleep(20 * time.Millisecond)
+	}
+	if conn.Server.LoadQueuesReads() && mostQueued > 64+16 {
+		t.Errorf("up to %d reads queued beyond the clients' own: more than a 64-page chunk", mostQueued)
 	}
 	// What the warm says it read is bounded by its chunks and by what the server read.
 	if st := g.Stats(); st.OwnReadPages > pages || float64(st.OwnReadPages)*16384 > st.ServerReadMBps*1e6*time.Since(t0).Seconds()*1.5 {

@@ -398,6 +398,10 @@ func targetsForParts(cat *catalog.Catalog, included map[*catalog.Part]bool, befo
 	return out
 }
 
+// niceQueuedChunkPages is the chunk of a --nice native load where the loader queues its
+// reads (see chunkReads).
+const niceQueuedChunkPages = 64
+
 func runNativeLoad(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, tiers [][]PageID, res *Result, ro RunOptions) (*Result, error) {
 	log := logx.New(ro.Progress.Out, ro.Progress.Quiet)
 	if ro.Progress.Out == nil {
@@ -416,6 +420,11 @@ func runNativeLoad(ctx context.Context, conn *connection.Conn, cat *catalog.Cata
 	chunk := int(ro.Pacing.SuggestedUnitBytes() / max(res.PageSize, 1))
 	if chunk == 0 {
 		chunk = DefaultSplitPages
+	}
+	if ro.Pacing.Nice && conn.Server.LoadQueuesReads() {
+		// The loader submits a chunk's reads at once, ahead of the foreground's: a chunk
+		// of 64 pages keeps that to 64 ms on a disk capped at 1,000 reads per second.
+		chunk = min(chunk, niceQueuedChunkPages)
 	}
 	if ro.ReplaceStale {
 		restore, err := raiseOldBlocksPct(ctx, conn, log)

@@ -149,7 +149,6 @@ func loadNative(ctx context.Context, conn *connection.Conn, tiers [][]PageID, pr
 	var loaded int64
 	final := false // the pool shrank: no chunk after this one fits
 	own := newChunkReads(gov, conn)
-	defer own.settle(context.WithoutCancel(ctx))
 	for i, chunk := range chunks {
 		if left := guard.left(); left >= 0 && int64(len(chunk)) > left {
 			// The pool shrank: this chunk's first pages fit what is left, the rest do not.
@@ -192,7 +191,7 @@ func loadNative(ctx context.Context, conn *connection.Conn, tiers [][]PageID, pr
 		chunkStart := own.start(goal)
 		status, err := loadOnce(goal, conn, loadFollow{rep: rep, quiet: prog.Quiet, readStart: readStart, total: res.Requested}, before)
 		stopPaused()
-		own.end(context.WithoutCancel(ctx), int64(len(chunk)), chunkStart)
+		own.end(goal, int64(len(chunk)), chunkStart)
 		gov.Release(0)
 		res.Status = status
 		switch {

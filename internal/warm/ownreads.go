@@ -2,47 +2,48 @@ package warm
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"github.com/innowarm/innowarm/internal/connection"
 	"github.com/innowarm/innowarm/internal/pacing"
 )
 
-// chunkReads tells the pacing governor how many pages each chunk of a native load had the
-// server read, so that --nice can tell the foreground's reads from the warm's: at most the
-// chunk's pages (the loader skips resident ones), at most what the server read while the
-// chunk loaded. A loader that queues its reads (MariaDB) reports its load complete while
-// they are still in flight: what remains of the chunk is counted from what the server
-// reads in the next half second, or until the next chunk starts, whichever is first.
+// chunkReads follows what each chunk of a paced native load had the server read. It tells
+// the governor how many pages (at most the chunk's: the loader skips resident ones; at
+// most what the server read while the chunk loaded), so that --nice can tell the
+// foreground's reads from the warm's. And where the loader queues its reads (MariaDB: up
+// to about a thousand in flight, the load reported complete once they are submitted) it
+// waits until they have left the queue before the next chunk starts: the warm then never
+// has more than one chunk of reads ahead of the foreground's. On a disk capped at 1,000
+// reads per second, chunks loaded back to back queued seconds of reads, and the
+// foreground's misses waited behind them: 1-2 s seconds of p95 every 15-20 s, long after
+// the pool was hot (docs/experiments.md).
 type chunkReads struct {
-	gov  *pacing.Governor
-	conn *connection.Conn
-	tail bool // the loader's reads may complete after it says it is done
-
-	mu    sync.Mutex
-	left  int64 // pages of the last chunk not accounted yet
-	from  int64 // Innodb_pages_read when it ended
-	timer *time.Timer
+	gov    *pacing.Governor
+	conn   *connection.Conn
+	queued bool // the loader's reads may still be in flight when it says it is done
 }
 
-// chunkTailSettle is how long after a queued load's end its reads are still counted.
-const chunkTailSettle = 500 * time.Millisecond
+// Drain bounds: the warm's reads in flight at most drainSlack pages (the foreground's
+// read-ahead is in the same count); a drain that takes longer than drainTimeout is left
+// to the governor's signals.
+const (
+	drainSlack   = 8
+	drainTimeout = 10 * time.Second
+)
 
 func newChunkReads(gov *pacing.Governor, conn *connection.Conn) *chunkReads {
 	if gov == nil {
 		return nil
 	}
-	return &chunkReads{gov: gov, conn: conn, tail: conn.Server.LoadQueuesReads()}
+	return &chunkReads{gov: gov, conn: conn, queued: conn.Server.LoadQueuesReads()}
 }
 
-// start settles the previous chunk's tail and returns Innodb_pages_read as a chunk starts
-// (<0: unknown).
+// start returns Innodb_pages_read as a chunk starts (<0: unknown).
 func (c *chunkReads) start(ctx context.Context) int64 {
 	if c == nil {
 		return -1
 	}
-	c.settle(ctx)
 	n, err := pagesRead(ctx, c.conn)
 	if err != nil {
 		return -1
@@ -50,7 +51,9 @@ func (c *chunkReads) start(ctx context.Context) int64 {
 	return n
 }
 
-// end accounts for a chunk of size pages that started at Innodb_pages_read from.
+// end accounts for a chunk of size pages that started at Innodb_pages_read from, and waits
+// for its queued reads. Both servers count a read in Innodb_pages_read when it is
+// submitted, so the count is complete once the loader says it is done.
 func (c *chunkReads) end(ctx context.Context, size, from int64) {
 	if c == nil {
 		return
@@ -60,39 +63,39 @@ func (c *chunkReads) end(ctx context.Context, size, from int64) {
 	cancel()
 	if err != nil || from < 0 {
 		c.gov.OwnReads(size)
-		return
+	} else {
+		c.gov.OwnReads(min(size, max(n-from, 0)))
 	}
-	read := min(size, max(n-from, 0))
-	c.gov.OwnReads(read)
-	if !c.tail || read >= size {
-		return
+	if c.queued {
+		c.drain(ctx)
 	}
-	c.mu.Lock()
-	c.left, c.from = size-read, n
-	c.timer = time.AfterFunc(chunkTailSettle, func() { c.settle(context.WithoutCancel(ctx)) })
-	c.mu.Unlock()
 }
 
-// settle counts the last chunk's reads that completed after its end.
-func (c *chunkReads) settle(ctx context.Context) {
-	if c == nil {
-		return
+// drain waits until the reads in flight beyond the synchronous ones (the foreground's
+// misses wait for theirs) are down to drainSlack.
+func (c *chunkReads) drain(ctx context.Context) {
+	deadline := time.Now().Add(drainTimeout)
+	pause := 5 * time.Millisecond
+	for time.Now().Before(deadline) {
+		queued, err := c.queuedReads(ctx)
+		if err != nil || queued <= drainSlack {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, 50*time.Millisecond)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.timer != nil {
-		c.timer.Stop()
-		c.timer = nil
-	}
-	if c.left <= 0 {
-		return
-	}
+}
+
+// queuedReads is the pool's reads in flight (INNODB_BUFFER_POOL_STATS.PENDING_READS: every
+// read, queued ones included) less the synchronous ones (Innodb_data_pending_reads).
+func (c *chunkReads) queuedReads(ctx context.Context) (int64, error) {
 	qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	if n, err := pagesRead(qctx, c.conn); err == nil {
-		c.gov.OwnReads(min(c.left, max(n-c.from, 0)))
-	} else {
-		c.gov.OwnReads(c.left)
-	}
-	c.left = 0
+	var all, sync int64
+	err := c.conn.DB.QueryRowContext(qctx, "SELECT (SELECT SUM(PENDING_READS) FROM information_schema.INNODB_BUFFER_POOL_STATS), (SELECT VARIABLE_VALUE FROM "+c.conn.Server.GlobalStatusTable()+" WHERE VARIABLE_NAME = 'INNODB_DATA_PENDING_READS')").Scan(&all, &sync)
+	return all - sync, err
 }
