@@ -51,8 +51,8 @@ type Config struct {
 	// starts at 8 MiB/s takes half of a disk capped at 1,000 reads/s before the first
 	// interval shows it, and the backlog it adds lasts.
 	TrafficArrives bool
-	Interval time.Duration
-	Workers  int // sessions the caller runs at most
+	Interval       time.Duration
+	Workers        int // sessions the caller runs at most
 }
 
 // UnderTraffic is the pacing of a warm that starts with its server's traffic (warm
