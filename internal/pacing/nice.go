@@ -91,6 +91,10 @@ func (sig niceSignals) foregroundPagesPerSecond() float64 {
 const (
 	niceStartRate = 8 << 20 // bytes/s before the first measurement
 	niceFloorRate = 1 << 20
+	// niceTrafficFloorRate is the floor of a warm that starts with its traffic: on a disk the
+	// traffic keeps at its limit, 1 MiB/s is 6% of 1,000 reads/s, taken from the queries'
+	// misses for as long as the backlog lasts.
+	niceTrafficFloorRate = 256 << 10
 	// The probe is inflated above niceHigh × baseline + niceProbeSlack and calm at or below
 	// niceLow × baseline + niceProbeSlack; the slack keeps the noise of a sub-millisecond
 	// probe from counting. In between, the rate holds.
@@ -105,22 +109,26 @@ const (
 	// disk at its limit every read the warm queues adds its share to every foreground
 	// read. (Bounds of 2.5× and 2×, which let the foreground's own wait double as its
 	// misses come and go, let the warm take more of the disk: 43 s of service lost where cold
-	// loses 25 s, docs/pacing.md.) The slack lets a fast device, whose reads wait little
-	// whatever its queue, be used.
-	niceReadHigh  = 1.25
-	niceReadLow   = 1.1
-	niceReadSlack = 500 * time.Microsecond
+	// loses 25 s, docs/pacing.md.) With the warm's own reads taken out of the completions,
+	// a warm that takes a share s of a disk at its limit makes the foreground's reads wait
+	// 1/(1-s) as long: 1.25× and 1.1× let it settle at 10-20% of the disk, which in open
+	// loop made the worst second's p95 15% worse than cold's; 1.05× and 1× keep it to a few
+	// percent. The slack lets a fast device, whose reads wait little whatever its queue,
+	// be used.
+	niceReadHigh  = 1.05
+	niceReadLow   = 1.0
+	niceReadSlack = 250 * time.Microsecond
 	// niceForeground is the Threads_running (without the warm) at or above which the read
 	// wait is the foreground's concern.
 	niceForeground = 0.5
 )
 
 func newNiceCtl(baseProbe time.Duration, baseThreads float64, ceiling int64, fromFloor bool) *niceCtl {
-	start := float64(niceStartRate)
+	start, floor := float64(niceStartRate), float64(niceFloorRate)
 	if fromFloor {
-		start = niceFloorRate
+		start, floor = niceFloorRate, niceTrafficFloorRate
 	}
-	n := &niceCtl{rate: start, floor: niceFloorRate, ceiling: float64(ceiling), slowStart: true,
+	n := &niceCtl{rate: start, floor: floor, ceiling: float64(ceiling), slowStart: true,
 		baseProbe: baseProbe, baseThreads: baseThreads, lastProbe: baseProbe, lastThreads: baseThreads, lastRead: -1, lastPagesPerSecond: -1}
 	if n.ceiling > 0 {
 		n.rate = min(n.rate, n.ceiling)
