@@ -59,9 +59,8 @@ type Config struct {
 // --wait-for-server) when none was asked for: --nice. Measured by the service a restarted
 // server loses (docs/pacing.md): on a disk the traffic alone keeps at its limit, an
 // unpaced load queues its reads ahead of the traffic's and loses 2.6 times what no warm
-// at all loses; under --nice, with clients at full speed, what no warm loses, and on a
-// fast disk no more than unpaced. (Open loop at half the hot rate both lose to no warm,
-// unpaced far more.)
+// at all loses; under --nice what no warm loses, with clients at full speed and open loop
+// at half the hot rate alike, and on a fast disk no more than unpaced.
 func UnderTraffic(c Config) Config {
 	c.Nice = true
 	c.TrafficArrives = true
