@@ -46,8 +46,8 @@ type Config struct {
 	MaxRate  int64   // bytes per second the server may read; 0: no cap
 	Nice     bool    // adapt the warm's read rate to the foreground's distress
 	// TrafficArrives: the warm starts with its server's traffic (warm --wait-for-server):
-	// --nice starts at its floor rather than at 8 MiB/s, and grows while the signals stay
-	// calm. The server's first seconds are its worst (every query misses); a warm that
+	// --nice starts at 1 MiB/s rather than 8, may go down to 256 KiB/s rather than 1 MiB/s,
+	// and grows while the signals stay calm. The server's first seconds are its worst (every query misses); a warm that
 	// starts at 8 MiB/s takes half of a disk capped at 1,000 reads/s before the first
 	// interval shows it, and the backlog it adds lasts.
 	TrafficArrives bool
@@ -444,29 +444,9 @@ func (g *Governor) apply(vals map[string]float64, probes []probeResult, now time
 	}
 	if g.nice != nil && len(probes) > 0 && serverRate >= 0 {
 		ps := summarize(probes)
-		pendingSeconds := -1.0
-		if ps.pending >= 0 {
-			pendingSeconds = ps.pending * dt
-		}
-		g.reads = append(g.reads, readInterval{seconds: dt, bytes: serverBytes, ownBytes: own, pendingSeconds: pendingSeconds})
-		if len(g.reads) > readWindow {
-			g.reads = g.reads[len(g.reads)-readWindow:]
-		}
-		var secs, bytes, ownBytes, pend float64
-		for _, r := range g.reads {
-			secs += r.seconds
-			bytes += r.bytes
-			ownBytes += r.ownBytes
-			if r.pendingSeconds < 0 || pend < 0 {
-				pend = -1
-			} else {
-				pend += r.pendingSeconds
-			}
-		}
-		if pend > 0 {
-			pend /= secs
-		}
-		g.nice.update(niceSignals{probe: ps.latency, threads: ps.threads, pending: pend, serverRate: bytes / secs, ownRate: ownBytes / secs, pageSize: float64(g.pageSize)})
+		sig := g.readSignals(readInterval{seconds: dt, bytes: serverBytes, ownBytes: own, pendingSeconds: ps.pending * dt})
+		sig.probe, sig.threads = ps.latency, ps.threads
+		g.nice.update(sig)
 		g.stats.ReadWaitMs = -1
 		if g.nice.lastRead >= 0 {
 			g.stats.ReadWaitMs = float64(g.nice.lastRead) / float64(time.Millisecond)
@@ -476,6 +456,33 @@ func (g *Governor) apply(vals map[string]float64, probes []probeResult, now time
 		g.stats.NiceMinRate, g.stats.NiceRate = int64(g.nice.minRate), int64(g.nice.rate)
 	}
 	g.broadcastLocked()
+}
+
+// readSignals adds an interval to the read window and returns --nice's read signals over
+// it: the mean reads in flight (<0: not reported), the server's and the warm's read rates.
+func (g *Governor) readSignals(last readInterval) niceSignals {
+	if last.pendingSeconds < 0 {
+		last.pendingSeconds = -1
+	}
+	g.reads = append(g.reads, last)
+	if len(g.reads) > readWindow {
+		g.reads = g.reads[len(g.reads)-readWindow:]
+	}
+	var secs, bytes, ownBytes, pend float64
+	for _, r := range g.reads {
+		secs += r.seconds
+		bytes += r.bytes
+		ownBytes += r.ownBytes
+		if r.pendingSeconds < 0 || pend < 0 {
+			pend = -1
+		} else {
+			pend += r.pendingSeconds
+		}
+	}
+	if pend > 0 {
+		pend /= secs
+	}
+	return niceSignals{pending: pend, serverRate: bytes / secs, ownRate: ownBytes / secs, pageSize: float64(g.pageSize)}
 }
 
 // OwnReads says the warm's last unit had the server read at most pages pages (an upper
