@@ -28,6 +28,9 @@ type RunOptions struct {
 	// ReplaceStale raises innodb_old_blocks_pct during a native load, so that the load
 	// replaces untouched pages of the young sublist instead of its own (raiseOldBlocksPct).
 	ReplaceStale bool
+	// makeYoungIfAllowed: a native load hottest first into a tight pool sets
+	// innodb_old_blocks_time=0 where the account may (NativePlan.Run).
+	makeYoungIfAllowed bool
 	// Until stops the run as soon as Measure says the target is Want resident (--until-coverage).
 	Until Until
 	// Pacing holds units back while the server is busy (--max-load, --max-rate, --nice) and

@@ -164,6 +164,7 @@ type NativePlan struct {
 	// afterLoad proves the residency after the load from the page counters.
 	afterLoad    func(ctx context.Context) (*bufferpool.Residency, string, error)
 	replaceStale bool
+	makeYoung    bool // innodb_old_blocks_time=0 during the load (PlanFromManifest)
 	// budget and poolBefore let a run cut its budget when the pool shrinks under it.
 	budget     Budget
 	poolBefore bufferpool.Totals
@@ -192,6 +193,7 @@ func (np *NativePlan) CheckWork() error {
 func (np *NativePlan) Run(ctx context.Context, conn *connection.Conn, ro RunOptions) (*Result, error) {
 	ro.afterLoad = np.afterLoad
 	ro.ReplaceStale = ro.ReplaceStale || np.replaceStale
+	ro.makeYoungIfAllowed = np.makeYoung
 	ro.guard = newPoolGuard(ctx, conn, np.budget, np.poolBefore, np.BudgetPages)
 	return runNativeLoad(ctx, conn, np.cat, np.tiers, np.res, ro)
 }
@@ -425,6 +427,20 @@ func runNativeLoad(ctx context.Context, conn *connection.Conn, cat *catalog.Cata
 		// The loader submits a chunk's reads at once, ahead of the foreground's: a chunk
 		// of 64 pages keeps that to 64 ms on a disk capped at 1,000 reads per second.
 		chunk = min(chunk, niceQueuedChunkPages)
+	}
+	restoreVars, err := applyVariables(ctx, conn, ro, log)
+	if err != nil {
+		return res, err
+	}
+	defer restoreVars()
+	if ro.makeYoungIfAllowed && !ro.MakeYoung {
+		young := ro
+		young.MakeYoung = true
+		if restore, err := applyVariables(ctx, conn, young, log); err != nil {
+			log.Warnf("%v: pages the traffic touches during the load may be evicted by those loaded after them", err)
+		} else {
+			defer restore()
+		}
 	}
 	if ro.ReplaceStale {
 		restore, err := raiseOldBlocksPct(ctx, conn, log)

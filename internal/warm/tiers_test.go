@@ -58,3 +58,58 @@ func TestChooseTierOrder(t *testing.T) {
 		}
 	}
 }
+
+// A hot set whose ranks interleave its extents (the hottest page of every extent, then
+// the second hottest of each...) loads extent by extent: each tier is runs of whole
+// extents, which a disk that merges neighbouring reads serves at one read per run.
+func TestHottestTiersKeepExtentsTogether(t *testing.T) {
+	const extents = 80
+	var pages []PageID
+	for j := range extentPages {
+		for e := range extents {
+			pages = append(pages, MakePageID(3, uint32(e*extentPages+j)))
+		}
+	}
+	tiers := hotnessTiers(pages, hottestFirst)
+	if len(tiers) != 8 {
+		t.Fatalf("%d tiers, want 8", len(tiers))
+	}
+	total := 0
+	for i, tier := range tiers {
+		total += len(tier)
+		runs := 1
+		for k := 1; k < len(tier); k++ {
+			if tier[k] != tier[k-1]+1 {
+				runs++
+			}
+		}
+		if runs > 1 {
+			t.Errorf("tier %d: %d pages in %d runs, want one run of whole extents", i, len(tier), runs)
+		}
+		if len(tier)%extentPages != 0 {
+			t.Errorf("tier %d holds %d pages: not whole extents", i, len(tier))
+		}
+	}
+	if total != len(pages) {
+		t.Errorf("tiers hold %d pages, want %d", total, len(pages))
+	}
+	// Extents go by their pages' mean rank: here the lower extents rank first.
+	if tiers[0][0].Page() != 0 || tiers[7][len(tiers[7])-1].Page() != extents*extentPages-1 {
+		t.Errorf("first tier starts at page %d, last ends at %d", tiers[0][0].Page(), tiers[7][len(tiers[7])-1].Page())
+	}
+
+	// An extent whose pages are colder on the whole goes after one that is hotter on the
+	// whole, even when it holds the single hottest page.
+	var mixed []PageID
+	mixed = append(mixed, MakePageID(3, 0)) // extent 0's one hot page
+	for p := range extentPages {
+		mixed = append(mixed, MakePageID(3, uint32(extentPages+p))) // extent 1, all hot
+	}
+	for p := 1; p < extentPages; p++ {
+		mixed = append(mixed, MakePageID(3, uint32(p))) // the rest of extent 0, colder
+	}
+	got := byHotExtent(mixed)
+	if len(got) != 2 || got[0][0].Page() != extentPages || got[1][0].Page() != 0 || len(got[0])+len(got[1]) != len(mixed) {
+		t.Errorf("extent 1 (all hot) should go before extent 0 (one hot page): got %d extents, %v first", len(got), got[0][:1])
+	}
+}

@@ -1,0 +1,96 @@
+package warm_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/innowarm/innowarm/internal/manifest"
+	"github.com/innowarm/innowarm/internal/sandbox/sandboxtest"
+	"github.com/innowarm/innowarm/internal/warm"
+)
+
+// A warm that starts with its traffic (--wait-for-server) leaves a tenth of the pool to
+// the traffic's own reads: a manifest that fills the pool loads its hottest pages only,
+// where the same warm without traffic takes every free page. A load that fills the pool
+// under traffic makes the traffic's misses evict the pages it loaded first: its hottest.
+func TestWarmUnderTrafficLeavesRoom(t *testing.T) {
+	ctx := context.Background()
+	sb := sandboxtest.SecondServer(t, 64<<20) // 4,096 pages
+	conn, err := sb.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { conn.Close() }()
+	for _, q := range []string{
+		"CREATE DATABASE tr",
+		// about 6,000 pages: more than the pool, so reading it leaves the pool full.
+		"CREATE TABLE tr.big (id INT PRIMARY KEY, pad CHAR(200) CHARACTER SET latin1)",
+		"INSERT INTO tr.big SELECT seq, REPEAT('b', 200) FROM " + conn.Server.Series("tr", 1, 380000) + " ORDER BY seq",
+	} {
+		if _, err := conn.DB.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	cold := func() {
+		t.Helper()
+		conn.Close()
+		if _, err := sb.ColdRestart(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if conn, err = sb.Connect(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The page cleaner keeps innodb_lru_scan_depth pages free (1,536 here by default,
+	// more than a tenth of this small pool): its least, so that a scan fills the pool
+	// and the default budget is nearly every free page, as in a large pool.
+	leastFree := func() {
+		t.Helper()
+		if _, err := conn.DB.ExecContext(ctx, "SET GLOBAL innodb_lru_scan_depth = 100"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cold()
+	leastFree()
+	if _, err := conn.DB.ExecContext(ctx, "SELECT SUM(LENGTH(pad)) FROM tr.big"); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(sandboxtest.Dir(t), "full.manifest")
+	if r := sandboxtest.CLI(t, sandboxtest.Run{}, "snapshot", "--no-defaults", "-S", sb.Socket, "-u", "root", "-D", "tr", "-o", path); r.Code != 0 {
+		t.Fatalf("snapshot: %s", r.Stderr)
+	}
+	cold()
+	leastFree()
+	m, err := manifest.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := warm.Resolve(ctx, conn, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, traffic := range []bool{false, true} {
+		mp, err := warm.PlanFromManifest(ctx, conn, r, warm.MethodNative, warm.Options{ExpectTraffic: traffic}, false)
+		if err != nil {
+			t.Fatalf("plan (traffic %v): %v", traffic, err)
+		}
+		np := mp.Native
+		if np == nil {
+			t.Fatalf("traffic %v: no native plan", traffic)
+		}
+		room := np.FreePages - np.PoolPages/10
+		t.Logf("traffic %v: %d manifest pages, pool %d, free %d, budget %d (%s), %d requested, %d left out", traffic, len(m.Entries), np.PoolPages, np.FreePages, np.BudgetPages, np.BudgetSource, np.Requested, np.Manifest.LeftOut)
+		if int64(len(m.Entries)) < room {
+			t.Fatalf("the manifest holds %d pages, fewer than %d: it does not fill the pool", len(m.Entries), room)
+		}
+		if traffic {
+			if np.BudgetPages > room || np.Requested > room || !strings.Contains(np.BudgetSource, "traffic's own reads") || np.Manifest.LeftOut == 0 {
+				t.Errorf("under traffic: budget %d (%s), %d requested, %d left out: want at most %d, a tenth of the pool left to the traffic", np.BudgetPages, np.BudgetSource, np.Requested, np.Manifest.LeftOut, room)
+			}
+		} else if np.BudgetPages <= room || strings.Contains(np.BudgetSource, "traffic") {
+			t.Errorf("without traffic: budget %d (%s): want the free pages less the page cleaner's reserve, above %d", np.BudgetPages, np.BudgetSource, room)
+		}
+	}
+}
