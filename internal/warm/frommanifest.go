@@ -425,14 +425,21 @@ func PlanFromManifest(ctx context.Context, conn *connection.Conn, full *Resolved
 		return nil, err
 	}
 	budget, source := budgetPages(o.Budget, mp.totals)
-	if o.ExpectTraffic && o.Budget.Bytes == 0 && o.Budget.Percent == 0 {
-		// The traffic's own misses need room too: a load that fills the pool makes them
-		// evict its pages, and a load in hottest-first order its hottest, the first
-		// loaded (a restarted 1 GiB pool loading a 64,000-page snapshot under traffic
-		// ran 9% below cold's throughput after the window, docs/experiments.md).
-		if reserve := mp.totals.PagesTotal / 10; budget > mp.totals.PagesFree-reserve {
+	if reserve := mp.totals.PagesTotal / 10; o.ExpectTraffic && o.Budget.Bytes == 0 && o.Budget.Percent == 0 && budget > mp.totals.PagesFree-reserve {
+		// Traffic that has arrived needs room for its own misses: a load that fills the
+		// pool makes them evict its pages, and a load in hottest-first order its
+		// hottest, the first loaded (a restarted 1 GiB pool loading a 64,000-page
+		// snapshot under traffic then ran 9% below cold's throughput, docs/experiments.md).
+		// Only traffic seen now: a server kept out of service until it is warm (a
+		// readiness gate) gets every page it can hold.
+		if sampledRate < 0 {
+			if sampledRate, err = sampleTraffic(ctx, conn, trafficWindow); err != nil {
+				return nil, err
+			}
+		}
+		if sampledRate >= trafficFloor {
 			budget = max(mp.totals.PagesFree-reserve, 0)
-			source += fmt.Sprintf(", less %d (a tenth of the pool) for the traffic's own reads", reserve)
+			source += fmt.Sprintf(", less %d (a tenth of the pool) for the traffic's own reads (%.0f client statements/s)", reserve, sampledRate)
 		}
 	}
 	page := int64(conn.Server.PageSize)
@@ -596,9 +603,9 @@ func PlanFromManifest(ctx context.Context, conn *connection.Conn, full *Resolved
 	switch {
 	case len(np.tiers) < 2:
 	case untilCoverage:
-		note = fmt.Sprintf("loads the manifest's pages hottest first in %d tiers: --until-coverage may stop the load early", len(np.tiers))
+		note = fmt.Sprintf("loads the manifest's pages hottest first in %d tiers of whole extents: --until-coverage may stop the load early", len(np.tiers))
 	case traffic:
-		note = fmt.Sprintf("loads the manifest's pages hottest first in %d tiers: %s, and its queries need the hottest pages first", len(np.tiers), why)
+		note = fmt.Sprintf("loads the manifest's pages hottest first in %d tiers of whole extents: %s, and its queries need the hottest pages first", len(np.tiers), why)
 	default:
 		note = fmt.Sprintf("loads the manifest's pages coldest first in %d tiers: the pool will be nearly full, and the hottest pages, loaded last, stay youngest", len(np.tiers))
 	}

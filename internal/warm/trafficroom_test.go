@@ -12,9 +12,10 @@ import (
 )
 
 // A warm that starts with its traffic (--wait-for-server) leaves a tenth of the pool to
-// the traffic's own reads: a manifest that fills the pool loads its hottest pages only,
-// where the same warm without traffic takes every free page. A load that fills the pool
-// under traffic makes the traffic's misses evict the pages it loaded first: its hottest.
+// the traffic's own reads once the traffic has arrived: a manifest that fills the pool
+// loads its hottest pages only, where the same warm without traffic takes every free page.
+// A load that fills the pool under traffic makes the traffic's misses evict the pages it
+// loaded first: its hottest.
 func TestWarmUnderTrafficLeavesRoom(t *testing.T) {
 	ctx := context.Background()
 	sb := sandboxtest.SecondServer(t, 64<<20) // 4,096 pages
@@ -71,26 +72,52 @@ func TestWarmUnderTrafficLeavesRoom(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, traffic := range []bool{false, true} {
-		mp, err := warm.PlanFromManifest(ctx, conn, r, warm.MethodNative, warm.Options{ExpectTraffic: traffic}, false)
+	// queries runs point selects until the returned function is called: traffic.
+	queries := func() (stop func()) {
+		qctx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for i := 0; qctx.Err() == nil; i++ {
+				var pad string
+				_ = conn.DB.QueryRowContext(qctx, "SELECT pad FROM tr.big WHERE id = ?", 1+i%1000).Scan(&pad)
+			}
+		}()
+		return func() { cancel(); <-done }
+	}
+	for _, c := range []struct {
+		name           string
+		expect, arrive bool // --wait-for-server; traffic running when the plan is made
+		room           bool // a tenth of the pool left to the traffic
+	}{
+		{"no traffic expected", false, false, false},
+		{"traffic expected, none yet (a readiness gate holds it back)", true, false, false},
+		{"traffic expected and arrived", true, true, true},
+	} {
+		stop := func() {}
+		if c.arrive {
+			stop = queries()
+		}
+		mp, err := warm.PlanFromManifest(ctx, conn, r, warm.MethodNative, warm.Options{ExpectTraffic: c.expect}, false)
+		stop()
 		if err != nil {
-			t.Fatalf("plan (traffic %v): %v", traffic, err)
+			t.Fatalf("%s: plan: %v", c.name, err)
 		}
 		np := mp.Native
 		if np == nil {
-			t.Fatalf("traffic %v: no native plan", traffic)
+			t.Fatalf("%s: no native plan", c.name)
 		}
 		room := np.FreePages - np.PoolPages/10
-		t.Logf("traffic %v: %d manifest pages, pool %d, free %d, budget %d (%s), %d requested, %d left out", traffic, len(m.Entries), np.PoolPages, np.FreePages, np.BudgetPages, np.BudgetSource, np.Requested, np.Manifest.LeftOut)
+		t.Logf("%s: %d manifest pages, pool %d, free %d, budget %d (%s), %d requested, %d left out", c.name, len(m.Entries), np.PoolPages, np.FreePages, np.BudgetPages, np.BudgetSource, np.Requested, np.Manifest.LeftOut)
 		if int64(len(m.Entries)) < room {
 			t.Fatalf("the manifest holds %d pages, fewer than %d: it does not fill the pool", len(m.Entries), room)
 		}
-		if traffic {
+		if c.room {
 			if np.BudgetPages > room || np.Requested > room || !strings.Contains(np.BudgetSource, "traffic's own reads") || np.Manifest.LeftOut == 0 {
-				t.Errorf("under traffic: budget %d (%s), %d requested, %d left out: want at most %d, a tenth of the pool left to the traffic", np.BudgetPages, np.BudgetSource, np.Requested, np.Manifest.LeftOut, room)
+				t.Errorf("%s: budget %d (%s), %d requested, %d left out: want at most %d, a tenth of the pool left to the traffic", c.name, np.BudgetPages, np.BudgetSource, np.Requested, np.Manifest.LeftOut, room)
 			}
 		} else if np.BudgetPages <= room || strings.Contains(np.BudgetSource, "traffic") {
-			t.Errorf("without traffic: budget %d (%s): want the free pages less the page cleaner's reserve, above %d", np.BudgetPages, np.BudgetSource, room)
+			t.Errorf("%s: budget %d (%s): want the free pages less the page cleaner's reserve, above %d", c.name, np.BudgetPages, np.BudgetSource, room)
 		}
 	}
 }
