@@ -34,6 +34,7 @@ func newSnapshotCmd() *cobra.Command {
 		metricsOut string
 		metricsAt  string
 		noKeys     bool
+		observeArg string
 	)
 	cmd := &cobra.Command{
 		Use:   "snapshot",
@@ -75,7 +76,17 @@ page holds (its first key, and the next page's), read from the index's non-leaf 
 the tablespace file (about 1% of the index), so that the manifest can warm any copy of the
 data by key: a logical replica, a rebuilt table, another flavor. Where the files are not
 readable (innowarm elsewhere, a managed server) the manifest names pages by number only,
-and snapshot says so in one line. --no-keys leaves them out.`,
+and snapshot says so in one line. --no-keys leaves them out.
+
+A pool that is turning over (a workload starting among what a bulk load, a backup or a
+report left, or a hot set larger than the old sublist) evicts much of its hot set between
+any two moments, so one look misses it. --observe auto (the default) takes one look and
+counts the pages read from disk meanwhile: when that rate reads a quarter of the pool
+within a minute, snapshot says so and watches the pool for up to a minute, taking a look
+into a history (as --every does) whenever a quarter of the pool has been read, and writes
+one manifest scored over them; the watch ends early once two looks in a row found almost
+nothing new (fewer pages than 1% of the pool) or nothing is read for 5 s. A settled pool costs nothing more. --observe 0 always takes
+one look; --observe DURATION always watches that long.`,
 		Example: `  innowarm snapshot -u admin -p -o /var/lib/innowarm/hot.manifest
   innowarm snapshot -o hot.manifest.gz --every 5m --keep 3     # sidecar
   innowarm snapshot -o s3://manifests/prod/db1/hot.manifest.gz --every 5m --s3-endpoint https://minio:9000
@@ -91,6 +102,7 @@ and snapshot says so in one line. --no-keys leaves them out.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the capture summary as JSON")
 	cmd.Flags().StringVar(&pageList, "page-list", snapshot.PageListAuto, "how to read the page list: auto, dump (the server's own dump, on the database host) or lru-table (INNODB_BUFFER_PAGE_LRU)")
 	cmd.Flags().BoolVar(&noKeys, "no-keys", false, "leave out each page's key range (read from the tablespace files, on the database host): the manifest then warms only a page-for-page copy")
+	cmd.Flags().StringVar(&observeArg, "observe", "auto", "watch a pool that is turning over before writing: auto (up to 1m when the pool turns over during the capture), 0 (one look) or a duration (always)")
 	cmd.Flags().StringVar(&metricsOut, "metrics-file", "", "with --every: write Prometheus text-format metrics (the manifest's age and size) to this file after every capture")
 	cmd.Flags().StringVar(&metricsAt, "metrics-listen", "", "with --every: serve Prometheus metrics on this address, e.g. :9105 (path /metrics)")
 	cmd.RunE = run(func(cmd *cobra.Command, _ []string) error {
@@ -106,6 +118,13 @@ and snapshot says so in one line. --no-keys leaves them out.`,
 		}
 		if keep < 0 || keep > 1000 {
 			return usagef("--keep must be between 0 and 1000")
+		}
+		observeFor, observeAuto, err := parseObserve(observeArg)
+		if err != nil {
+			return err
+		}
+		if every > 0 && cmd.Flags().Changed("observe") {
+			return usagef("--observe goes without --every: --every keeps a history of its own")
 		}
 		if every > 0 && out == manifest.StdioName {
 			return usagef("--every needs a file: -o FILE")
@@ -172,7 +191,7 @@ and snapshot says so in one line. --no-keys leaves them out.`,
 		if metricsOut != "" || metricsAt != "" {
 			return usagef("--metrics-file and --metrics-listen go with --every")
 		}
-		res, err := snapshot.Capture(cmd.Context(), conn, so)
+		res, err := snapshot.CaptureObserving(cmd.Context(), conn, so, observeFor, observeAuto)
 		if errors.Is(err, manifest.ErrEmpty) {
 			return fmt.Errorf("the pool holds no pages of the selected tables; kept the existing %s (use --allow-empty to replace it)", out)
 		}
@@ -213,7 +232,10 @@ func printSnapshot(w io.Writer, r *snapshot.Result) {
 		fmt.Fprintf(w, "key ranges: %d of %d index pages (%d indexes, %d non-leaf pages read, %.2f s)%s\n",
 			k.Keyed, k.Pages, k.Indexes, k.TreePages, k.Seconds, extra)
 	}
-	if r.Header.Captures > 1 {
+	if ob := r.Observed; ob != nil {
+		fmt.Fprintf(w, "watched the pool for %.1f s (%s; %s): %d captures, %d pages read from disk meanwhile\n", ob.Seconds, ob.Why, ob.Ended, ob.Captures, ob.PagesRead)
+	}
+	if r.Header.Captures > 1 && r.Observed == nil {
 		churn := ""
 		if r.ChurnCaptures > 0 {
 			churn = fmt.Sprintf(", %d of them since the last file because a quarter of the pool was read from disk", r.ChurnCaptures)
@@ -221,6 +243,21 @@ func printSnapshot(w io.Writer, r *snapshot.Result) {
 		fmt.Fprintf(w, "history of %d captures%s: pages scored over them, in the pool now or within the last few captures\n", r.Header.Captures, churn)
 	}
 	fmt.Fprintf(w, "server %s, captured %s, sha256 %s\n", r.Header.ServerID, r.CapturedAt.Format(time.RFC3339), short(r.Header.SHA256))
+}
+
+// parseObserve reads --observe: auto, 0 (or off) or a duration of at least 1s.
+func parseObserve(v string) (time.Duration, bool, error) {
+	switch v {
+	case "auto":
+		return snapshot.ObserveAuto, true, nil
+	case "0", "off":
+		return 0, false, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < time.Second {
+		return 0, false, usagef("--observe %q: want auto, 0 or a duration of at least 1s (e.g. 30s)", v)
+	}
+	return d, false, nil
 }
 
 func short(s string) string {

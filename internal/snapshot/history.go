@@ -42,6 +42,8 @@ type History struct {
 	norm     float64   // Σ w_k as of the newest capture
 	objects  *objectTable
 	pages    map[pageKey]*pageRecord
+	// added counts the pages the newest capture held that the history did not.
+	added int
 }
 
 // ScoreFloor is the score under which a page the newest capture does not hold is dropped.
@@ -88,6 +90,10 @@ func HalfLifeFor(interval time.Duration) time.Duration { return max(4*interval, 
 // Captures is how many captures the history has taken in.
 func (h *History) Captures() int { return h.captures }
 
+// Added is how many pages the newest capture held that the history did not: it falls
+// towards 0 once the workload's hot set has been seen.
+func (h *History) Added() int { return h.added }
+
 // Pages is how many pages the history holds.
 func (h *History) Pages() int { return len(h.pages) }
 
@@ -106,12 +112,14 @@ func (h *History) observe(at time.Time, pages []observed, txt *texts) {
 	h.norm = h.norm*h.decay(now-h.last) + 1
 	h.last = now
 	h.captures++
+	h.added = 0
 	for _, p := range pages {
 		key := pageKey{p.object, p.page}
 		r := h.pages[key]
 		if r == nil {
 			r = &pageRecord{}
 			h.pages[key] = r
+			h.added++
 		}
 		if r.seen > 0 && r.k == h.captures-1 {
 			continue // the same page twice in one capture: a list read while it moved

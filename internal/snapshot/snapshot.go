@@ -90,6 +90,9 @@ type Result struct {
 	ChurnCaptures int `json:"churn_captures,omitempty"`
 	// Keys says what the capture learned of its pages' key ranges.
 	Keys KeyStats `json:"keys"`
+	// Observed says how the pool was watched before this manifest was written
+	// (CaptureObserving), nil for one look.
+	Observed *ObserveStats `json:"observed,omitempty"`
 }
 
 // Capture writes one manifest of the pool's current content.
