@@ -3,6 +3,7 @@ package pagekey
 import (
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -128,9 +129,13 @@ type Source struct {
 	f        *os.File
 	PageSize int    // logical page size
 	Pages    uint32 // the file's size in pages
+	// zipSize is the size of the file's pages when they are ROW_FORMAT=COMPRESSED
+	// (KEY_BLOCK_SIZE; page 0's FSP flags say), 0 when they are PageSize bytes as they are.
+	zipSize int
 }
 
-// OpenSource opens a tablespace file whose pages are pageSize bytes.
+// OpenSource opens a tablespace file of a server whose pages are pageSize bytes (its
+// innodb_page_size); a compressed tablespace's smaller pages are read as its page 0 says.
 func OpenSource(path string, pageSize int) (*Source, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -141,13 +146,52 @@ func OpenSource(path string, pageSize int) (*Source, error) {
 		f.Close()
 		return nil, err
 	}
-	return &Source{r: f, f: f, PageSize: pageSize, Pages: uint32(st.Size() / int64(pageSize))}, nil
+	s, err := newSource(f, st.Size(), pageSize)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	s.f = f
+	return s, nil
 }
 
-// NewSource reads pages from r, a file of size bytes.
+// NewSource reads pages from r, a file of size bytes, of a server whose pages are
+// pageSize bytes. A file whose page 0 cannot be read is taken to hold pages of that size.
 func NewSource(r io.ReaderAt, size int64, pageSize int) *Source {
-	return &Source{r: r, PageSize: pageSize, Pages: uint32(size / int64(pageSize))}
+	s, err := newSource(r, size, pageSize)
+	if err != nil {
+		return &Source{r: r, PageSize: pageSize, Pages: uint32(size / int64(pageSize))}
+	}
+	return s
 }
+
+func newSource(r io.ReaderAt, size int64, pageSize int) (*Source, error) {
+	s := &Source{r: r, PageSize: pageSize}
+	const fspFlags = pageHeader + 16 // FSP_SPACE_FLAGS: the space header follows the FIL header
+	var head [fspFlags + 4]byte
+	if size >= int64(len(head)) {
+		if _, err := r.ReadAt(head[:], 0); err != nil {
+			return nil, fmt.Errorf("read the space header: %w", err)
+		}
+		s.zipSize = zipSizeOf(binary.BigEndian.Uint32(head[fspFlags:]))
+		if s.zipSize > pageSize {
+			return nil, fmt.Errorf("%w: %d-byte compressed pages on a server with %d-byte pages", ErrCorrupt, s.zipSize, pageSize)
+		}
+	}
+	s.Pages = uint32(size / int64(s.physical()))
+	return s, nil
+}
+
+// physical is the size of a page in the file.
+func (s *Source) physical() int {
+	if s.zipSize > 0 {
+		return s.zipSize
+	}
+	return s.PageSize
+}
+
+// Compressed says whether the file's pages are ROW_FORMAT=COMPRESSED, and their size.
+func (s *Source) Compressed() (bool, int) { return s.zipSize > 0, s.physical() }
 
 // Close closes a file OpenSource opened.
 func (s *Source) Close() error {
@@ -157,16 +201,38 @@ func (s *Source) Close() error {
 	return nil
 }
 
-// Page reads page n.
+// Page reads page n; a compressed index page comes inflated, as the buffer pool holds it.
 func (s *Source) Page(n uint32) (Page, error) {
 	if n >= s.Pages {
 		return nil, fmt.Errorf("page %d is past the end of the file (%d pages)", n, s.Pages)
 	}
-	p := make(Page, s.PageSize)
-	if _, err := s.r.ReadAt(p, int64(n)*int64(s.PageSize)); err != nil {
+	if s.zipSize == 0 {
+		p := make(Page, s.PageSize)
+		if _, err := s.r.ReadAt(p, int64(n)*int64(s.PageSize)); err != nil {
+			return nil, fmt.Errorf("read page %d: %w", n, err)
+		}
+		return p, nil
+	}
+	raw := runBuffer(s.zipSize)
+	defer putRunBuffer(raw)
+	if _, err := s.r.ReadAt(raw, int64(n)*int64(s.zipSize)); err != nil {
 		return nil, fmt.Errorf("read page %d: %w", n, err)
 	}
+	p := make(Page, s.PageSize)
+	if _, err := s.logical(raw, p); err != nil {
+		return nil, err
+	}
 	return p, nil
+}
+
+// logical turns a compressed tablespace's page raw into its logical page p: an index
+// page inflated, any other as it is (its bytes past raw's size zero).
+func (s *Source) logical(raw []byte, p Page) (logEntries int, err error) {
+	if !compressible(uint16(binary.BigEndian.Uint16(raw[filPageType:]))) {
+		clear(p[copy(p, raw):])
+		return 0, nil
+	}
+	return inflatePage(raw, p)
 }
 
 // Layouts works out how each B-tree index of one table part stores its keys. clusteredRoot
@@ -201,10 +267,7 @@ func (d *Dictionary) tableDef(t *catalog.Table, p *catalog.Part, src *Source, cl
 		return TableDef{}, unsupported("%s is not in InnoDB's dictionary views", t.FullName())
 	}
 	def := TableDef{Table: t, Stored: st.columns, Order: st.order, Charsets: d.charsets, Format: RecordFormatOf(d.srv.Kind)}
-	switch st.rowFormat {
-	case "compressed":
-		return def, unsupported("ROW_FORMAT=COMPRESSED: its pages on disk are zlib streams whose record headers only InnoDB's page_zip_decompress rebuilds")
-	case "redundant":
+	if st.rowFormat == "redundant" {
 		def.Redundant = true
 	}
 	if st.instantCols > 0 {

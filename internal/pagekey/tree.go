@@ -205,7 +205,7 @@ const (
 
 // ReadPages reads the given pages (sorted, no repeats) and calls each with each, in page
 // order, reading pages close to one another in one request and up to readDepth requests
-// at once.
+// at once. A page given to each is valid until each returns.
 func (s *Source) ReadPages(sorted []uint32, each func(n uint32, p Page) error) error {
 	type run struct{ first, last uint32 }
 	var runs []run
@@ -232,6 +232,11 @@ func (s *Source) ReadPages(sorted []uint32, each func(n uint32, p Page) error) e
 	}
 	results := make([]result, len(runs))
 	done := make(chan int, len(runs))
+	phys := s.physical()
+	var inflated Page // a compressed page inflated, for each alone to read
+	if s.zipSize > 0 {
+		inflated = make(Page, s.PageSize)
+	}
 	// window bounds the runs read and not yet given to each (their buffers).
 	window := make(chan struct{}, 2*readDepth)
 	quit := make(chan struct{})
@@ -261,8 +266,8 @@ func (s *Source) ReadPages(sorted []uint32, each func(n uint32, p Page) error) e
 					return
 				}
 				r := runs[i]
-				buf := runBuffer(int(r.last-r.first+1) * s.PageSize)
-				_, err := s.r.ReadAt(buf, int64(r.first)*int64(s.PageSize))
+				buf := runBuffer(int(r.last-r.first+1) * phys)
+				_, err := s.r.ReadAt(buf, int64(r.first)*int64(phys))
 				if err != nil {
 					err = fmt.Errorf("read pages %d-%d: %w", r.first, r.last, err)
 				}
@@ -281,8 +286,15 @@ func (s *Source) ReadPages(sorted []uint32, each func(n uint32, p Page) error) e
 			return res.err
 		}
 		for _, n := range sorted[bounds[i][0]:bounds[i][1]] {
-			off := int(n-r.first) * s.PageSize
-			if err := each(n, Page(res.buf[off:off+s.PageSize])); err != nil {
+			off := int(n-r.first) * phys
+			p := Page(res.buf[off : off+phys])
+			if s.zipSize > 0 {
+				if _, err := s.logical(p, inflated); err != nil {
+					return err
+				}
+				p = inflated
+			}
+			if err := each(n, p); err != nil {
 				return err
 			}
 		}
