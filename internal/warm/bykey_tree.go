@@ -72,9 +72,9 @@ func treeColumns(manifestCols, here keys.Columns) (cs keys.Columns, why string) 
 // a manifest's non-leaf page (the root's range is the whole index) then reads a few
 // leaves, not all below it. A target whose tree cannot be read here goes back to the sql
 // path, with the reason in fallback.
-func (r *Resolved) treePages(ctx context.Context, conn *connection.Conn, kts []keyedTarget, lows map[[2]uint32]string) (pages map[TargetKey][]PageID, fallback map[TargetKey]string) {
-	pages, fallback = map[TargetKey][]PageID{}, map[TargetKey]string{}
-	fail := func(why string) (map[TargetKey][]PageID, map[TargetKey]string) {
+func (r *Resolved) treePages(ctx context.Context, conn *connection.Conn, kts []keyedTarget, lows map[[2]uint32]string) (pages map[TargetKey][]rankedPage, fallback map[TargetKey]string) {
+	pages, fallback = map[TargetKey][]rankedPage{}, map[TargetKey]string{}
+	fail := func(why string) (map[TargetKey][]rankedPage, map[TargetKey]string) {
 		for _, kt := range kts {
 			fallback[kt.key] = why
 		}
@@ -112,14 +112,21 @@ func (r *Resolved) treePages(ctx context.Context, conn *connection.Conn, kts []k
 			continue
 		}
 		for _, pg := range list {
-			pages[kt.key] = append(pages[kt.key], MakePageID(spaceOf[kt.key], pg))
+			pages[kt.key] = append(pages[kt.key], rankedPage{page: MakePageID(spaceOf[kt.key], pg.page), rank: pg.rank})
 		}
 	}
 	return pages, fallback
 }
 
+// treePage is a page of the target's tree with the rank of the hottest run it holds; the
+// non-leaf pages, which every descent reads, have the index's hottest rank.
+type treePage struct {
+	page uint32
+	rank int32
+}
+
 // treeOf reads one index's tree from path and places the target's runs in it.
-func (r *Resolved) treeOf(conn *connection.Conn, dict *pagekey.Dictionary, kt keyedTarget, path string, roots map[string]indexRoot, lows map[[2]uint32]string) ([]uint32, error) {
+func (r *Resolved) treeOf(conn *connection.Conn, dict *pagekey.Dictionary, kt keyedTarget, path string, roots map[string]indexRoot, lows map[[2]uint32]string) ([]treePage, error) {
 	t, p, ix := findIndex(r.Catalog, kt.key)
 	cs, err := keys.ParseColumns([]byte(r.keyColumns[kt.key]))
 	if err != nil {
@@ -174,21 +181,28 @@ func (r *Resolved) treeOf(conn *connection.Conn, dict *pagekey.Dictionary, kt ke
 		}
 		return c
 	}
-	var out []uint32
+	var out []treePage
 	seen := map[uint32]bool{}
-	add := func(pg uint32) {
+	add := func(pg uint32, rank int32) {
 		if !seen[pg] {
 			seen[pg] = true
-			out = append(out, pg)
+			out = append(out, treePage{pg, rank})
 		}
+	}
+	hottest := kt.chosen[0].rank
+	for _, e := range kt.chosen {
+		hottest = min(hottest, e.rank)
 	}
 	for n, s := range tree.Spans {
 		if s.Level > 0 {
-			add(n)
+			add(n, hottest)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	for _, run := range r.keyRuns(kt.chosen, lows) {
+	sort.Slice(out, func(i, j int) bool { return out[i].page < out[j].page })
+	runs := r.keyRuns(kt.chosen, lows)
+	// Hottest run first: a leaf two runs hold takes the hotter one's rank.
+	sort.SliceStable(runs, func(i, j int) bool { return runs[i].rank < runs[j].rank })
+	for _, run := range runs {
 		low, hasLow, err := parse(run.low)
 		if err != nil {
 			return nil, err
@@ -208,7 +222,7 @@ func (r *Resolved) treeOf(conn *connection.Conn, dict *pagekey.Dictionary, kt ke
 		}
 		end = max(min(end, start+int(2*run.pages)+1), start+1)
 		for i := start; i < end; i++ {
-			add(leaves[i])
+			add(leaves[i], run.rank)
 		}
 		if cmpErr != nil {
 			return nil, cmpErr

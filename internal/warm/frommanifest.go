@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -455,17 +456,33 @@ func PlanFromManifest(ctx context.Context, conn *connection.Conn, full *Resolved
 	var req []PageID
 	var used int64
 	chosen := map[uint32][]keyedEntry{}
+	// A tree-path index's key ranges become pages of this server's tree only once it is
+	// read (placeTrees), and a range may take more pages here than in the manifest (a
+	// sparser copy) or fewer: their budget is settled there, in one order with the pages
+	// by number, which are kept here past the budget too (spill) so that the hottest win
+	// whichever path reads them.
+	hasTrees := false
+	for _, ip := range paths {
+		hasTrees = hasTrees || ip.Path == PathTree
+	}
+	var reqRanked []rankedPage // req with ranks and targets, for placeTrees
+	var spill []rankedPage
 	// One walk over both lists in the manifest's hottest-first order: the budget goes to
 	// the hottest pages whichever path reads them.
 	keyed := full.keyed
 	j := 0
 	takeKeyed := func(e keyedEntry) {
 		k := full.targets[e.target]
-		if p := paths[k].Path; p != PathSQL && p != PathTree {
+		p := paths[k].Path
+		if p != PathSQL && p != PathTree {
 			return
 		}
 		mt := targetRow(k)
 		mt.ManifestPages++
+		if p == PathTree {
+			chosen[e.target] = append(chosen[e.target], e)
+			return
+		}
 		if used >= budget {
 			mr.LeftOut++
 			return
@@ -495,10 +512,13 @@ func PlanFromManifest(ctx context.Context, conn *connection.Conn, full *Resolved
 		case mp.before.Has(p.Space(), p.Page()):
 			mr.AlreadyThere++
 			mt.Resident++
+		case used >= budget && hasTrees:
+			spill = append(spill, rankedPage{p, full.rankOf[i], full.targetOf[i]})
 		case used >= budget:
 			mr.LeftOut++
 		default:
 			req = append(req, p)
+			reqRanked = append(reqRanked, rankedPage{p, full.rankOf[i], full.targetOf[i]})
 			used++
 			mt.Load++
 		}
@@ -532,7 +552,7 @@ func PlanFromManifest(ctx context.Context, conn *connection.Conn, full *Resolved
 	}
 	if len(trees) > 0 {
 		var err error
-		if req, kts, err = mp.placeTrees(ctx, conn, full, trees, kts, paths, req, budget, mr); err != nil {
+		if req, kts, err = mp.placeTrees(ctx, conn, full, trees, kts, paths, reqRanked, spill, budget, mr, targetRow); err != nil {
 			return nil, err
 		}
 		r = mp.r
@@ -683,12 +703,22 @@ func (mp *ManifestPlan) Run(ctx context.Context, conn *connection.Conn, ro RunOp
 	return res, nil
 }
 
+// rankedPage is a page to load with its place in the manifest's hottest-first order and
+// its target (an index into Resolved.targets).
+type rankedPage struct {
+	page   PageID
+	rank   int32
+	target uint32
+}
+
 // placeTrees turns the chosen key ranges of the tree path's indexes into this server's
-// page numbers (treePages), adds those not resident to the native load within the budget
-// (the key ranges counted one page each so far), and the pages to what the plan measures
+// page numbers (treePages) and settles the budget of the native load: the pages by number
+// the walk took (req, with their ranks), those it kept past the budget (spill) and the
+// trees' pages go in one hottest-first order, and the budget (less the sql path's
+// entries) takes the hottest of them. The trees' pages join what the plan measures
 // coverage on. An index whose tree cannot be read here takes the sql path (kts).
 func (mp *ManifestPlan) placeTrees(ctx context.Context, conn *connection.Conn, full *Resolved, trees, kts []keyedTarget, paths map[TargetKey]IndexPath,
-	req []PageID, budget int64, mr *ManifestReport) ([]PageID, []keyedTarget, error) {
+	req, spill []rankedPage, budget int64, mr *ManifestReport, targetRow func(TargetKey) *ManifestTarget) ([]PageID, []keyedTarget, error) {
 	lows := map[[2]uint32]string{}
 	for _, e := range full.keyed {
 		lows[[2]uint32{e.object, e.page}] = full.m.Ranges[e.rng-1].Low
@@ -699,19 +729,34 @@ func (mp *ManifestPlan) placeTrees(ctx context.Context, conn *connection.Conn, f
 		sqlEntries += int64(len(kt.chosen))
 	}
 	spaces := map[uint32]bool{}
+	var live []keyedTarget // the trees that place their ranges here
 	for _, kt := range trees {
 		if why, ok := fallback[kt.key]; ok {
 			ip := paths[kt.key]
 			ip.Path, ip.Reason = PathSQL, strings.TrimSuffix(ip.Reason, treeReason)+"; its B-tree cannot place the keys here ("+why+"): range scans"
 			paths[kt.key] = ip
 			if len(kt.chosen) > 0 {
-				kts = append(kts, kt)
-				sqlEntries += int64(len(kt.chosen))
+				// The walk did not count them against the budget: they take what is left
+				// after the pages by number, hottest first, as the sql path's own do.
+				room := max(budget-int64(len(req))-sqlEntries, 0)
+				if int64(len(kt.chosen)) > room {
+					mr.LeftOut += int64(len(kt.chosen)) - room
+					kt.chosen = kt.chosen[:room]
+				}
+				if len(kt.chosen) > 0 {
+					kts = append(kts, kt)
+					sqlEntries += int64(len(kt.chosen))
+					mr.KeyRanges += int64(len(kt.chosen))
+					targetRow(kt.key).Load += int64(len(kt.chosen))
+				}
 			}
 			continue
 		}
+		if len(kt.chosen) > 0 {
+			live = append(live, kt)
+		}
 		for _, p := range pages[kt.key] {
-			spaces[p.Space()] = true
+			spaces[p.page.Space()] = true
 		}
 	}
 	before, err := bufferpool.Resident(ctx, conn, spaces)
@@ -727,37 +772,63 @@ func (mp *ManifestPlan) placeTrees(ctx context.Context, conn *connection.Conn, f
 	for i, k := range full.targets {
 		idOf[k] = uint32(i)
 	}
-	room := budget - int64(len(req)) - sqlEntries
-	for _, kt := range trees {
-		if _, ok := fallback[kt.key]; ok {
-			continue
-		}
-		if len(kt.chosen) == 0 {
-			continue // checked only: no range of it is in the budget
-		}
+	all := make([]rankedPage, 0, len(req)+len(spill))
+	all = append(all, req...)
+	all = append(all, spill...)
+	for _, kt := range live {
 		ip := paths[kt.key]
 		ip.Ranges = int64(len(kt.chosen))
 		for _, p := range pages[kt.key] {
-			r.Pages = append(r.Pages, p)
+			r.Pages = append(r.Pages, p.page)
 			r.targetOf = append(r.targetOf, idOf[kt.key])
-			r.rankOf = append(r.rankOf, kt.chosen[0].rank)
+			r.rankOf = append(r.rankOf, p.rank)
 			r.ByTarget[kt.key]++
 			ip.TreePages++
-			if before.Has(p.Space(), p.Page()) {
-				mp.before.Add(p.Space(), p.Page())
+			if before.Has(p.page.Space(), p.page.Page()) {
+				mp.before.Add(p.page.Space(), p.page.Page())
 				continue
 			}
-			if room <= 0 {
-				mr.LeftOut++
-				continue
-			}
-			req = append(req, p)
-			room--
+			all = append(all, rankedPage{p.page, p.rank, idOf[kt.key]})
 		}
 		paths[kt.key] = ip
 	}
+	order := make([]int, len(all))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return all[order[a]].rank < all[order[b]].rank })
+	room := max(budget-sqlEntries, 0)
+	out := make([]PageID, 0, min(int64(len(all)), room))
+	seen := make(map[PageID]bool, len(all))
+	var cutRank int32 = math.MaxInt32
+	for _, i := range order {
+		p := all[i]
+		if seen[p.page] {
+			continue
+		}
+		seen[p.page] = true
+		if int64(len(out)) >= room {
+			cutRank = min(cutRank, p.rank)
+			mr.LeftOut++
+			if i < len(req) {
+				targetRow(full.targets[p.target]).Load-- // the walk had taken it
+			}
+			continue
+		}
+		out = append(out, p.page)
+		if i >= len(req) {
+			targetRow(full.targets[p.target]).Load++ // kept past the walk's budget, or a tree's
+		}
+	}
+	for _, kt := range live {
+		for _, e := range kt.chosen {
+			if e.rank < cutRank {
+				mr.KeyRanges++
+			}
+		}
+	}
 	mp.spaces = r.Spaces()
-	return req, kts, nil
+	return out, kts, nil
 }
 
 // idOfTarget is the index of k in full.targets.

@@ -1,0 +1,118 @@
+package warm_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/innowarm/innowarm/internal/catalog"
+	"github.com/innowarm/innowarm/internal/manifest"
+	"github.com/innowarm/innowarm/internal/sandbox/sandboxtest"
+	"github.com/innowarm/innowarm/internal/snapshot"
+	"github.com/innowarm/innowarm/internal/sqltext"
+	"github.com/innowarm/innowarm/internal/warm"
+)
+
+// TestTreePathBudgetGoesToTheHottest: on a copy whose pages hold fewer rows than the
+// source's (a logical copy grown by inserts in random key order), each hot manifest page's
+// key range takes more than one page of this server's tree. The budget must go to those
+// pages before colder manifest pages read by number: the hot table's ranges are the
+// manifest's hottest, a table scanned after them its coldest. (The budget once counted
+// a range as one page while the walk handed out the rest to the cold pages, then cut the
+// hot table's own pages to what was left.)
+func TestTreePathBudgetGoesToTheHottest(t *testing.T) {
+	ctx := context.Background()
+	conn := sandboxtest.Conn(t)
+	srv := conn.Server
+	db := sandboxtest.Schema(t)
+	hot, cold := sqltext.Table(db, "hot"), sqltext.Table(db, "cold")
+	sandboxtest.Exec(t,
+		// latin1 CHAR(200): about 70 rows a page on every flavor, in key order (dense).
+		"CREATE TABLE "+hot+" (id INT PRIMARY KEY, pad CHAR(200) CHARACTER SET latin1 NOT NULL DEFAULT '')",
+		"INSERT INTO "+hot+" (id) SELECT seq FROM "+srv.Series(db, 1, 30000)+" ORDER BY seq",
+		"CREATE TABLE "+cold+" (id INT PRIMARY KEY, pad CHAR(200) CHARACTER SET latin1 NOT NULL DEFAULT '')",
+		"INSERT INTO "+cold+" (id) SELECT seq FROM "+srv.Series(db, 1, 20000)+" ORDER BY seq",
+		"FLUSH TABLES "+hot+", "+cold+" FOR EXPORT", "UNLOCK TABLES")
+	// From a cold pool, the hot table read first (young: the list is shorter than its old
+	// sublist's minimum), then the cold one (into the old sublist): the manifest's order.
+	if _, err := sandboxtest.Server(t).ColdRestart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	conn = sandboxtest.Reconnect(t)
+	sandboxtest.Exec(t, "SELECT SUM(LENGTH(pad)) FROM "+hot, "SELECT SUM(LENGTH(pad)) FROM "+cold)
+	path := filepath.Join(sandboxtest.Dir(t), "hot.manifest")
+	if _, err := snapshot.Capture(ctx, conn, snapshot.Options{Path: path, ToolVersion: "test", Filter: catalog.Filter{Schemas: []string{db}}}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := manifest.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hotPages, coldPages int
+	for i, e := range m.Entries {
+		switch o := m.Objects[e.Object]; {
+		case o.Table == "hot" && o.Index == "PRIMARY":
+			hotPages++
+		case o.Table == "cold":
+			coldPages++
+			if hotPages == 0 && i == 0 {
+				t.Fatalf("the manifest's hottest entry is the cold table's")
+			}
+		}
+	}
+	if hotPages < 300 || coldPages < 100 {
+		t.Fatalf("the manifest holds %d hot and %d cold pages; the test needs 300+ and 100+", hotPages, coldPages)
+	}
+	// The copy: the same rows inserted in random key order, under the same name.
+	cp := sqltext.Table(db, "hot_copy")
+	sandboxtest.Exec(t,
+		"CREATE TABLE "+cp+" LIKE "+hot,
+		"INSERT INTO "+cp+" SELECT * FROM "+hot+" ORDER BY RAND(7)",
+		"DROP TABLE "+hot,
+		"RENAME TABLE "+cp+" TO "+hot,
+		"ANALYZE TABLE "+hot,
+		"FLUSH TABLES "+hot+" FOR EXPORT", "UNLOCK TABLES")
+	if _, err := sandboxtest.Server(t).ColdRestart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	conn = sandboxtest.Reconnect(t)
+	// Room for the hot table's manifest pages and a fifth more: less than its ranges take
+	// in the sparser copy, more than the manifest's count of them.
+	budgetPages := hotPages * 6 / 5
+	b, err := warm.ParseBudget(fmt.Sprintf("%d", int64(budgetPages)*int64(srv.PageSize)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := warm.Request{Manifest: m, Method: warm.MethodNative, Run: quiet(), Plan: warm.Options{Order: "small-first", Budget: b, ByKey: warm.ByKeyAuto, SplitPages: warm.DefaultSplitPages}}
+	if err := req.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	out, err := warm.Execute(ctx, conn, req, func(string, string) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var path0 warm.IndexPath
+	for _, ip := range out.Manifest.Paths {
+		if ip.Table == "hot" && ip.Index == "PRIMARY" {
+			path0 = ip
+		}
+	}
+	if path0.Path != warm.PathTree {
+		t.Fatalf("the copy's PRIMARY took path %q (%s), want tree", path0.Path, path0.Reason)
+	}
+	if path0.TreePages <= int64(budgetPages) {
+		t.Fatalf("the copy's tree holds %d pages for the manifest's %d hot ranges: not sparser than the budget of %d pages", path0.TreePages, hotPages, budgetPages)
+	}
+	loaded := map[string]int64{}
+	for _, tr := range out.Result.Targets {
+		loaded[tr.Table] += tr.PagesLoaded
+	}
+	t.Logf("%s: manifest %d hot, %d cold pages; copy's tree %d pages for them; budget %d: loaded %d hot, %d cold", srv, hotPages, coldPages, path0.TreePages, budgetPages, loaded["hot"], loaded["cold"])
+	if loaded["cold"] > 0 {
+		t.Errorf("the budget of %d pages loaded %d pages of the cold table while the hot table's ranges needed %d", budgetPages, loaded["cold"], path0.TreePages)
+	}
+	if loaded["hot"] < int64(budgetPages)*9/10 {
+		t.Errorf("the hot table got %d of the budget's %d pages", loaded["hot"], budgetPages)
+	}
+}
