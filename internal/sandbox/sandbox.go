@@ -532,6 +532,20 @@ func (s *Sandbox) Start(ctx context.Context) (StartReport, error) {
 
 var errPortTaken = errors.New("port taken")
 
+// portTakenLine says whether a server's last error line says its port was taken: MariaDB
+// ends with "Can't start server: Bind on TCP/IP port. Got error: 98: Address already in
+// use", MySQL with "Do you already have another mysqld server running on port: N ?" after
+// its bind error (a port freed by one sandbox's restart is handed to another test's
+// server before the first binds it again).
+func portTakenLine(line string) bool {
+	for _, s := range []string{"Address already in use", "Bind on TCP/IP port", "another mysqld server running on port"} {
+		if strings.Contains(line, s) {
+			return true
+		}
+	}
+	return false
+}
+
 func (s *Sandbox) start(ctx context.Context, rep *StartReport) error {
 	if s.Port == 0 || !portFree(s.Port) {
 		old := s.Port
@@ -587,7 +601,7 @@ func (s *Sandbox) start(ctx context.Context, rep *StartReport) error {
 		select {
 		case <-s.exited:
 			line := lastErrorLineFrom(s.ErrorLog, errLogOffset)
-			if strings.Contains(line, "Address already in use") || strings.Contains(line, "Bind on TCP/IP port") {
+			if portTakenLine(line) {
 				return fmt.Errorf("%w: %s", errPortTaken, line)
 			}
 			return fmt.Errorf("the %s server exited during start-up: %s (log: %s)", s.Flavor, line, s.ErrorLog)
