@@ -204,7 +204,7 @@ func measureCaptureCost(ctx context.Context, env Env, s *server, pool int64, tab
 	}
 	manifest := fmt.Sprintf("%s/pool-%d.manifest", env.OutDir, pool>>20)
 	one := func(keys bool) (captureRun, error) {
-		args := []string{"snapshot", "-o", manifest, "--json"}
+		args := []string{"snapshot", "-o", manifest, "--json", "--observe", "0"} // the cost of one look
 		if !keys {
 			args = append(args, "--no-keys")
 		}

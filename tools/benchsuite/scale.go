@@ -44,10 +44,12 @@ type scaleCommand struct {
 var scaleCommands = []scaleCommand{
 	{name: "inspect (whole pool)", args: func(string) []string { return []string{"inspect", "--json"} }},
 	{name: "inspect -D probe", args: func(string) []string { return []string{"inspect", "-D", "probe", "--json"} }, repeat: 3},
-	{name: "snapshot -D probe", args: func(m string) []string { return []string{"snapshot", "-D", "probe", "-o", m + ".probe", "--json"} }, repeat: 3},
+	{name: "snapshot -D probe", args: func(m string) []string {
+		return []string{"snapshot", "-D", "probe", "-o", m + ".probe", "--json", "--observe", "0"}
+	}, repeat: 3},
 	// The whole pool's hot set (the manifest the probe and warm --from use): its output is
 	// an entry per resident page, O(pool) by definition.
-	{name: "snapshot", args: func(m string) []string { return []string{"snapshot", "-o", m, "--json"} }},
+	{name: "snapshot", args: func(m string) []string { return []string{"snapshot", "-o", m, "--json", "--observe", "0"} }}, // one look: its foreground turns the pool over
 	{name: "probe (--wait-coverage, 1 s)", args: func(m string) []string {
 		return []string{"inspect", "--manifest", m, "--wait-coverage", "1%", "--timeout", "1s", "--interval", "1s"}
 	}, repeat: 3},
