@@ -228,7 +228,7 @@ func (s *Source) Page(n uint32) (Page, error) {
 // logical turns a compressed tablespace's page raw into its logical page p: an index
 // page inflated, any other as it is (its bytes past raw's size zero).
 func (s *Source) logical(raw []byte, p Page) (logEntries int, err error) {
-	if !compressible(uint16(binary.BigEndian.Uint16(raw[filPageType:]))) {
+	if !compressible(binary.BigEndian.Uint16(raw[filPageType:])) {
 		clear(p[copy(p, raw):])
 		return 0, nil
 	}

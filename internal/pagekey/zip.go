@@ -295,7 +295,7 @@ func (st *zipState) inflate(zip []byte, page Page) error {
 	}
 	buf := st.out[:cap(st.out)]
 	nFields, err := st.zr.Read(buf)
-	if err != nil && err != io.EOF {
+	if err != nil && !errors.Is(err, io.EOF) {
 		return fmt.Errorf("inflate the field descriptions: %w", err)
 	}
 	total := nFields
@@ -307,7 +307,7 @@ func (st *zipState) inflate(zip []byte, page Page) error {
 		k, err = st.zr.Read(buf[total:])
 		total += k
 	}
-	if err != io.EOF {
+	if !errors.Is(err, io.EOF) {
 		return fmt.Errorf("inflate: %w", err)
 	}
 	logStart := streamEnd - st.in.Len()

@@ -97,7 +97,9 @@ func CaptureObserving(ctx context.Context, conn *connection.Conn, o Options, win
 			read1, poolPages, err1 = readAndPoolPages(ctx, conn)
 		}
 		dt := time.Since(t0)
-		if err0 != nil || err1 != nil || !Churning(read1-read0, dt, window, poolPages) {
+		// Counters that could not be read say nothing of the turnover: one look, as asked
+		// of a settled pool.
+		if churning := err0 == nil && err1 == nil && Churning(read1-read0, dt, window, poolPages); !churning {
 			return res, nil
 		}
 		why = fmt.Sprintf("the pool was turning over during the capture: %d pages read from disk in %.2f s, a quarter of its %d pages every %.1f s",
