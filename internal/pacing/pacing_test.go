@@ -522,7 +522,10 @@ func TestNiceYieldsToQueuedReads(t *testing.T) {
 		return []any{1 + ((w*1_000_003+i)*2654435761)%bigRows}
 	})
 	g := governor(t, conn, pacing.Config{Nice: true, Workers: 1, Interval: 250 * time.Millisecond})
-	if !withinSamples(g, 40, func() bool { return g.Stats().NiceRate > 8<<20 }) {
+	// Up to 30 s: other tests' servers on the same disk (go test runs packages side by side)
+	// can make these reads wait longer than the best seen for a few seconds, which --nice
+	// rightly yields to (a make test run failed so at 10 s, the reads waiting 1.48x their best).
+	if !withinSamples(g, 120, func() bool { return g.Stats().NiceRate > 8<<20 }) {
 		t.Fatalf("the clients' own reads held the rate at %d B/s (status %q)", g.Stats().NiceRate, g.Status())
 	}
 	if st := g.Stats(); st.ReadWaitMs < 0 || st.ReadWaitBaselineMs <= 0 {
