@@ -1,6 +1,7 @@
 package warm
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/innowarm/innowarm/internal/keys"
@@ -122,5 +123,52 @@ func TestTreeColumns(t *testing.T) {
 	}
 	if c, err := keys.CompareKeys(cs, a, aSpace); c != 0 || err != nil {
 		t.Errorf("'a' against 'a ' by this server's utf8mb4_bin: %d, %v; want 0 (PAD SPACE)", c, err)
+	}
+}
+
+// TestLikelyLeaves: of the leaves a range overlaps, those holding most of it (the largest
+// share, and any mostly inside it) rank with the run; keys without a position on a line
+// rank every leaf alike.
+func TestLikelyLeaves(t *testing.T) {
+	ints, err := keys.ParseColumns([]byte("id:int4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	strs, err := keys.ParseColumns([]byte("s:varbinary"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := func(cs keys.Columns, s string) keys.Key {
+		k, err := keys.ParseKey(cs, []byte(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	lows := []string{"0", "100", "200", "300"}
+	lowOf := func(i int) keys.Key { return key(ints, lows[i]) }
+	for _, c := range []struct {
+		low, high  string
+		start, end int
+		want       []bool
+	}{
+		{"150", "220", 1, 3, []bool{true, false}},            // 50 of the 70 in leaf 1
+		{"180", "290", 1, 3, []bool{false, true}},            // 90 of 110 in leaf 2
+		{"90", "310", 0, 4, []bool{false, true, true, true}}, // leaf 0 holds 10 of its 100; the last leaf's span ends with the range
+		{"150", "180", 1, 2, nil},                            // one leaf: nothing to choose
+		{"50", "250", 0, 3, []bool{true, true, true}},        // half of leaf 0 and of leaf 2 are inside
+		{"120", "120", 1, 2, nil},                            // an empty span
+	} {
+		got := likelyLeaves(ints, key(ints, c.low), key(ints, c.high), true, c.start, c.end, len(lows), lowOf)
+		if fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("[%s, %s) over leaves %d-%d: %v, want %v", c.low, c.high, c.start, c.end-1, got, c.want)
+		}
+	}
+	if got := likelyLeaves(ints, key(ints, "150"), nil, false, 1, 3, len(lows), lowOf); got != nil {
+		t.Errorf("an open range: %v, want nil", got)
+	}
+	sLow := func(i int) keys.Key { return key(strs, []string{"0x61", "0x6d", "0x74"}[i]) }
+	if got := likelyLeaves(strs, key(strs, "0x62"), key(strs, "0x70"), true, 0, 2, 3, sLow); got != nil {
+		t.Errorf("string keys: %v, want nil", got)
 	}
 }

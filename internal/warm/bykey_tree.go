@@ -182,13 +182,22 @@ func (r *Resolved) treeOf(conn *connection.Conn, dict *pagekey.Dictionary, kt ke
 		return c
 	}
 	var out []treePage
-	seen := map[uint32]bool{}
+	at := map[uint32]int{} // page -> its place in out
 	add := func(pg uint32, rank int32) {
-		if !seen[pg] {
-			seen[pg] = true
-			out = append(out, treePage{pg, rank})
+		if i, ok := at[pg]; ok {
+			out[i].rank = min(out[i].rank, rank)
+			return
 		}
+		at[pg] = len(out)
+		out = append(out, treePage{pg, rank})
 	}
+	// A run's range overlaps the leaves it holds rows of, and a range a leaf or less wide
+	// straddles two (a range 0.7 leaves wide overlaps 1.7 on average): the manifest says
+	// which rows its page held, not which were read. Where keys have a position on a line
+	// (numbers, dates and times) the leaves that hold most of a run's range rank with the
+	// run, the others behind every run's (after the manifest's last rank): a budget that
+	// cannot hold every overlapped leaf takes the likeliest first.
+	behind := int32(len(r.m.Entries))
 	hottest := kt.chosen[0].rank
 	for _, e := range kt.chosen {
 		hottest = min(hottest, e.rank)
@@ -221,12 +230,80 @@ func (r *Resolved) treeOf(conn *connection.Conn, dict *pagekey.Dictionary, kt ke
 			end = sort.Search(len(leaves), func(i int) bool { return compare(lowOf(i), high) >= 0 })
 		}
 		end = max(min(end, start+int(2*run.pages)+1), start+1)
+		likely := likelyLeaves(cmpCols, low, high, hasLow && hasHigh, start, end, len(leaves), lowOf)
 		for i := start; i < end; i++ {
-			add(leaves[i], run.rank)
+			rank := run.rank
+			if likely != nil && !likely[i-start] {
+				rank += behind
+			}
+			add(leaves[i], rank)
 		}
 		if cmpErr != nil {
 			return nil, cmpErr
 		}
 	}
 	return out, nil
+}
+
+// likelyLeaves says, of the leaves [start, end) a range [low, high) overlaps, which hold
+// most of it: the one with the largest share of the range's key span, and any whose own
+// span is mostly inside the range. Keys are placed on a line by their first field
+// (keyPosition); nil where they cannot be (strings, open bounds, a first field equal at both
+// ends): then every leaf ranks alike.
+func likelyLeaves(cs keys.Columns, low, high keys.Key, bounded bool, start, end, nLeaves int, lowOf func(int) keys.Key) []bool {
+	if !bounded || end-start < 2 {
+		return nil
+	}
+	lo, ok1 := keyPosition(cs, low)
+	hi, ok2 := keyPosition(cs, high)
+	if !ok1 || !ok2 || hi <= lo {
+		return nil
+	}
+	type span struct{ a, b float64 }
+	spans := make([]span, end-start)
+	for i := start; i < end; i++ {
+		a, ok := keyPosition(cs, lowOf(i))
+		if !ok {
+			return nil
+		}
+		b := hi
+		if i+1 < nLeaves {
+			if b, ok = keyPosition(cs, lowOf(i+1)); !ok {
+				return nil
+			}
+		}
+		spans[i-start] = span{a, b}
+	}
+	out := make([]bool, len(spans))
+	best, bestShare := 0, -1.0
+	for i, sp := range spans {
+		in := min(hi, sp.b) - max(lo, sp.a)
+		if in > bestShare {
+			best, bestShare = i, in
+		}
+		if w := sp.b - sp.a; w > 0 && in >= w/2 {
+			out[i] = true
+		}
+	}
+	out[best] = true
+	return out
+}
+
+// keyPosition places a key on a line by its first field, where that field's order is its
+// number's: integers, floats, dates and times (their numbers grow with them, not evenly
+// for DATE and DATETIME, which is enough to tell which leaf holds more of a range).
+func keyPosition(cs keys.Columns, k keys.Key) (float64, bool) {
+	if len(k) == 0 || len(cs) == 0 || k[0].Null {
+		return 0, false
+	}
+	v := k[0]
+	switch cs[0].Type.Kind {
+	case keys.Int, keys.Date, keys.Datetime, keys.Timestamp, keys.Time, keys.Year:
+		return float64(v.I) + float64(v.Micro)/1e6, true
+	case keys.Uint, keys.Enum:
+		return float64(v.U), true
+	case keys.Float, keys.Double:
+		return v.F, true
+	}
+	return 0, false
 }
