@@ -105,15 +105,7 @@ func runAgentBench(ctx context.Context, env Env) (Result, error) {
 // its /ready.
 func measureAgent(ctx context.Context, env Env, s *server, pool int64, tables, asks int) (agentCost, error) {
 	c := agentCost{Pool: pool}
-	if s.conn != nil {
-		s.conn.Close()
-		s.conn = nil
-	}
-	if _, err := s.sb.Restart(ctx, pool); err != nil {
-		return c, err
-	}
-	var err error
-	if s.conn, err = s.sb.Connect(ctx); err != nil {
+	if err := s.restart(ctx, pool); err != nil {
 		return c, err
 	}
 	var fill []string

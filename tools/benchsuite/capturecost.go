@@ -188,15 +188,7 @@ feed:
 // the two snapshots rounds times, alternating which goes first.
 func measureCaptureCost(ctx context.Context, env Env, s *server, pool int64, tables []string, rounds int) ([]captureRun, error) {
 	env.Log.Infof("capturecost: pool %s", units.FormatBytes(pool))
-	if s.conn != nil {
-		s.conn.Close()
-		s.conn = nil
-	}
-	if _, err := s.sb.Restart(ctx, pool); err != nil {
-		return nil, err
-	}
-	var err error
-	if s.conn, err = s.sb.Connect(ctx); err != nil {
+	if err := s.restart(ctx, pool); err != nil {
 		return nil, err
 	}
 	if _, err := s.innowarm(ctx, "warm", "--tables", strings.Join(tables, ","), "--budget", "100%"); err != nil {

@@ -158,15 +158,7 @@ func findCost(costs []scaleCost, command string, pool int64) *scaleCost {
 // and measures each command while the foreground runs.
 func measureScale(ctx context.Context, env Env, s *server, pool int64, tables int) ([]scaleCost, error) {
 	env.Log.Infof("scale: pool %s", units.FormatBytes(pool))
-	if s.conn != nil {
-		s.conn.Close()
-		s.conn = nil
-	}
-	if _, err := s.sb.Restart(ctx, pool); err != nil {
-		return nil, err
-	}
-	var err error
-	if s.conn, err = s.sb.Connect(ctx); err != nil {
+	if err := s.restart(ctx, pool); err != nil {
 		return nil, err
 	}
 	var fill []string

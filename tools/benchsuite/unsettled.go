@@ -230,15 +230,7 @@ func runUnsettledBench(ctx context.Context, env Env) (Result, error) {
 // set back.
 func rebuildInOrder(ctx context.Context, env Env, s *server, pool int64, order string) error {
 	env.Log.Infof("unsettled: %s: sbtest1 rebuilt by INSERT ... SELECT ... ORDER BY %s", filepath.Base(s.sb.Dir), order)
-	if s.conn != nil {
-		s.conn.Close()
-		s.conn = nil
-	}
-	if _, err := s.sb.Restart(ctx, 1<<30); err != nil {
-		return err
-	}
-	var err error
-	if s.conn, err = s.sb.Connect(ctx); err != nil {
+	if err := s.restart(ctx, 1<<30); err != nil {
 		return err
 	}
 	if err := s.exec(ctx,
@@ -249,13 +241,7 @@ func rebuildInOrder(ctx context.Context, env Env, s *server, pool int64, order s
 		"ANALYZE TABLE sbtest.sbtest1"); err != nil {
 		return err
 	}
-	s.conn.Close()
-	s.conn = nil
-	if _, err := s.sb.Restart(ctx, pool); err != nil {
-		return err
-	}
-	s.conn, err = s.sb.Connect(ctx)
-	return err
+	return s.restart(ctx, pool)
 }
 
 // watchedLine is snapshot's line on how it watched the pool, or that it took one look.

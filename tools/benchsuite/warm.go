@@ -79,6 +79,20 @@ func (s *server) cold(ctx context.Context) error {
 	return err
 }
 
+// restart restarts the server with a pool of the given size and reconnects.
+func (s *server) restart(ctx context.Context, pool int64) error {
+	if s.conn != nil {
+		s.conn.Close()
+		s.conn = nil
+	}
+	if _, err := s.sb.Restart(ctx, pool); err != nil {
+		return err
+	}
+	var err error
+	s.conn, err = s.sb.Connect(ctx)
+	return err
+}
+
 func (s *server) status(ctx context.Context, name string) string {
 	var n, v string
 	_ = s.conn.DB.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE ?", name).Scan(&n, &v)
