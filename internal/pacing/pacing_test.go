@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -219,6 +220,29 @@ func withinSamples(g *pacing.Governor, n int, cond func() bool) bool {
 	from := g.Stats().Samples
 	waitFor(eventWait, func() bool { return cond() || g.Stats().Samples >= from+n })
 	return cond()
+}
+
+// everySample calls each with the governor's stats after each of its next n samples (or
+// fewer, on a busy machine, when samples come faster than this polls) until each says
+// done, and says whether it did.
+func everySample(g *pacing.Governor, n int, each func(pacing.Stats) bool) bool {
+	from := g.Stats().Samples
+	last, done := from, false
+	waitFor(eventWait, func() bool {
+		if st := g.Stats(); st.Samples > last {
+			last = st.Samples
+			done = each(st)
+		}
+		return done || last >= from+n
+	})
+	return done
+}
+
+// quantile is the q-quantile of xs (nearest rank).
+func quantile(xs []float64, q float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	return s[min(len(s)-1, int(q*float64(len(s))))]
 }
 
 // awaitQuiet waits until no statement but the test's own and the server's daemons runs
@@ -522,22 +546,48 @@ func TestNiceYieldsToQueuedReads(t *testing.T) {
 		return []any{1 + ((w*1_000_003+i)*2654435761)%bigRows}
 	})
 	g := governor(t, conn, pacing.Config{Nice: true, Workers: 1, Interval: 250 * time.Millisecond})
-	// Up to 30 s: other tests' servers on the same disk (go test runs packages side by side)
-	// can make these reads wait longer than the best seen for a few seconds, which --nice
-	// rightly yields to (a make test run failed so at 10 s, the reads waiting 1.48x their best).
-	if !withinSamples(g, 120, func() bool { return g.Stats().NiceRate > 8<<20 }) {
-		t.Fatalf("the clients' own reads held the rate at %d B/s (status %q)", g.Stats().NiceRate, g.Status())
-	}
-	if st := g.Stats(); st.ReadWaitMs < 0 || st.ReadWaitBaselineMs <= 0 {
+	// The clients alone: their reads' wait, and the rate it allows. On a quiet disk the rate
+	// climbs past its start; other tests' servers on the same disk (go test runs packages
+	// side by side, and make test the flavors' passes) can make these reads wait 1.5x their
+	// best for half a minute, which --nice rightly yields to (a make test run failed so when
+	// this test required the climb). So the climb is waited for but not required: what is
+	// required is that the loader's queue shows as a wait far above the clients' own, and
+	// that --nice, where it was above its floor, cuts to it. The clients' own wait is taken
+	// over at least 8 samples.
+	var alone []float64
+	climbed := everySample(g, 60, func(st pacing.Stats) bool {
+		if st.ReadWaitMs >= 0 {
+			alone = append(alone, st.ReadWaitMs)
+		}
+		return st.NiceRate > 8<<20 && len(alone) >= 8
+	})
+	if st := g.Stats(); len(alone) == 0 || st.ReadWaitBaselineMs <= 0 {
 		t.Fatalf("no read wait measured with 4 clients waiting on the disk: %+v", st)
 	}
+	ownWait := quantile(alone, 0.9)
+	before := g.Stats().NiceRate
+	if !climbed {
+		t.Logf("the clients' reads held the rate at %d B/s (status %q): the disk was shared, the cut to the floor is not shown by this run", before, g.Status())
+	}
 	sandboxtest.Exec(t, "SET GLOBAL innodb_buffer_pool_load_now = ON")
-	if !withinSamples(g, 40, func() bool { return g.Stats().NiceRate <= 1<<20 }) {
-		t.Fatalf("with the loader's reads queued ahead of the clients': rate still %d B/s (status %q, %+v)", g.Stats().NiceRate, g.Status(), g.Stats())
+	var queuedWait float64
+	everySample(g, 40, func(st pacing.Stats) bool {
+		queuedWait = max(queuedWait, st.ReadWaitMs)
+		return queuedWait >= 3*ownWait && st.NiceRate <= 1<<20
+	})
+	// A pool's worth of reads queued ahead of theirs at 256 pages/s makes the clients' reads
+	// wait seconds, against milliseconds alone.
+	if queuedWait < 3*ownWait {
+		t.Errorf("with the loader's reads queued ahead of the clients': reads waited at most %.2f ms, their own wait was %.2f ms (90th percentile): the queue does not show", queuedWait, ownWait)
+	}
+	if st := g.Stats(); before > 1<<20 && st.NiceRate > 1<<20 {
+		t.Fatalf("with the loader's reads queued ahead of the clients': rate still %d B/s (status %q, %+v)", st.NiceRate, g.Status(), st)
 	}
 	if st := g.Status(); !strings.Contains(st, "reads wait") {
 		t.Errorf("status %q does not say the reads wait", st)
 	}
+	t.Logf("read wait alone %.2f ms (90th percentile of %d samples, best %.2f ms), with the loader's queue up to %.2f ms; rate %d -> %d B/s",
+		ownWait, len(alone), g.Stats().ReadWaitBaselineMs, queuedWait, before, g.Stats().NiceRate)
 	// No growth is asserted after the load: the clients' own wait then moves with their hits
 	// (the load brought half the table in) by more than --nice's tight bound tolerates, and
 	// growth on calm intervals is TestNiceController's.
