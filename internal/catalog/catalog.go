@@ -161,6 +161,7 @@ type Index struct {
 type IndexColumn struct {
 	Name    string // empty for a functional key part (MySQL 8)
 	SubPart int    // prefix length in characters; 0 = whole column
+	Desc    bool   // a descending key part (STATISTICS.COLLATION 'D')
 	Column  *Column
 	seq     int
 }
@@ -625,12 +626,12 @@ func loadIndexes(ctx context.Context, sess *connection.Session, srv flavor.Serve
 	}
 	byKey := map[ixKey]*Index{}
 	err := sess.Query(ctx, `SELECT TABLE_SCHEMA, TABLE_NAME, INDEX_NAME, NON_UNIQUE, SEQ_IN_INDEX,
-		COALESCE(COLUMN_NAME, ''), COALESCE(SUB_PART, 0), INDEX_TYPE, `+srv.IndexUsableExpr()+`
+		COALESCE(COLUMN_NAME, ''), COALESCE(SUB_PART, 0), COALESCE(COLLATION, 'A') = 'D', INDEX_TYPE, `+srv.IndexUsableExpr()+`
 		FROM information_schema.STATISTICS WHERE TABLE_SCHEMA IN (`+in+`)`, args, func(rows *sql.Rows) error {
 		var schema, table, name, col, typ string
 		var nonUnique, seq, sub int
-		var usable bool
-		if err := rows.Scan(&schema, &table, &name, &nonUnique, &seq, &col, &sub, &typ, &usable); err != nil {
+		var usable, desc bool
+		if err := rows.Scan(&schema, &table, &name, &nonUnique, &seq, &col, &sub, &desc, &typ, &usable); err != nil {
 			return err
 		}
 		t := tables[key(schema, table)]
@@ -643,7 +644,7 @@ func loadIndexes(ctx context.Context, sess *connection.Session, srv flavor.Serve
 			byKey[ixKey{t, name}] = ix
 			t.Indexes = append(t.Indexes, ix)
 		}
-		ic := IndexColumn{Name: col, SubPart: sub}
+		ic := IndexColumn{Name: col, SubPart: sub, Desc: desc}
 		for _, c := range t.Columns {
 			if c.Name == col {
 				ic.Column = c

@@ -219,10 +219,15 @@ func ParseType(s string) (Type, error) {
 	return t, nil
 }
 
-// Column is one key field: the column's name and type.
+// Column is one key field: the column's name and type, and its order in the index.
 type Column struct {
 	Name string
 	Type Type
+	// Desc: the field is a descending key part (KEY (c DESC): MariaDB 10.8+, MySQL 8.0+),
+	// ordered from its greatest value to its least, NULL last. A secondary index's
+	// appended primary key fields keep the primary key's order. The stored bytes are the
+	// same either way; only the order differs.
+	Desc bool
 }
 
 // Columns are an index's key fields in order.

@@ -119,10 +119,10 @@ func TestKeyAndColumnsText(t *testing.T) {
 	cs := Columns{
 		{Name: "a,b:c", Type: Type{Kind: Int, Size: 4}},
 		{Name: "名前", Type: Type{Kind: Varchar, Collation: "utf8mb4_0900_ai_ci", Prefix: 10}},
-		{Name: "", Type: Type{Kind: Datetime, Scale: 3}},
+		{Name: "", Type: Type{Kind: Datetime, Scale: 3}, Desc: true},
 	}
 	text := AppendColumns(nil, cs)
-	if string(text) != "a%2Cb%3Ac:int4,名前:varchar@utf8mb4_0900_ai_ci/10,:datetime(3)" {
+	if string(text) != "a%2Cb%3Ac:int4,名前:varchar@utf8mb4_0900_ai_ci/10,:datetime(3):desc" {
 		t.Errorf("columns written %s", text)
 	}
 	back, err := ParseColumns(text)
@@ -145,6 +145,11 @@ func TestKeyAndColumnsText(t *testing.T) {
 	for _, bad := range []string{"", "-7,'a,\\N,1", "-7,", ",'a"} {
 		if kb, err := ParseKey(cs, []byte(bad)); err == nil {
 			t.Errorf("key %q accepted as %+v", bad, kb)
+		}
+	}
+	for _, bad := range []string{"k:int4:asc", "k:int4:desc:desc", "k:int4:", "k:desc"} {
+		if cs, err := ParseColumns([]byte(bad)); err == nil {
+			t.Errorf("columns %q accepted as %+v", bad, cs)
 		}
 	}
 	if !cs.Portable() || cs.Exact() {
@@ -243,6 +248,17 @@ func TestCompare(t *testing.T) {
 	} {
 		if got, err := CompareKeys(cs, c.a, c.b); err != nil || got != c.want {
 			t.Errorf("CompareKeys(%v, %v) = %d, %v; want %d", c.a, c.b, got, err, c.want)
+		}
+	}
+	// KEY (k DESC, id): k from its greatest value, NULL last; id ascending within a k; a
+	// shorter key still bounds the keys that start with it.
+	desc := Columns{{Name: "k", Type: Type{Kind: Int, Size: 4}, Desc: true}, {Name: "id", Type: Type{Kind: Int, Size: 4}}}
+	inOrder := []Key{{{I: 9}}, {{I: 9}, {I: 1}}, {{I: 9}, {I: 2}}, {{I: 3}, {I: 1}}, {{I: -4}, {I: 0}}, {Null, {I: 1}}}
+	for i := range inOrder {
+		for j := range inOrder {
+			if got, err := CompareKeys(desc, inOrder[i], inOrder[j]); err != nil || got != cmp3(i, j) {
+				t.Errorf("descending: CompareKeys(%v, %v) = %d, %v; want %d", inOrder[i], inOrder[j], got, err, cmp3(i, j))
+			}
 		}
 	}
 }

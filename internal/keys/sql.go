@@ -127,8 +127,9 @@ func Compare(t Type, a, b Value) (int, error) {
 	return 0, fmt.Errorf("cannot compare kind %s", t.Kind)
 }
 
-// CompareKeys orders two keys over columns cs field by field. When one key is a prefix of
-// the other (fewer fields, equal on those), the shorter one is first: it is the lower
+// CompareKeys orders two keys over columns cs field by field, as the index does: a
+// descending field (Column.Desc) the other way round, NULL last. When one key is a prefix
+// of the other (fewer fields, equal on those), the shorter one is first: it is the lower
 // bound of every key that starts with it.
 func CompareKeys(cs Columns, a, b Key) (int, error) {
 	n := min(len(a), len(b))
@@ -138,6 +139,9 @@ func CompareKeys(cs Columns, a, b Key) (int, error) {
 	for i := 0; i < n; i++ {
 		c, err := Compare(cs[i].Type, a[i], b[i])
 		if err != nil || c != 0 {
+			if cs[i].Desc {
+				c = -c
+			}
 			return c, err
 		}
 	}

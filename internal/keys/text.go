@@ -511,7 +511,8 @@ func checkDecimal(t Type, b []byte) error {
 }
 
 // AppendColumns appends the columns' text form: NAME:TYPE pairs joined by commas, the
-// names escaped like string values (',' and ':' too).
+// names escaped like string values (',' and ':' too), NAME:TYPE:desc for a descending
+// field.
 func AppendColumns(dst []byte, cs Columns) []byte {
 	for i, c := range cs {
 		if i > 0 {
@@ -520,9 +521,15 @@ func AppendColumns(dst []byte, cs Columns) []byte {
 		dst = AppendEscaped(dst, c.Name, ",:")
 		dst = append(dst, ':')
 		dst = append(dst, c.Type.String()...)
+		if c.Desc {
+			dst = append(dst, descSuffix...)
+		}
 	}
 	return dst
 }
+
+// descSuffix follows the type of a descending key field (format version 4).
+const descSuffix = ":desc"
 
 // ParseColumns reads AppendColumns' form.
 func ParseColumns(s []byte) (Columns, error) {
@@ -539,11 +546,15 @@ func ParseColumns(s []byte) (Columns, error) {
 		if err != nil {
 			return nil, fmt.Errorf("key column %q: %w", truncate(part), err)
 		}
+		typ, order, desc := strings.Cut(typ, ":")
+		if desc && order != descSuffix[1:] {
+			return nil, fmt.Errorf("key column %q: want NAME:TYPE or NAME:TYPE%s", truncate(part), descSuffix)
+		}
 		t, err := ParseType(typ)
 		if err != nil {
 			return nil, err
 		}
-		cs = append(cs, Column{Name: string(n), Type: t})
+		cs = append(cs, Column{Name: string(n), Type: t, Desc: desc})
 	}
 	return cs, nil
 }

@@ -101,7 +101,7 @@ func TestReadErrors(t *testing.T) {
 		{"wrong magic", "hello world\n", ErrNotManifest, []string{`"hello world"`}},
 		{"binary", "\x00\x01\x02\x03", ErrNotManifest, nil},
 		{"ib_buffer_pool", "0,3\n0,4\n5,77\n", ErrNotManifest, []string{"ib_buffer_pool"}},
-		{"future version", strings.Replace(good, "innowarm-manifest 3", "innowarm-manifest 4", 1), ErrVersion, []string{"version 4", "upgrade innowarm"}},
+		{"future version", strings.Replace(good, "innowarm-manifest 3", "innowarm-manifest 5", 1), ErrVersion, []string{"version 5", "upgrade innowarm"}},
 		{"far future version", "innowarm-manifest 99\nwhatever the future holds\n", ErrVersion, []string{"version 99"}},
 		{"bad version", "innowarm-manifest one\n", ErrCorrupt, []string{"line 1", "format version"}},
 		{"missing trailer", good[:strings.Index(good, "end ")], ErrTruncated, []string{"no trailer after 20 entries"}},

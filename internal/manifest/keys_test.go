@@ -174,3 +174,49 @@ func TestWriterRefusesBadRanges(t *testing.T) {
 		t.Error("key columns with a space were written")
 	}
 }
+
+// TestDescendingKeysAreVersion4: a manifest with a descending key field (its ranges run
+// from the greater key to the lesser) is written in version 4, which older innowarm
+// versions refuse rather than read such a range as empty; one without stays version 3,
+// which they read. A version 3 file cannot hold one.
+func TestDescendingKeysAreVersion4(t *testing.T) {
+	desc := Object{SpaceID: 5, PageType: "INDEX", Schema: "shop", Table: "orders", Index: "k_desc", KeyColumns: "k:int4:desc,id:int4"}
+	m := &Manifest{}
+	m.Header = testHeader()
+	m.Objects = []Object{desc}
+	e := Entry{Object: 0, Page: 7, Seen: 1}
+	m.AddRange(&e, Range{Low: "90,1", High: "40,7"})
+	m.Entries = []Entry{e}
+	var b strings.Builder
+	h, err := Write(&b, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.FormatVersion != 4 || !strings.HasPrefix(b.String(), "innowarm-manifest 4\n") || !strings.Contains(b.String(), " k:int4:desc,id:int4\n") {
+		t.Fatalf("version %d:\n%s", h.FormatVersion, b.String())
+	}
+	back, err := Read(strings.NewReader(b.String()), "v4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols, err := back.Objects[0].Columns()
+	if err != nil || !cols[0].Desc || cols[1].Desc || back.RangeOf(back.Entries[0]).Low != "90,1" {
+		t.Fatalf("read back %+v, %v, range %+v", cols, err, back.RangeOf(back.Entries[0]))
+	}
+	// Without a descending field: version 3.
+	if good := keyedManifest(t); !strings.HasPrefix(good, "innowarm-manifest 3\n") {
+		t.Errorf("an ascending manifest is not version 3: %.30q", good)
+	}
+	// A writer of version 3 refuses the object; a version 3 file with one is corrupt.
+	w, err := NewWriter(&strings.Builder{}, testHeader())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Object(desc); err == nil || !strings.Contains(err.Error(), "version 4") {
+		t.Errorf("a version 3 writer took descending key columns: %v", err)
+	}
+	v3 := resign(t, []byte(strings.Replace(b.String(), "innowarm-manifest 4", "innowarm-manifest 3", 1)))
+	if _, err := Read(strings.NewReader(string(v3)), "v3"); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("a version 3 file with a descending key field: %v, want corrupt", err)
+	}
+}

@@ -31,8 +31,41 @@ import (
 // each page's history across captures (Entry.Seen, Last, Score) and the header's captures;
 // version 1 files read with Seen 1, Last 0 and Score 0. Version 3 added each index's key
 // columns (Object.KeyColumns) and each page's key range (Entry.Low, Entry.High); older files
-// read without them.
-const FormatVersion = 3
+// read without them. Version 4 added descending key fields (a key column's ":desc",
+// keys.Column.Desc), whose ranges run from the greater key to the lesser: a reader that
+// does not know them would read such a range as empty, so only a file that has one is
+// written in version 4 (VersionFor), the others in version 3, which older innowarm
+// versions read.
+const FormatVersion = 4
+
+// keysVersion is the oldest version that holds key ranges: the one written when nothing
+// needs a newer one.
+const keysVersion = 3
+
+// VersionFor is the format version a manifest with these objects is written in: the
+// oldest that can say what they hold.
+func VersionFor(objects []Object) int {
+	for _, o := range objects {
+		if o.descending() {
+			return 4
+		}
+	}
+	return keysVersion
+}
+
+// descending says whether the object has a descending key field (format version 4).
+func (o Object) descending() bool {
+	cs, err := o.Columns()
+	if err != nil {
+		return false
+	}
+	for _, c := range cs {
+		if c.Desc {
+			return true
+		}
+	}
+	return false
+}
 
 // magic starts the first line of every manifest, followed by the format version.
 const magic = "innowarm-manifest"
@@ -77,7 +110,7 @@ type Header struct {
 // pages; a caller that read Innodb_buffer_pool_pages_total may overwrite it.
 func HeaderFor(s flavor.Server, capturedAt time.Time, toolVersion string) Header {
 	h := Header{
-		FormatVersion: FormatVersion,
+		FormatVersion: keysVersion,
 		ServerID:      s.Identity(),
 		Hostname:      s.Hostname,
 		Flavor:        s.Kind,

@@ -529,6 +529,13 @@ func (r *Reader) parseObject(line []byte) error {
 		if cols, err = keys.ParseColumns(f[8]); err != nil {
 			return r.fail(ErrCorrupt, r.line, "object %d key columns: %v", id, err)
 		}
+		if r.header.FormatVersion < 4 {
+			for _, c := range cols {
+				if c.Desc {
+					return r.fail(ErrCorrupt, r.line, "object %d key columns: descending key field %s in a version %d file (version 4 added them)", id, c.Name, r.header.FormatVersion)
+				}
+			}
+		}
 		o.KeyColumns = string(f[8])
 	}
 	if prev, dup := r.known[o]; dup {

@@ -84,7 +84,7 @@ func TestRoundTripHostileNames(t *testing.T) {
 	}
 	h := got.Header
 	wantH := want.Header
-	wantH.FormatVersion = FormatVersion
+	wantH.FormatVersion = VersionFor(want.Objects)
 	wantH.Entries, wantH.Objects = int64(len(want.Entries)), int64(len(want.Objects))
 	for _, e := range want.Entries {
 		if want.RangeOf(e).Low != "" {

@@ -48,7 +48,10 @@ func (w hashingWriter) Write(p []byte) (int, error) {
 }
 
 // NewWriter validates h and writes the magic line and header to dst. Entries, Objects,
-// CaptureDuration and SHA256 in h are ignored: the Writer computes them.
+// CaptureDuration and SHA256 in h are ignored: the Writer computes them. The file is
+// written in h.FormatVersion, at least version 3 (keys) and at most FormatVersion: a
+// caller with descending key fields asks for version 4 (VersionFor), and Object refuses
+// them in an older one.
 func NewWriter(dst io.Writer, h Header) (*Writer, error) {
 	if !validPageSize(h.PageSize) {
 		return nil, fmt.Errorf("manifest header: page size %d is not one InnoDB uses (%d to %d, a power of two)", h.PageSize, MinPageSize, MaxPageSize)
@@ -62,7 +65,7 @@ func NewWriter(dst io.Writer, h Header) (*Writer, error) {
 	if h.Captures < 1 || h.Captures > math.MaxUint16 {
 		h.Captures = 1
 	}
-	h.FormatVersion = FormatVersion
+	h.FormatVersion = min(max(h.FormatVersion, keysVersion), FormatVersion)
 	h.CapturedAt = h.CapturedAt.UTC().Truncate(time.Second)
 	h.Entries, h.Objects, h.KeyedEntries, h.CaptureDuration, h.SHA256 = 0, 0, 0, 0, ""
 	sum := sha256.New()
@@ -75,7 +78,7 @@ func NewWriter(dst io.Writer, h Header) (*Writer, error) {
 		started: time.Now(),
 	}
 	var b []byte
-	b = append(b, magic+" "+strconv.Itoa(FormatVersion)+"\n"...)
+	b = append(b, magic+" "+strconv.Itoa(h.FormatVersion)+"\n"...)
 	for _, kv := range headerFields(h) {
 		b = append(b, kv.key...)
 		b = append(b, ' ')
@@ -130,6 +133,9 @@ func (w *Writer) Object(o Object) (uint32, error) {
 	}
 	if !isToken(o.KeyColumns, true) {
 		return 0, fmt.Errorf("manifest writer: object %s: key columns %q are not one word", o, o.KeyColumns)
+	}
+	if w.header.FormatVersion < 4 && o.descending() {
+		return 0, fmt.Errorf("manifest writer: object %s: descending key columns %q need format version 4, the file is version %d", o, o.KeyColumns, w.header.FormatVersion)
 	}
 	id := w.objects
 	b := append(w.buf.AvailableBuffer(), "object "...)
@@ -297,7 +303,9 @@ func (w *Writer) Finish() (Header, error) {
 // Write writes a whole in-memory manifest to dst: its objects first, in order (so ids are
 // kept), then its entries. The header's CaptureDuration is kept.
 func Write(dst io.Writer, m *Manifest) (Header, error) {
-	w, err := NewWriter(dst, m.Header)
+	h := m.Header
+	h.FormatVersion = VersionFor(m.Objects)
+	w, err := NewWriter(dst, h)
 	if err != nil {
 		return Header{}, err
 	}

@@ -328,6 +328,9 @@ func compareWithServer(t *testing.T, c *connection.Conn, db string, tbl *catalog
 		if c.Type.Prefix > 0 {
 			o = fmt.Sprintf("LEFT(%s, %d)", o, c.Type.Prefix)
 		}
+		if c.Desc {
+			o += " DESC"
+		}
 		order = append(order, o)
 	}
 	if len(cols) == 0 {
@@ -418,17 +421,21 @@ func compareKeys(t *testing.T, c *connection.Conn, l *pagekey.Layout, a, b keys.
 	}
 	for i := 0; i < len(a) && i < len(b); i++ {
 		col := l.Columns[i]
+		dir := 1
+		if col.Desc {
+			dir = -1
+		}
 		switch {
 		case a[i].Null && b[i].Null:
 			continue
 		case a[i].Null:
-			return -1
+			return -dir
 		case b[i].Null:
-			return 1
+			return dir
 		}
 		if cmp, err := keys.Compare(col.Type, a[i], b[i]); err == nil {
 			if cmp != 0 {
-				return cmp
+				return dir * cmp
 			}
 			continue
 		}
@@ -444,7 +451,7 @@ func compareKeys(t *testing.T, c *connection.Conn, l *pagekey.Layout, a, b keys.
 			t.Fatalf("%s: %v", q, err)
 		}
 		if cmp != 0 {
-			return cmp
+			return dir * cmp
 		}
 	}
 	return len(a) - len(b)

@@ -47,6 +47,9 @@ type Field struct {
 	// Big is DATA_BIG_COL: the column may be longer than 255 bytes (or is a BLOB or TEXT),
 	// so a stored length of 128 or more takes two bytes.
 	Big bool
+	// Desc: a descending key part. Its bytes are stored as an ascending one's; only the
+	// index's order differs (keys.Column.Desc).
+	Desc bool
 }
 
 // RecordFormat is whose record headers an index's pages have: the two servers mark
@@ -213,6 +216,10 @@ func Build(def TableDef, index *catalog.Index) (*Layout, error) {
 		if ic.SubPart == 0 {
 			wholeInIndex[ic.Name] = true
 		}
+		// A secondary index's appended primary key fields keep the primary key's order
+		// (both servers: ids within one value of KEY (k) come out descending under
+		// PRIMARY KEY (id DESC)), so ic is the clustered index's own key part there.
+		f.Desc = ic.Desc
 		fields = append(fields, f)
 		return nil
 	}
@@ -240,7 +247,7 @@ func Build(def TableDef, index *catalog.Index) (*Layout, error) {
 	}
 	l.Fields = fields
 	for _, f := range fields {
-		l.Columns = append(l.Columns, keys.Column{Name: f.Name, Type: f.Type})
+		l.Columns = append(l.Columns, keys.Column{Name: f.Name, Type: f.Type, Desc: f.Desc})
 	}
 	if !index.Clustered {
 		for _, f := range fields {

@@ -157,6 +157,22 @@ var typeTables = []typeTable{
 		minLeaves: 2,
 	},
 	{
+		// Descending key parts (MariaDB 10.8+, MySQL 8.0+): stored as ascending ones,
+		// ordered the other way, NULL last; the secondary indexes' appended primary key
+		// keeps its own order (a DESC, b ASC).
+		name: "descending",
+		create: `a INT NOT NULL, b VARCHAR(20) CHARACTER SET utf8mb4 NOT NULL, x INT, d DATETIME(3), s VARCHAR(12) CHARACTER SET utf8mb4,
+			pad CHAR(200) NOT NULL DEFAULT '', PRIMARY KEY (a DESC, b), KEY kx (x DESC), KEY kds (d, s DESC), KEY ks (s DESC)`,
+		fill: func(srv flavor.Server, db, tbl string) []string {
+			return []string{
+				"INSERT INTO " + tbl + " (a, b, x, d, s) SELECT (seq * 7919) % 4001 - 2000, CONCAT(ELT(1 + seq % 3, 'ü', '日本', 'z'), seq % 5)," +
+					" IF(seq % 6 = 0, NULL, (seq * 104729) % 20011 - 10005), IF(seq % 9 = 0, NULL, TIMESTAMP '2024-02-29 12:00:00' + INTERVAL (seq % 400) * 3599 SECOND + INTERVAL seq % 1000 * 1000 MICROSECOND)," +
+					" IF(seq % 4 = 0, NULL, CONCAT(ELT(1 + seq % 4, 'Straße', '名前', 'a', 'A'), seq % 97)) FROM " + series(srv, db, 6000),
+			}
+		},
+		minLeaves: 2,
+	},
+	{
 		name:   "nopk",
 		create: `x INT, y VARCHAR(30), pad CHAR(200) NOT NULL DEFAULT '', KEY ky (y)`,
 		fill: func(srv flavor.Server, db, tbl string) []string {

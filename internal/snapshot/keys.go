@@ -72,6 +72,15 @@ func (t *objectTable) id(p bufferpool.LRUPage) uint32 {
 	return id
 }
 
+// all is every object as the manifest names it.
+func (t *objectTable) all() []manifest.Object {
+	out := make([]manifest.Object, len(t.objects))
+	for i := range out {
+		out[i] = t.object(uint32(i))
+	}
+	return out
+}
+
 // object is what the manifest names: the object with its current key columns.
 func (t *objectTable) object(id uint32) manifest.Object {
 	o := t.objects[id]

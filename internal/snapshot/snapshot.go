@@ -372,6 +372,7 @@ func collect(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, o
 			log.Infof("keys not captured: %s", s)
 		}
 	}
+	h.FormatVersion = manifest.VersionFor(objs.all())
 	var produce func(w *manifest.Writer) error
 	if hist := o.History; hist != nil {
 		hist.observe(t0, pages, &kc.txt)

@@ -466,7 +466,7 @@ func TestEveryAndKeep(t *testing.T) {
 	// pages, read between captures, score above the items' pages, resident all along and
 	// untouched since, which keep score 0.
 	m, err := manifest.Load(path)
-	if err != nil || m.Header.FormatVersion != manifest.FormatVersion || m.Header.Captures < 3 || m.Header.KeyedEntries == 0 || len(m.Entries) == 0 {
+	if err != nil || m.Header.FormatVersion != manifest.VersionFor(m.Objects) || m.Header.Captures < 3 || m.Header.KeyedEntries == 0 || len(m.Entries) == 0 {
 		t.Fatalf("latest manifest: %v, header %+v", err, m.Header)
 	}
 	var orders, items, ordersScored, itemsScored int

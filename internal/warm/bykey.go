@@ -439,9 +439,11 @@ func rangeCond(cs keys.Columns, nullable func(column string) bool, low, high str
 
 const condFalse = "0"
 
-// boundCond is (k1, k2, ...) >= (v1, v2, ...) (lower) or (k1, ...) < (v1, ...) (upper),
-// written out field by field, which both servers' range optimizers turn into one interval
-// of the index (a row constructor comparison is not range-optimized everywhere).
+// boundCond is (k1, k2, ...) >= (v1, v2, ...) (lower) or (k1, ...) < (v1, ...) (upper)
+// in the index's order, written out field by field, which both servers' range optimizers
+// turn into one interval of the index (a row constructor comparison is not range-optimized
+// everywhere, and cannot say that a field is descending). In the index's order NULL comes
+// first in an ascending field and last in a descending one (keys.Column.Desc).
 func boundCond(cs keys.Columns, nullable func(column string) bool, tok string, lower bool) (string, error) {
 	k, err := keys.ParseKey(cs, []byte(tok))
 	if err != nil {
@@ -451,10 +453,13 @@ func boundCond(cs keys.Columns, nullable func(column string) bool, tok string, l
 	inclusive := lower
 	for i := 0; i < n; i++ {
 		if cs[i].Type.Prefix > 0 {
-			if lower {
-				n = i + 1
+			// Every value with the prefix is >= it: the bound whose side of the prefix is
+			// the greater values keeps it (the low bound of an ascending field, the high
+			// bound of a descending one); the other stops before it and includes its end.
+			if lower != cs[i].Desc {
+				n, inclusive = i+1, true
 			} else {
-				n, inclusive = i, true
+				n, inclusive = i, true // a descending one's low bound: see descendingPrefix
 			}
 			break
 		}
@@ -482,39 +487,51 @@ func boundCond(cs keys.Columns, nullable func(column string) bool, tok string, l
 			}
 			return cond
 		}
+		// The values after v and before it in the index's order, and the same with v.
+		var after, before, atOrAfter, atOrBefore string
+		switch {
+		case null && !cs[i].Desc: // NULL first
+			after, before, atOrAfter, atOrBefore = c+" IS NOT NULL", condFalse, "", c+" IS NULL"
+		case null: // NULL last
+			after, before, atOrAfter, atOrBefore = condFalse, c+" IS NOT NULL", c+" IS NULL", ""
+		case !cs[i].Desc:
+			after, before, atOrAfter, atOrBefore = c+" > "+v, orNull(c+" < "+v), c+" >= "+v, orNull(c+" <= "+v)
+		default:
+			after, before, atOrAfter, atOrBefore = orNull(c+" < "+v), c+" > "+v, orNull(c+" <= "+v), c+" >= "+v
+		}
+		eq := c + " = " + v
+		if null {
+			eq = c + " IS NULL"
+		}
 		if i == n-1 {
 			switch {
-			case lower && null && inclusive:
-				return ""
-			case lower && null:
-				return c + " IS NOT NULL"
 			case lower && inclusive:
-				return c + " >= " + v
+				return atOrAfter
 			case lower:
-				return c + " > " + v
-			case null && inclusive:
-				return c + " IS NULL"
-			case null:
-				return condFalse
+				return after
 			case inclusive:
-				return orNull(c + " <= " + v)
+				return atOrBefore
 			}
-			return orNull(c + " < " + v)
+			return before
 		}
-		var strict, eq string // c beyond v (in the bound's direction), c equal to v
-		switch {
-		case null && lower:
-			strict, eq = c+" IS NOT NULL", c+" IS NULL"
-		case null:
-			strict, eq = condFalse, c+" IS NULL"
-		case lower:
-			strict, eq = c+" > "+v, c+" = "+v
-		default:
-			strict, eq = orNull(c+" < "+v), c+" = "+v
+		if lower {
+			return or(after, and(eq, build(i+1)))
 		}
-		return or(strict, and(eq, build(i+1)))
+		return or(before, and(eq, build(i+1)))
 	}
 	return build(0), nil
+}
+
+// descendingPrefix is the first key field that is both a prefix and descending (""
+// when none is): a run's low bound would stop before it, and a range scan with a row
+// limit would then read from the index's start instead of the run's.
+func descendingPrefix(cs keys.Columns) string {
+	for _, c := range cs[:cs.PortableFields()] {
+		if c.Desc && c.Type.Prefix > 0 {
+			return c.Name
+		}
+	}
+	return ""
 }
 
 func or(a, b string) string {
@@ -588,6 +605,11 @@ func (r *Resolved) buildKeyPlan(ctx context.Context, conn *connection.Conn, kts 
 		}
 		if !keyColumnsMatch(cs, ix) {
 			ip.Path, ip.Reason = PathNone, "the index's columns here are not the manifest's ("+r.keyColumns[kt.key]+")"
+			paths[kt.key] = ip
+			continue
+		}
+		if c := descendingPrefix(cs); c != "" {
+			ip.Path, ip.Reason = PathNone, "its key part "+c+" is a descending prefix: a range scan cannot start at a run's low key (the values with that prefix sort on both sides of it)"
 			paths[kt.key] = ip
 			continue
 		}

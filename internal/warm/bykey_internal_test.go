@@ -8,8 +8,9 @@ import (
 	"github.com/innowarm/innowarm/internal/manifest"
 )
 
-// TestRangeCond: a key run's bounds written out field by field, NULL first, a prefix key
-// part ending the exact part of a bound.
+// TestRangeCond: a key run's bounds written out field by field in the index's order (NULL
+// first, descending fields the other way), a prefix key part ending the exact part of a
+// bound.
 func TestRangeCond(t *testing.T) {
 	cols := func(s string) keys.Columns {
 		cs, err := keys.ParseColumns([]byte(s))
@@ -34,6 +35,24 @@ func TestRangeCond(t *testing.T) {
 		// A prefix key part: the low bound keeps it, the high bound ends before it.
 		{"s:varchar@latin1_swedish_ci/3,id:int4", "'abc,4", "'abd,9", "`s` >= _latin1 X'616263'"},
 		{"id:int4,s:varchar@latin1_swedish_ci/3", "1,'abc", "2,'abd", "(`id` > 1 OR `id` = 1 AND `s` >= _latin1 X'616263') AND `id` <= 2"},
+		// Descending fields (KEY (k DESC)): greater values first, NULL last; the primary
+		// key's fields after them keep their own order.
+		{"k:int4:desc", "10", "5", "`k` <= 10 AND `k` > 5"},
+		{"k:int4:desc", "~", "5", "`k` > 5"},
+		{"k:int4:desc,id:int4", "5,10", "3,1", "(`k` < 5 OR `k` = 5 AND `id` >= 10) AND (`k` > 3 OR `k` = 3 AND `id` < 1)"},
+		{"k:int4,id:int4:desc", "5,10", "", "(`k` > 5 OR `k` = 5 AND `id` <= 10)"},
+		{"n:int4:desc,id:int4", "3,7", "~", "((`n` < 3 OR `n` IS NULL) OR `n` = 3 AND `id` >= 7)"},
+		{"n:int4:desc,id:int4", "\\N,7", "~", "`n` IS NULL AND `id` >= 7"},
+		{"n:int4:desc,id:int4", "~", "\\N,7", "(`n` IS NOT NULL OR `n` IS NULL AND `id` < 7)"},
+		{"n:int4:desc", "~", "\\N", "`n` IS NOT NULL"},
+		{"n:int4:desc", "\\N", "~", "`n` IS NULL"},
+		{"n:int4:desc", "2", "~", "(`n` <= 2 OR `n` IS NULL)"},
+		// A high key of fewer fields sorts before every key that starts with it.
+		{"k:int4:desc,id:int4", "~", "3", "`k` > 3"},
+		// A descending prefix key part: the high bound keeps it (every value with the
+		// prefix is >= it), the low bound stops before it (descendingPrefix keeps such
+		// an index off the sql path).
+		{"id:int4,s:varchar@latin1_swedish_ci/3:desc", "1,'abd", "2,'abc", "`id` >= 1 AND (`id` < 2 OR `id` = 2 AND `s` >= _latin1 X'616263')"},
 	} {
 		got, err := rangeCond(cols(c.cols), func(col string) bool { return col == "n" }, c.low, c.high)
 		if err != nil {
@@ -101,13 +120,16 @@ func TestTreeColumns(t *testing.T) {
 		{"s:varchar@latin1_bin", "s:varchar@utf8mb4_bin", "its column s holds utf8mb4 here and latin1 in the manifest"},
 		{"s:varchar@utf8mb4_bin", "s:varchar@utf8mb4_general_ci", "its column s compares by its collation's weights here (varchar@utf8mb4_general_ci), which only the server knows"},
 		{"s:varchar@utf8mb4_bin/3", "s:varchar@utf8mb4_bin/4", "its column s is varchar@utf8mb4_bin/4 here and varchar@utf8mb4_bin/3 in the manifest"},
+		{"k:int4:desc,id:int4", "k:int4:desc,id:int4", ""},
+		{"k:int4:desc,id:int4", "k:int4,id:int4", "its key field k is ascending here and descending in the manifest"},
+		{"k:int4,id:int4", "k:int4,id:int4:desc", "its key field id is descending here and ascending in the manifest"},
 	} {
 		got, why := treeColumns(cols(c.manifest), cols(c.here))
 		if why != c.why {
 			t.Errorf("%s in the manifest, %s here: %q, want %q", c.manifest, c.here, why, c.why)
 		}
 		if why == "" && string(keys.AppendColumns(nil, got)) != c.here {
-			t.Errorf("%s in the manifest, %s here: compares by %s, want this server's", c.manifest, c.here, got)
+			t.Errorf("%s in the manifest, %s here: compares by %s, want this server's", c.manifest, c.here, keys.AppendColumns(nil, got))
 		}
 	}
 	// MySQL's utf8mb4_0900_bin does not pad, MariaDB's utf8mb4_bin does: in a MariaDB tree
@@ -163,6 +185,17 @@ func TestLikelyLeaves(t *testing.T) {
 		if fmt.Sprint(got) != fmt.Sprint(c.want) {
 			t.Errorf("[%s, %s) over leaves %d-%d: %v, want %v", c.low, c.high, c.start, c.end-1, got, c.want)
 		}
+	}
+	// A descending key: leaves from the greatest values down; leaf 0 holds 30 of the
+	// range's 100, leaf 1 the other 70.
+	desc, err := keys.ParseColumns([]byte("id:int4:desc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	descLows := []string{"300", "200", "100", "0"}
+	descLow := func(i int) keys.Key { return key(desc, descLows[i]) }
+	if got := likelyLeaves(desc, key(desc, "230"), key(desc, "130"), true, 0, 2, len(descLows), descLow); fmt.Sprint(got) != "[false true]" {
+		t.Errorf("descending [230, 130) over leaves 0-1: %v, want [false true]", got)
 	}
 	if got := likelyLeaves(ints, key(ints, "150"), nil, false, 1, 3, len(lows), lowOf); got != nil {
 		t.Errorf("an open range: %v, want nil", got)

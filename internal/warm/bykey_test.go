@@ -30,7 +30,7 @@ import (
 func TestWarmByKeyOnALogicalCopy(t *testing.T) {
 	ctx := context.Background()
 	conn := sandboxtest.Conn(t)
-	byKeyScenario(t, 60000, 400, 0, conn, func() *connection.Conn {
+	byKeyScenario(t, 60000, 400, 0, false, conn, func() *connection.Conn {
 		t.Helper()
 		if _, err := sandboxtest.Server(t).ColdRestart(ctx); err != nil {
 			t.Fatal(err)
@@ -69,6 +69,23 @@ func TestWarmByKeyOnALogicalCopy(t *testing.T) {
 	})
 }
 
+// TestWarmByKeyDescending: the same with descending keys (PRIMARY KEY (id DESC), KEY (k
+// DESC), both servers' order since MariaDB 10.8 and MySQL 8.0): a page's range runs from its
+// greater key to its lesser, the secondary index's appended id descends too. Read as
+// ascending, the sql path's ranges were empty and the tree path found other leaves.
+func TestWarmByKeyDescending(t *testing.T) {
+	ctx := context.Background()
+	conn := sandboxtest.Conn(t)
+	byKeyScenario(t, 60000, 400, 0, true, conn, func() *connection.Conn {
+		t.Helper()
+		if _, err := sandboxtest.Server(t).ColdRestart(ctx); err != nil {
+			t.Fatal(err)
+		}
+		conn = sandboxtest.Reconnect(t)
+		return conn
+	}, nil)
+}
+
 // TestMeasureWarmByKey is the scenario of TestWarmByKeyOnALogicalCopy at a scale where the
 // table does not fit the pool (INNOWARM_MEASURE_BYKEY=ROWS: 600000 rows of about 215 bytes,
 // a 128 MiB pool), INNOWARM_MEASURE_ROUNDS rounds (3), on a
@@ -90,7 +107,7 @@ func TestMeasureWarmByKey(t *testing.T) {
 	if r, err := strconv.Atoi(os.Getenv("INNOWARM_MEASURE_ROUNDS")); err == nil && r > 0 {
 		rounds = r
 	}
-	byKeyScenario(t, n, 400, rounds, conn, func() *connection.Conn {
+	byKeyScenario(t, n, 400, rounds, false, conn, func() *connection.Conn {
 		t.Helper()
 		conn.Close()
 		if _, err := sb.ColdRestart(ctx); err != nil {
@@ -109,7 +126,9 @@ func TestMeasureWarmByKey(t *testing.T) {
 // is one round with fewer restarts (a MySQL restart takes 10-15 s): the cold pass is the
 // original's, before its snapshot, the hot pass the second after the warm, the page
 // numbers are tried on the logical copy only, and the rebuild is warmed by auto alone.
-func byKeyScenario(t *testing.T, rows, step, rounds int, conn *connection.Conn, cold func() *connection.Conn, cli func(manifestPath string)) {
+// byKeyScenario runs the scenario; desc makes both keys descending, and then leaves the
+// rebuilt table out (its check is the same code with other pages).
+func byKeyScenario(t *testing.T, rows, step, rounds int, desc bool, conn *connection.Conn, cold func() *connection.Conn, cli func(manifestPath string)) {
 	ctx := context.Background()
 	srv := conn.Server
 	db := "bykey"
@@ -125,10 +144,14 @@ func byKeyScenario(t *testing.T, rows, step, rounds int, conn *connection.Conn, 
 			}
 		}
 	}
+	keyDDL := "PRIMARY KEY (id), KEY kk (k)"
+	if desc {
+		keyDDL = "PRIMARY KEY (id DESC), KEY kk (k DESC)"
+	}
 	// latin1: the same rows per page on every flavor.
 	exec(conn,
 		"DROP TABLE IF EXISTS "+tbl,
-		"CREATE TABLE "+tbl+" (id INT NOT NULL PRIMARY KEY, k INT NOT NULL, pad CHAR(200) CHARACTER SET latin1 NOT NULL DEFAULT '', KEY kk (k))",
+		"CREATE TABLE "+tbl+" (id INT NOT NULL, k INT NOT NULL, pad CHAR(200) CHARACTER SET latin1 NOT NULL DEFAULT '', "+keyDDL+")",
 		fmt.Sprintf("INSERT INTO %s (id, k) SELECT (seq * 7919) %% %d, (seq * 104729) %% %d FROM %s ORDER BY seq", tbl, rows+1, rows+1, srv.Series(db, 1, int64(rows))))
 	hot := func(conn *connection.Conn) {
 		t.Helper()
@@ -159,6 +182,14 @@ func byKeyScenario(t *testing.T, rows, step, rounds int, conn *connection.Conn, 
 	}
 	if m.Header.KeyedEntries < m.Header.Entries/2 {
 		t.Fatalf("the snapshot has %d keyed entries of %d", m.Header.KeyedEntries, m.Header.Entries)
+	}
+	for _, o := range m.Objects {
+		if o.Index == "kk" && o.KeyColumns != map[bool]string{false: "k:int4,id:int4", true: "k:int4:desc,id:int4:desc"}[desc] {
+			t.Errorf("index kk's key columns %q", o.KeyColumns)
+		}
+	}
+	if want := map[bool]int{false: 3, true: 4}[desc]; m.Header.FormatVersion != want {
+		t.Errorf("format version %d, want %d", m.Header.FormatVersion, want)
 	}
 	warmFrom := func(conn *connection.Conn, byKey string, dryRun bool) *warm.Outcome {
 		t.Helper()
@@ -261,8 +292,10 @@ func byKeyScenario(t *testing.T, rows, step, rounds int, conn *connection.Conn, 
 		}
 	}
 	check("logical copy")
-	exec(conn, "ALTER TABLE "+tbl+" FORCE")
-	check("rebuilt")
+	if !desc {
+		exec(conn, "ALTER TABLE "+tbl+" FORCE")
+		check("rebuilt")
+	}
 	exec(conn, "DROP DATABASE "+sqltext.Ident(db))
 }
 

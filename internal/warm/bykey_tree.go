@@ -61,9 +61,19 @@ func treeColumns(manifestCols, here keys.Columns) (cs keys.Columns, why string) 
 			return nil, fmt.Sprintf("its column %s holds %s here and %s in the manifest", h.Name, ht.Charset(), mt.Charset())
 		case !keys.Comparable(ht):
 			return nil, fmt.Sprintf("its column %s compares by its collation's weights here (%s), which only the server knows", h.Name, ht)
+		case m.Desc != h.Desc:
+			// The manifest's ranges run in the source's order, this tree in its own.
+			return nil, fmt.Sprintf("its key field %s is %s here and %s in the manifest", h.Name, direction(h.Desc), direction(m.Desc))
 		}
 	}
 	return here, ""
+}
+
+func direction(desc bool) string {
+	if desc {
+		return "descending"
+	}
+	return "ascending"
 }
 
 // treePages finds, for each target of the tree path, the leaf pages of this server's own
@@ -291,19 +301,26 @@ func likelyLeaves(cs keys.Columns, low, high keys.Key, bounded bool, start, end,
 
 // keyPosition places a key on a line by its first field, where that field's order is its
 // number's: integers, floats, dates and times (their numbers grow with them, not evenly
-// for DATE and DATETIME, which is enough to tell which leaf holds more of a range).
+// for DATE and DATETIME, which is enough to tell which leaf holds more of a range). A
+// descending field's line runs the other way, so that positions grow in the index's order.
 func keyPosition(cs keys.Columns, k keys.Key) (float64, bool) {
 	if len(k) == 0 || len(cs) == 0 || k[0].Null {
 		return 0, false
 	}
 	v := k[0]
+	var pos float64
 	switch cs[0].Type.Kind {
 	case keys.Int, keys.Date, keys.Datetime, keys.Timestamp, keys.Time, keys.Year:
-		return float64(v.I) + float64(v.Micro)/1e6, true
+		pos = float64(v.I) + float64(v.Micro)/1e6
 	case keys.Uint, keys.Enum:
-		return float64(v.U), true
+		pos = float64(v.U)
 	case keys.Float, keys.Double:
-		return v.F, true
+		pos = v.F
+	default:
+		return 0, false
 	}
-	return 0, false
+	if cs[0].Desc {
+		pos = -pos
+	}
+	return pos, true
 }
