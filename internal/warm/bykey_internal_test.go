@@ -64,6 +64,25 @@ func TestRangeCond(t *testing.T) {
 	}
 }
 
+// TestDescendingPrefix: an index with a descending prefix key part stays off the sql path
+// (its low bound cannot hold that field); ascending prefixes and whole descending fields
+// do not.
+func TestDescendingPrefix(t *testing.T) {
+	for cols, want := range map[string]string{
+		"id:int4,s:varchar@latin1_swedish_ci/3:desc": "s",
+		"s:varchar@latin1_swedish_ci/3,id:int4":      "",
+		"k:int4:desc,id:int4:desc":                   "",
+	} {
+		cs, err := keys.ParseColumns([]byte(cols))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := descendingPrefix(cs); got != want {
+			t.Errorf("%s: %q, want %q", cols, got, want)
+		}
+	}
+}
+
 // TestKeyRuns: neighbours both chosen ("@N" to a chosen page) are one run from the first
 // one's low key to the last one's high key; "@N" to a page not chosen ends at that page's
 // low key, to a page not in the manifest is unknown; runs come hottest first.
