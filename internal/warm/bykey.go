@@ -608,6 +608,13 @@ func (r *Resolved) buildKeyPlan(ctx context.Context, conn *connection.Conn, kts 
 			paths[kt.key] = ip
 			continue
 		}
+		if !ix.Usable {
+			// FORCE INDEX names no index the optimizer ignores: every statement would fail
+			// (MySQL's error 1176). Queries here do not read it either.
+			ip.Path, ip.Reason = PathNone, "the index is ignored (invisible) for the optimizer here: no statement can read it, and queries do not"
+			paths[kt.key] = ip
+			continue
+		}
 		if c := descendingPrefix(cs); c != "" {
 			ip.Path, ip.Reason = PathNone, "its key part "+c+" is a descending prefix: a range scan cannot start at a run's low key (the values with that prefix sort on both sides of it)"
 			paths[kt.key] = ip

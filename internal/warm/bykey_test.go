@@ -320,3 +320,63 @@ func poolReads(t *testing.T, conn *connection.Conn) int64 {
 	}
 	return n
 }
+
+// TestWarmByKeySkipsAnIgnoredIndex: an index the manifest has ranges for, ignored for the
+// optimizer here (MariaDB's IGNORED, MySQL's INVISIBLE: a DBA trying its removal on a
+// replica), takes no key path: FORCE INDEX cannot name it (MySQL's error 1176 failed the
+// warm's range scans), and queries here do not read it. The rest is warmed.
+func TestWarmByKeySkipsAnIgnoredIndex(t *testing.T) {
+	ctx := context.Background()
+	conn := sandboxtest.Conn(t)
+	db := sandboxtest.Schema(t)
+	tbl := sqltext.Table(db, "ig")
+	sandboxtest.Exec(t,
+		"CREATE TABLE "+tbl+" (id INT NOT NULL PRIMARY KEY, k INT NOT NULL, pad CHAR(200) NOT NULL DEFAULT '', KEY kk (k))",
+		fmt.Sprintf("INSERT INTO %s (id, k) SELECT seq, (seq * 7919) %% 20011 FROM %s", tbl, conn.Server.Series(db, 1, 20000)),
+		"ANALYZE TABLE "+tbl,
+		// Written to its file, where snapshot reads the key ranges (MySQL's export also
+		// drops the table's pages from the pool: the reads come after it).
+		"FLUSH TABLES "+tbl+" FOR EXPORT", "UNLOCK TABLES",
+		"SELECT COUNT(*) FROM "+tbl+" FORCE INDEX (kk) WHERE k > 0",
+		"SELECT COUNT(*) FROM "+tbl+" FORCE INDEX (PRIMARY) WHERE pad = ''")
+	path := filepath.Join(sandboxtest.Dir(t), "ig.manifest")
+	if _, err := snapshot.Capture(ctx, conn, snapshot.Options{Path: path, ToolVersion: "test", Filter: catalog.Filter{Schemas: []string{db}}}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := manifest.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Header.KeyedEntries == 0 {
+		t.Fatalf("the snapshot has no keyed entries of %d", m.Header.Entries)
+	}
+	hidden := "IGNORED"
+	if !conn.Server.IsMariaDB() {
+		hidden = "INVISIBLE"
+	}
+	sandboxtest.Exec(t, "ALTER TABLE "+tbl+" ALTER INDEX kk "+hidden)
+	req := warm.Request{Manifest: m, Method: warm.MethodAuto, Run: quiet(),
+		Plan: warm.Options{Order: "small-first", SplitPages: warm.DefaultSplitPages, ByKey: warm.ByKeySQL}}
+	if err := req.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	out, err := warm.Execute(ctx, conn, req, func(string, string) {})
+	if err != nil {
+		t.Fatalf("warm --from --by-key sql with kk %s: %v", hidden, err)
+	}
+	paths := map[string]warm.IndexPath{}
+	for _, ip := range out.Manifest.Paths {
+		if ip.Kind == warm.KindIndex {
+			paths[ip.Index] = ip
+		}
+	}
+	if ip := paths["kk"]; ip.Path != warm.PathNone || !strings.Contains(ip.Reason, "ignored") {
+		t.Errorf("kk %s: path %s (%s), want none, saying why", hidden, ip.Path, ip.Reason)
+	}
+	if ip := paths["PRIMARY"]; ip.Path != warm.PathSQL || ip.Statements == 0 {
+		t.Errorf("PRIMARY: path %s with %d statements (%s), want sql", ip.Path, ip.Statements, ip.Reason)
+	}
+	if out.Result.UnitsFailed > 0 || len(out.Result.Errors) > 0 {
+		t.Errorf("%d units failed: %v", out.Result.UnitsFailed, out.Result.Errors)
+	}
+}
