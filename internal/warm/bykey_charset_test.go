@@ -3,14 +3,10 @@ package warm_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/innowarm/innowarm/internal/catalog"
-	"github.com/innowarm/innowarm/internal/manifest"
 	"github.com/innowarm/innowarm/internal/sandbox/sandboxtest"
-	"github.com/innowarm/innowarm/internal/snapshot"
 	"github.com/innowarm/innowarm/internal/sqltext"
 	"github.com/innowarm/innowarm/internal/warm"
 )
@@ -32,17 +28,7 @@ func TestWarmByKeyTreeNeedsTheSameBytes(t *testing.T) {
 		"FLUSH TABLES "+tbl+" FOR EXPORT", "UNLOCK TABLES",
 		// and read, so that its pages are the pool's hot set on every flavor.
 		"SELECT SUM(LENGTH(pad)) FROM "+tbl+" FORCE INDEX (PRIMARY)")
-	path := filepath.Join(sandboxtest.Dir(t), "latin1.manifest")
-	if _, err := snapshot.Capture(ctx, conn, snapshot.Options{Path: path, ToolVersion: "test", Filter: catalog.Filter{Schemas: []string{db}}}); err != nil {
-		t.Fatal(err)
-	}
-	m, err := manifest.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if m.Header.KeyedEntries == 0 {
-		t.Fatalf("the snapshot has no keyed entries of %d", m.Header.Entries)
-	}
+	m := keyedSnapshot(t, conn, db, "latin1.manifest")
 	sandboxtest.Exec(t,
 		"ALTER TABLE "+tbl+" MODIFY s VARCHAR(40) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL",
 		"ANALYZE TABLE "+tbl, "FLUSH TABLES "+tbl+" FOR EXPORT", "UNLOCK TABLES")

@@ -28,16 +28,7 @@ import (
 // path there, and pages on the original), while by page number it does not.
 // auto takes the tree path there (integer keys compare in Go); --by-key sql the range scans.
 func TestWarmByKeyOnALogicalCopy(t *testing.T) {
-	ctx := context.Background()
-	conn := sandboxtest.Conn(t)
-	byKeyScenario(t, 60000, 400, 0, false, conn, func() *connection.Conn {
-		t.Helper()
-		if _, err := sandboxtest.Server(t).ColdRestart(ctx); err != nil {
-			t.Fatal(err)
-		}
-		conn = sandboxtest.Reconnect(t)
-		return conn
-	}, func(manifestPath string) {
+	byKeyScenario(t, 60000, 400, 0, false, sandboxtest.Conn(t), coldRestarter(t), func(manifestPath string) {
 		// The command line names each index's path and why, in the dry run's text and JSON.
 		t.Helper()
 		r := sandboxtest.CLI(t, sandboxtest.Run{}, append([]string{"warm", "--from", manifestPath, "--dry-run"}, sandboxtest.Sock(t)...)...)
@@ -74,16 +65,7 @@ func TestWarmByKeyOnALogicalCopy(t *testing.T) {
 // greater key to its lesser, the secondary index's appended id descends too. Read as
 // ascending, the sql path's ranges were empty and the tree path found other leaves.
 func TestWarmByKeyDescending(t *testing.T) {
-	ctx := context.Background()
-	conn := sandboxtest.Conn(t)
-	byKeyScenario(t, 60000, 400, 0, true, conn, func() *connection.Conn {
-		t.Helper()
-		if _, err := sandboxtest.Server(t).ColdRestart(ctx); err != nil {
-			t.Fatal(err)
-		}
-		conn = sandboxtest.Reconnect(t)
-		return conn
-	}, nil)
+	byKeyScenario(t, 60000, 400, 0, true, sandboxtest.Conn(t), coldRestarter(t), nil)
 }
 
 // TestMeasureWarmByKey is the scenario of TestWarmByKeyOnALogicalCopy at a scale where the
@@ -339,17 +321,7 @@ func TestWarmByKeySkipsAnIgnoredIndex(t *testing.T) {
 		"FLUSH TABLES "+tbl+" FOR EXPORT", "UNLOCK TABLES",
 		"SELECT COUNT(*) FROM "+tbl+" FORCE INDEX (kk) WHERE k > 0",
 		"SELECT COUNT(*) FROM "+tbl+" FORCE INDEX (PRIMARY) WHERE pad = ''")
-	path := filepath.Join(sandboxtest.Dir(t), "ig.manifest")
-	if _, err := snapshot.Capture(ctx, conn, snapshot.Options{Path: path, ToolVersion: "test", Filter: catalog.Filter{Schemas: []string{db}}}); err != nil {
-		t.Fatal(err)
-	}
-	m, err := manifest.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if m.Header.KeyedEntries == 0 {
-		t.Fatalf("the snapshot has no keyed entries of %d", m.Header.Entries)
-	}
+	m := keyedSnapshot(t, conn, db, "ig.manifest")
 	hidden := "IGNORED"
 	if !conn.Server.IsMariaDB() {
 		hidden = "INVISIBLE"
@@ -378,5 +350,34 @@ func TestWarmByKeySkipsAnIgnoredIndex(t *testing.T) {
 	}
 	if out.Result.UnitsFailed > 0 || len(out.Result.Errors) > 0 {
 		t.Errorf("%d units failed: %v", out.Result.UnitsFailed, out.Result.Errors)
+	}
+}
+
+// keyedSnapshot captures schema db's pages with their key ranges into a file named name
+// and reads it back; it fails the test when no page got a range.
+func keyedSnapshot(t *testing.T, conn *connection.Conn, db, name string) *manifest.Manifest {
+	t.Helper()
+	path := filepath.Join(sandboxtest.Dir(t), name)
+	if _, err := snapshot.Capture(context.Background(), conn, snapshot.Options{Path: path, ToolVersion: "test", Filter: catalog.Filter{Schemas: []string{db}}}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := manifest.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Header.KeyedEntries == 0 {
+		t.Fatalf("the snapshot has no keyed entries of %d", m.Header.Entries)
+	}
+	return m
+}
+
+// coldRestarter restarts the test's server cold and returns the new connection.
+func coldRestarter(t *testing.T) func() *connection.Conn {
+	return func() *connection.Conn {
+		t.Helper()
+		if _, err := sandboxtest.Server(t).ColdRestart(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		return sandboxtest.Reconnect(t)
 	}
 }
