@@ -179,7 +179,12 @@ func TestObserveCapturesAnUnsettledHotSet(t *testing.T) {
 		t.Fatal(err)
 	}
 	hot := tablePages(t, truthPath, "t")
-	if len(hot) < hotIDs {
+	// The leaves and the few non-leaf pages above them nearly fill what the server's own
+	// pages leave of this pool: MySQL 9.7's dictionary and system pages take about a third,
+	// and in a make test run its clean pool once kept 1,299 of them. A few evicted leave
+	// the hot set a little smaller, which the share below is of; fewer than 97% would be
+	// another pool than the test means.
+	if len(hot) < hotIDs*97/100 {
 		t.Fatalf("a clean pool kept %d pages of un.t after reading %d ids on as many leaf pages", len(hot), hotIDs)
 	}
 	// What a warm of this pool loads: the hottest entries up to about 80% of it.
