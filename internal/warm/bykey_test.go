@@ -70,8 +70,8 @@ func TestWarmByKeyDescending(t *testing.T) {
 
 // TestMeasureWarmByKey is the scenario of TestWarmByKeyOnALogicalCopy at a scale where the
 // table does not fit the pool (INNOWARM_MEASURE_BYKEY=ROWS: 600000 rows of about 215 bytes,
-// a 128 MiB pool), INNOWARM_MEASURE_ROUNDS rounds (3), on a
-// server of its own.
+// a 128 MiB pool), INNOWARM_MEASURE_ROUNDS rounds (3), on a server of its own; it also
+// measures the same server after a restart, warmed by its page numbers.
 // Not part of the suite: minutes on a loaded machine.
 func TestMeasureWarmByKey(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv("INNOWARM_MEASURE_BYKEY"))
@@ -89,7 +89,8 @@ func TestMeasureWarmByKey(t *testing.T) {
 	if r, err := strconv.Atoi(os.Getenv("INNOWARM_MEASURE_ROUNDS")); err == nil && r > 0 {
 		rounds = r
 	}
-	byKeyScenario(t, n, 400, rounds, false, conn, func() *connection.Conn {
+	// INNOWARM_MEASURE_DESC=1: both keys descending, as TestWarmByKeyDescending.
+	byKeyScenario(t, n, 400, rounds, os.Getenv("INNOWARM_MEASURE_DESC") != "", conn, func() *connection.Conn {
 		t.Helper()
 		conn.Close()
 		if _, err := sb.ColdRestart(ctx); err != nil {
@@ -200,6 +201,15 @@ func byKeyScenario(t *testing.T, rows, step, rounds int, desc bool, conn *connec
 		if ip.Path != warm.PathPages {
 			t.Errorf("on the original, %s takes path %s (%s), want pages", ix, ip.Path, ip.Reason)
 		}
+	}
+	if rounds > 0 {
+		// Measured only: the same server after a restart, warmed by auto (its page numbers).
+		conn = cold()
+		warmFrom(conn, warm.ByKeyAuto, false)
+		after := measure(conn)
+		hotPass := measure(conn)
+		t.Logf("same server (%d rows, manifest %d pages): misses cold %d (%.3f s), after warm auto (pages) %d (%.3f s), hot %d (%.3f s)",
+			rows, m.Header.Entries, originalCold.misses, originalCold.seconds, after.misses, after.seconds, hotPass.misses, hotPass.seconds)
 	}
 
 	// The logical copy: the same rows, inserted in key order, under the same name.
