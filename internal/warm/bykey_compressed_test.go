@@ -112,15 +112,7 @@ func TestWarmByKeyOnACompressedCopy(t *testing.T) {
 	}
 
 	// The logical copy: the same rows in key order, denser pages under other numbers.
-	cp := sqltext.Table(db, "t_copy")
-	exec(
-		"CREATE TABLE "+cp+" LIKE "+tbl,
-		"INSERT INTO "+cp+" SELECT * FROM "+tbl+" ORDER BY id",
-		"RENAME TABLE "+tbl+" TO "+sqltext.Table(db, "t_orig")+", "+cp+" TO "+tbl,
-		"DROP TABLE "+sqltext.Table(db, "t_orig"),
-		// A restore's statistics (see byKeyScenario), and its file as the tree path reads it.
-		"ANALYZE TABLE "+tbl,
-		"FLUSH TABLES "+tbl+" FOR EXPORT", "UNLOCK TABLES")
+	replaceByLogicalCopy(t, conn, db, tbl)
 	// The file the tree path reads holds 8 KiB pages: a server that silently made the
 	// copy DYNAMIC (its strict mode off) would leave nothing compressed to test.
 	cat, err := catalog.Load(ctx, conn, catalog.Filter{Schemas: []string{db}})
@@ -152,15 +144,7 @@ func TestWarmByKeyOnACompressedCopy(t *testing.T) {
 	bound := hotMisses + coldMisses/10
 	warmFrom := func(byKey string) *warm.Outcome {
 		t.Helper()
-		req := warm.Request{Manifest: m, Method: warm.MethodAuto, Run: quiet(),
-			Plan: warm.Options{Order: "small-first", SplitPages: warm.DefaultSplitPages, ByKey: byKey}}
-		if err := req.Validate(); err != nil {
-			t.Fatal(err)
-		}
-		out, err := warm.Execute(ctx, conn, req, func(string, string) {})
-		if err != nil {
-			t.Fatalf("warm --from --by-key %s: %v", byKey, err)
-		}
+		out := warmByKey(t, conn, m, byKey, false)
 		for _, sk := range out.Result.Skipped {
 			t.Errorf("--by-key %s: skipped %s: %s", byKey, sk.Index, sk.Reason)
 		}

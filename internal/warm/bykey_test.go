@@ -174,30 +174,8 @@ func byKeyScenario(t *testing.T, rows, step, rounds int, desc bool, conn *connec
 	if want := map[bool]int{false: 3, true: 4}[desc]; m.Header.FormatVersion != want {
 		t.Errorf("format version %d, want %d", m.Header.FormatVersion, want)
 	}
-	warmFrom := func(conn *connection.Conn, byKey string, dryRun bool) *warm.Outcome {
-		t.Helper()
-		req := warm.Request{Manifest: m, Method: warm.MethodAuto, DryRun: dryRun, Run: quiet(),
-			Plan: warm.Options{Order: "small-first", SplitPages: warm.DefaultSplitPages, ByKey: byKey}}
-		if err := req.Validate(); err != nil {
-			t.Fatal(err)
-		}
-		out, err := warm.Execute(ctx, conn, req, func(string, string) {})
-		if err != nil {
-			t.Fatalf("warm --from --by-key %s: %v", byKey, err)
-		}
-		return out
-	}
-	pathsOf := func(out *warm.Outcome) map[string]warm.IndexPath {
-		got := map[string]warm.IndexPath{}
-		for _, ip := range out.Manifest.Paths {
-			if ip.Kind == warm.KindIndex {
-				got[ip.Index] = ip
-			}
-		}
-		return got
-	}
 	// On the original, auto takes the page numbers: the sampled pages hold the keys.
-	for ix, ip := range pathsOf(warmFrom(conn, warm.ByKeyAuto, true)) {
+	for ix, ip := range indexPaths(warmByKey(t, conn, m, warm.ByKeyAuto, true)) {
 		if ip.Path != warm.PathPages {
 			t.Errorf("on the original, %s takes path %s (%s), want pages", ix, ip.Path, ip.Reason)
 		}
@@ -205,27 +183,14 @@ func byKeyScenario(t *testing.T, rows, step, rounds int, desc bool, conn *connec
 	if rounds > 0 {
 		// Measured only: the same server after a restart, warmed by auto (its page numbers).
 		conn = cold()
-		warmFrom(conn, warm.ByKeyAuto, false)
+		warmByKey(t, conn, m, warm.ByKeyAuto, false)
 		after := measure(conn)
 		hotPass := measure(conn)
 		t.Logf("same server (%d rows, manifest %d pages): misses cold %d (%.3f s), after warm auto (pages) %d (%.3f s), hot %d (%.3f s)",
 			rows, m.Header.Entries, originalCold.misses, originalCold.seconds, after.misses, after.seconds, hotPass.misses, hotPass.seconds)
 	}
 
-	// The logical copy: the same rows, inserted in key order, under the same name.
-	cp := sqltext.Table(db, "t_copy")
-	exec(conn,
-		"CREATE TABLE "+cp+" LIKE "+tbl,
-		"INSERT INTO "+cp+" SELECT * FROM "+tbl+" ORDER BY id",
-		"RENAME TABLE "+tbl+" TO "+sqltext.Table(db, "t_orig")+", "+cp+" TO "+tbl,
-		"DROP TABLE "+sqltext.Table(db, "t_orig"),
-		// A restore's statistics, which the server recalculates in the background within
-		// seconds of a load (a restart sooner keeps the empty table's, and the optimizer
-		// would scan the index from its start for a range: the plan then says so).
-		"ANALYZE TABLE "+tbl,
-		// Written to its file: the tree path reads the file as it is on disk (a table not
-		// written yet takes the sql path, and says why).
-		"FLUSH TABLES "+tbl+" FOR EXPORT", "UNLOCK TABLES")
+	replaceByLogicalCopy(t, conn, db, tbl)
 	if cli != nil {
 		cli(path)
 	}
@@ -242,7 +207,7 @@ func byKeyScenario(t *testing.T, rows, step, rounds int, desc bool, conn *connec
 			byNumber := pass{misses: -1}
 			if !lean || what == "logical copy" {
 				conn = cold()
-				warmFrom(conn, warm.ByKeyPages, false)
+				warmByKey(t, conn, m, warm.ByKeyPages, false)
 				byNumber = measure(conn)
 			}
 			modes := []struct{ byKey, want string }{{warm.ByKeyAuto, warm.PathTree}, {warm.ByKeySQL, warm.PathSQL}}
@@ -252,9 +217,9 @@ func byKeyScenario(t *testing.T, rows, step, rounds int, desc bool, conn *connec
 			for _, mode := range modes {
 				conn = cold()
 				t0 := time.Now()
-				out := warmFrom(conn, mode.byKey, false)
+				out := warmByKey(t, conn, m, mode.byKey, false)
 				warmSeconds := time.Since(t0).Seconds()
-				for ix, ip := range pathsOf(out) {
+				for ix, ip := range indexPaths(out) {
 					if ip.Path != mode.want || (ip.Statements == 0 && ip.TreePages == 0) {
 						t.Errorf("%s --by-key %s: %s takes path %s with %d statements and %d tree pages (%s), want %s", what, mode.byKey, ix, ip.Path, ip.Statements, ip.TreePages, ip.Reason, mode.want)
 					}
@@ -318,7 +283,6 @@ func poolReads(t *testing.T, conn *connection.Conn) int64 {
 // replica), takes no key path: FORCE INDEX cannot name it (MySQL's error 1176 failed the
 // warm's range scans), and queries here do not read it. The rest is warmed.
 func TestWarmByKeySkipsAnIgnoredIndex(t *testing.T) {
-	ctx := context.Background()
 	conn := sandboxtest.Conn(t)
 	db := sandboxtest.Schema(t)
 	tbl := sqltext.Table(db, "ig")
@@ -337,21 +301,8 @@ func TestWarmByKeySkipsAnIgnoredIndex(t *testing.T) {
 		hidden = "INVISIBLE"
 	}
 	sandboxtest.Exec(t, "ALTER TABLE "+tbl+" ALTER INDEX kk "+hidden)
-	req := warm.Request{Manifest: m, Method: warm.MethodAuto, Run: quiet(),
-		Plan: warm.Options{Order: "small-first", SplitPages: warm.DefaultSplitPages, ByKey: warm.ByKeySQL}}
-	if err := req.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	out, err := warm.Execute(ctx, conn, req, func(string, string) {})
-	if err != nil {
-		t.Fatalf("warm --from --by-key sql with kk %s: %v", hidden, err)
-	}
-	paths := map[string]warm.IndexPath{}
-	for _, ip := range out.Manifest.Paths {
-		if ip.Kind == warm.KindIndex {
-			paths[ip.Index] = ip
-		}
-	}
+	out := warmByKey(t, conn, m, warm.ByKeySQL, false)
+	paths := indexPaths(out)
 	if ip := paths["kk"]; ip.Path != warm.PathNone || !strings.Contains(ip.Reason, "ignored") {
 		t.Errorf("kk %s: path %s (%s), want none, saying why", hidden, ip.Path, ip.Reason)
 	}
@@ -389,5 +340,55 @@ func coldRestarter(t *testing.T) func() *connection.Conn {
 			t.Fatal(err)
 		}
 		return sandboxtest.Reconnect(t)
+	}
+}
+
+// warmByKey runs warm --from m on conn with --by-key byKey (a dry run: only the plan).
+func warmByKey(t *testing.T, conn *connection.Conn, m *manifest.Manifest, byKey string, dryRun bool) *warm.Outcome {
+	t.Helper()
+	req := warm.Request{Manifest: m, Method: warm.MethodAuto, DryRun: dryRun, Run: quiet(),
+		Plan: warm.Options{Order: "small-first", SplitPages: warm.DefaultSplitPages, ByKey: byKey}}
+	if err := req.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	out, err := warm.Execute(context.Background(), conn, req, func(string, string) {})
+	if err != nil {
+		t.Fatalf("%s: warm --from --by-key %s: %v", conn.Server, byKey, err)
+	}
+	return out
+}
+
+// indexPaths is the path each index of a warm's plan took, by index name.
+func indexPaths(out *warm.Outcome) map[string]warm.IndexPath {
+	got := map[string]warm.IndexPath{}
+	for _, ip := range out.Manifest.Paths {
+		if ip.Kind == warm.KindIndex {
+			got[ip.Index] = ip
+		}
+	}
+	return got
+}
+
+// replaceByLogicalCopy replaces db's table tbl (quoted) by a copy of itself made as a
+// logical restore makes it: the same rows inserted in key order (denser pages, other page
+// numbers) under the same name, with a restore's statistics, which the server recalculates
+// in the background within seconds of a load (a restart sooner keeps the empty table's,
+// and the optimizer would scan the index from its start for a range: the plan then says
+// so), and written to its file, where the tree path reads it (a table not written yet
+// takes the sql path, and says why).
+func replaceByLogicalCopy(t *testing.T, conn *connection.Conn, db, tbl string) {
+	t.Helper()
+	cp := sqltext.Table(db, "t_copy")
+	for _, q := range []string{
+		"CREATE TABLE " + cp + " LIKE " + tbl,
+		"INSERT INTO " + cp + " SELECT * FROM " + tbl + " ORDER BY id",
+		"RENAME TABLE " + tbl + " TO " + sqltext.Table(db, "t_orig") + ", " + cp + " TO " + tbl,
+		"DROP TABLE " + sqltext.Table(db, "t_orig"),
+		"ANALYZE TABLE " + tbl,
+		"FLUSH TABLES " + tbl + " FOR EXPORT", "UNLOCK TABLES",
+	} {
+		if _, err := conn.DB.ExecContext(context.Background(), q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
 	}
 }

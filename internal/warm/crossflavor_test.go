@@ -139,16 +139,7 @@ func crossFlavorScenario(t *testing.T, from, to string, rows, step, rounds int) 
 
 	warmFrom := func(byKey string) *warm.Outcome {
 		t.Helper()
-		req := warm.Request{Manifest: m, Method: warm.MethodAuto, Run: quiet(),
-			Plan: warm.Options{Order: "small-first", SplitPages: warm.DefaultSplitPages, ByKey: byKey}}
-		if err := req.Validate(); err != nil {
-			t.Fatal(err)
-		}
-		out, err := warm.Execute(ctx, replica, req, func(string, string) {})
-		if err != nil {
-			t.Fatalf("%s: warm --from %s's manifest --by-key %s: %v", replica.Server, primary.Server, byKey, err)
-		}
-		return out
+		return warmByKey(t, replica, m, byKey, false)
 	}
 	for round := 1; round <= rounds; round++ {
 		coldRestart(replicaSB, &replica)
