@@ -129,6 +129,21 @@ func TestKeyAndColumnsText(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(back, cs) {
 		t.Fatalf("columns read back %+v, %v", back, err)
 	}
+	// A type's arguments hold commas (decimal(14,2)): a list of such columns, as every
+	// version writes it, reads back whole.
+	withDecimals := Columns{
+		{Name: "balance", Type: Type{Kind: Decimal, Precision: 14, Scale: 2}},
+		{Name: "e", Type: Type{Kind: Decimal, Precision: 5, Scale: 0}, Desc: true},
+		{Name: "id", Type: Type{Kind: Decimal, Precision: 30, Scale: 10}},
+		{Name: "ts", Type: Type{Kind: Timestamp, Scale: 6}},
+	}
+	text = AppendColumns(nil, withDecimals)
+	if string(text) != "balance:decimal(14,2),e:decimal(5,0):desc,id:decimal(30,10),ts:timestamp(6)" {
+		t.Errorf("columns written %s", text)
+	}
+	if back, err := ParseColumns(text); err != nil || !reflect.DeepEqual(back, withDecimals) {
+		t.Errorf("columns with decimals read back %+v, %v", back, err)
+	}
 	k := Key{{I: -7}, {Bytes: []byte("x,y")}, Null}
 	kt, err := AppendKey(nil, cs, k)
 	if err != nil || string(kt) != `-7,'x%2Cy,\N` {
@@ -147,7 +162,7 @@ func TestKeyAndColumnsText(t *testing.T) {
 			t.Errorf("key %q accepted as %+v", bad, kb)
 		}
 	}
-	for _, bad := range []string{"k:int4:asc", "k:int4:desc:desc", "k:int4:", "k:desc"} {
+	for _, bad := range []string{"k:int4:asc", "k:int4:desc:desc", "k:int4:", "k:desc", "k:decimal(5,2", "k:decimal(5,2),", "k:decimal5,2)"} {
 		if cs, err := ParseColumns([]byte(bad)); err == nil {
 			t.Errorf("columns %q accepted as %+v", bad, cs)
 		}

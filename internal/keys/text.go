@@ -537,7 +537,7 @@ func ParseColumns(s []byte) (Columns, error) {
 		return nil, errors.New("no key columns")
 	}
 	var cs Columns
-	for _, part := range strings.Split(string(s), ",") {
+	for _, part := range splitColumns(string(s)) {
 		name, typ, ok := strings.Cut(part, ":")
 		if !ok {
 			return nil, fmt.Errorf("key column %q: want NAME:TYPE", truncate(part))
@@ -557,4 +557,26 @@ func ParseColumns(s []byte) (Columns, error) {
 		cs = append(cs, Column{Name: string(n), Type: t, Desc: desc})
 	}
 	return cs, nil
+}
+
+// splitColumns cuts AppendColumns' form at the commas between columns. A name has its
+// commas escaped, but a type's arguments are not: decimal(14,2) holds one, so a comma
+// inside parentheses belongs to its type.
+func splitColumns(s string) []string {
+	var parts []string
+	depth, start := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '(':
+			depth++
+		case ')':
+			depth = max(depth-1, 0)
+		case ',':
+			if depth == 0 {
+				parts = append(parts, s[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(parts, s[start:])
 }
