@@ -35,6 +35,11 @@ func (s Server) PoolInstancesQuery() string {
 // how the engine stores it.
 func (s Server) ColumnsTable() string { return s.dictTable("INNODB_SYS_COLUMNS", "INNODB_COLUMNS") }
 
+// FieldsTable lists each index's key fields as InnoDB stores them (INDEX_ID, NAME, POS),
+// which can hold columns STATISTICS does not show: MariaDB appends a system-versioned
+// table's row_end to its primary and unique keys.
+func (s Server) FieldsTable() string { return s.dictTable("INNODB_SYS_FIELDS", "INNODB_FIELDS") }
+
 // InstantColumnsExpr is two columns of TablesTable: MySQL's INSTANT_COLS (tables upgraded
 // with 8.0.12's instant ADD COLUMN) and TOTAL_ROW_VERSIONS (8.0.29's instant ADD/DROP);
 // 0 where the server has neither. MariaDB's instant ALTER history is only in the clustered

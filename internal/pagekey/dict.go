@@ -32,6 +32,8 @@ type storedTable struct {
 	versions    int // MySQL 8.0.29's row versions
 	columns     map[string]StoredColumn
 	order       []string // stored (non-virtual) columns by POS
+	// indexFields are each index's key fields as InnoDB's dictionary lists them, by POS.
+	indexFields map[string][]string
 }
 
 // LoadDictionary reads InnoDB's dictionary for the tables (and partitions) of cat, on a
@@ -103,6 +105,35 @@ func LoadDictionary(ctx context.Context, conn *connection.Conn, cat *catalog.Cat
 		sort.Slice(ps, func(i, j int) bool { return ps[i].pos < ps[j].pos })
 		for _, p := range ps {
 			d.tables[id].order = append(d.tables[id].order, p.name)
+		}
+	}
+	type field struct {
+		index, name string
+		pos         int64
+	}
+	fields := map[uint64][]field{}
+	err = sess.Query(ctx, "SELECT i.TABLE_ID, i.NAME, f.NAME, f.POS FROM "+srv.FieldsTable()+" f JOIN "+srv.IndexesTable()+
+		" i ON i.INDEX_ID = f.INDEX_ID WHERE i.TABLE_ID IN ("+in+")", nil, func(rows *sql.Rows) error {
+		var id uint64
+		var f field
+		if err := rows.Scan(&id, &f.index, &f.name, &f.pos); err != nil {
+			return err
+		}
+		fields[id] = append(fields[id], f)
+		return nil
+	})
+	if err != nil {
+		return nil, catalog.ExplainPrivilege(err, srv.FieldsTable())
+	}
+	for id, fs := range fields {
+		t := d.tables[id]
+		if t == nil {
+			continue
+		}
+		sort.SliceStable(fs, func(i, j int) bool { return fs[i].pos < fs[j].pos })
+		t.indexFields = map[string][]string{}
+		for _, f := range fs {
+			t.indexFields[f.index] = append(t.indexFields[f.index], f.name)
 		}
 	}
 	err = sess.Query(ctx, "SELECT TABLE_ID, ROW_FORMAT, "+srv.InstantColumnsExpr()+" FROM "+srv.TablesTable()+" WHERE TABLE_ID IN ("+in+")", nil, func(rows *sql.Rows) error {
@@ -266,7 +297,7 @@ func (d *Dictionary) tableDef(t *catalog.Table, p *catalog.Part, src *Source, cl
 	if st == nil || len(st.columns) == 0 {
 		return TableDef{}, unsupported("%s is not in InnoDB's dictionary views", t.FullName())
 	}
-	def := TableDef{Table: t, Stored: st.columns, Order: st.order, Charsets: d.charsets, Format: RecordFormatOf(d.srv.Kind)}
+	def := TableDef{Table: t, Stored: st.columns, Order: st.order, IndexFields: st.indexFields, Charsets: d.charsets, Format: RecordFormatOf(d.srv.Kind)}
 	if st.rowFormat == "redundant" {
 		def.Redundant = true
 	}

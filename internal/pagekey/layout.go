@@ -169,6 +169,9 @@ type TableDef struct {
 	Stored map[string]StoredColumn
 	// Order is InnoDB's column order (the dictionary's POS) of the stored columns.
 	Order []string
+	// IndexFields are each index's key fields as InnoDB's dictionary lists them (nil when
+	// it does not: the catalog's key parts are taken as they are).
+	IndexFields map[string][]string
 	// Charsets maps collations to their character sets.
 	Charsets map[string]Charset
 	Format   RecordFormat
@@ -208,13 +211,23 @@ func Build(def TableDef, index *catalog.Index) (*Layout, error) {
 	// from the primary key.
 	wholeInIndex := map[string]bool{}
 	var fields []Field
-	add := func(ic catalog.IndexColumn) error {
+	add := func(kp keyPart) error {
+		if kp.hidden != "" {
+			f, err := def.hiddenField(kp.hidden)
+			if err != nil {
+				return err
+			}
+			wholeInIndex[strings.ToLower(kp.hidden)] = true
+			fields = append(fields, f)
+			return nil
+		}
+		ic := kp.ic
 		f, err := def.field(ic)
 		if err != nil {
 			return err
 		}
 		if ic.SubPart == 0 {
-			wholeInIndex[ic.Name] = true
+			wholeInIndex[strings.ToLower(ic.Name)] = true
 		}
 		// A secondary index's appended primary key fields keep the primary key's order
 		// (both servers: ids within one value of KEY (k) come out descending under
@@ -227,8 +240,18 @@ func Build(def TableDef, index *catalog.Index) (*Layout, error) {
 	case index.Hidden:
 		fields = append(fields, rowID)
 	default:
-		for _, ic := range index.Columns {
-			if err := add(ic); err != nil {
+		clustParts, err := def.keyParts(clust, nil)
+		if err != nil {
+			return nil, err
+		}
+		parts := clustParts
+		if !index.Clustered {
+			if parts, err = def.keyParts(index, clust); err != nil {
+				return nil, err
+			}
+		}
+		for _, kp := range parts {
+			if err := add(kp); err != nil {
 				return nil, err
 			}
 		}
@@ -236,9 +259,9 @@ func Build(def TableDef, index *catalog.Index) (*Layout, error) {
 			if clust.Hidden {
 				fields = append(fields, rowID)
 			}
-			for _, ic := range clust.Columns {
-				if !wholeInIndex[ic.Name] {
-					if err := add(ic); err != nil {
+			for _, kp := range clustParts {
+				if !wholeInIndex[strings.ToLower(kp.name())] {
+					if err := add(kp); err != nil {
 						return nil, err
 					}
 				}
@@ -260,6 +283,74 @@ func Build(def TableDef, index *catalog.Index) (*Layout, error) {
 	return l, def.clusteredNulls(l, clust)
 }
 
+// keyPart is one field of an index's key: a key part the catalog names, or a column of the
+// table InnoDB keys the index by that the catalog does not show (hidden).
+type keyPart struct {
+	ic     catalog.IndexColumn
+	hidden string
+}
+
+func (kp keyPart) name() string {
+	if kp.hidden != "" {
+		return kp.hidden
+	}
+	return kp.ic.Name
+}
+
+// keyParts is index's key as InnoDB stores it: the catalog's key parts, with the fields
+// InnoDB's dictionary lists among them that the catalog does not (MariaDB appends a
+// system-versioned table's row_end to its primary and unique keys, and STATISTICS does not
+// show it: read without it, every node pointer's child page number was taken from the
+// row_end's bytes). A secondary index's fields that are the clustered index's (clust: a
+// dictionary that lists the appended primary key) are left to Build, which appends them.
+func (def TableDef) keyParts(index, clust *catalog.Index) ([]keyPart, error) {
+	parts := make([]keyPart, 0, len(index.Columns)+1)
+	stored, ok := def.IndexFields[index.Name]
+	if !ok || len(stored) == 0 {
+		for _, ic := range index.Columns {
+			parts = append(parts, keyPart{ic: ic})
+		}
+		return parts, nil
+	}
+	inClust := map[string]bool{}
+	if clust != nil {
+		for _, ic := range clust.Columns {
+			inClust[strings.ToLower(ic.Name)] = true
+		}
+	}
+	j := 0
+	for _, name := range stored {
+		switch {
+		case j < len(index.Columns) && strings.EqualFold(index.Columns[j].Name, name):
+			parts = append(parts, keyPart{ic: index.Columns[j]})
+			j++
+		case j == len(index.Columns) && inClust[strings.ToLower(name)]:
+			// the appended primary key, where the dictionary lists it
+		default:
+			if _, isColumn := def.Stored[name]; !isColumn {
+				return nil, unsupported("index %s: InnoDB's dictionary lists field %s, which is no column of the table", index.Name, name)
+			}
+			parts = append(parts, keyPart{hidden: name})
+		}
+	}
+	if j != len(index.Columns) {
+		return nil, unsupported("index %s: InnoDB's dictionary lists its fields as %s, which do not hold the catalog's key parts in order", index.Name, strings.Join(stored, ","))
+	}
+	return parts, nil
+}
+
+// hiddenField is a key field the catalog does not show, read to step over it: no other
+// copy shares its values (a system-versioned table's row_end differs in every copy's
+// history), so it is a key's end, as the hidden row id is.
+func (def TableDef) hiddenField(name string) (Field, error) {
+	sc := def.Stored[name]
+	n := fixedSize(sc, Charset{Name: "binary", MinLen: 1, MaxLen: 1}, def.Redundant)
+	if n < 1 || n > 8 || sc.MType == mtypeMySQL || sc.MType == mtypeChar {
+		return Field{}, unsupported("key field %s the catalog does not show: type %d of %d bytes", name, sc.MType, sc.Len)
+	}
+	return Field{Name: name, Type: keys.Type{Kind: keys.RowID}, FixedLen: n, Unsigned: true, Nullable: sc.Nullable()}, nil
+}
+
 // clusteredNulls counts the null bitmap of the clustered index's records: every nullable
 // stored column has a bit, as the table was when each record was written.
 func (def TableDef) clusteredNulls(l *Layout, clust *catalog.Index) error {
@@ -272,6 +363,11 @@ func (def TableDef) clusteredNulls(l *Layout, clust *catalog.Index) error {
 		for _, ic := range clust.Columns {
 			if ic.SubPart == 0 {
 				inKey[ic.Name] = true
+			}
+		}
+		for _, f := range l.Fields {
+			if f.Type.Kind == keys.RowID {
+				inKey[f.Name] = true // a hidden key field (row_end) is no column after the key
 			}
 		}
 		for _, name := range def.Order {

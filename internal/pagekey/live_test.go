@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/innowarm/innowarm/internal/flavor"
+	"github.com/innowarm/innowarm/internal/keys"
 	"github.com/innowarm/innowarm/internal/pagekey"
 	"github.com/innowarm/innowarm/internal/sandbox/sandboxtest"
 	"github.com/innowarm/innowarm/internal/sqltext"
@@ -432,4 +433,90 @@ func o0(m map[string]indexReport) string {
 		return k
 	}
 	return ""
+}
+
+// TestSystemVersionedKeys (MariaDB): a system-versioned table's primary and unique keys end
+// with its row_end, which InnoDB stores in them and STATISTICS does not show. Every index
+// decodes to the server's rows in its order, with row_end read as a hidden field (no other
+// copy shares it), and once updates have left history rows beside the current ones every
+// record of them still decodes. Read without row_end, the node pointers' child page numbers
+// were taken from its bytes ("node pointer to page 2147483647, past the file's end") and the
+// table had no keys.
+func TestSystemVersionedKeys(t *testing.T) {
+	srv, c := sandboxtest.Flavor(t), sandboxtest.Conn(t)
+	if !srv.IsMariaDB() {
+		t.Skip("system versioning is MariaDB's")
+	}
+	db := sandboxtest.Schema(t)
+	for _, tc := range []struct{ name, rowEnd, period string }{
+		{"vts", "", ""},
+		{"vtrx", ", s BIGINT UNSIGNED GENERATED ALWAYS AS ROW START INVISIBLE, e BIGINT UNSIGNED GENERATED ALWAYS AS ROW END INVISIBLE", ", PERIOD FOR SYSTEM_TIME (s, e)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tbl := sqltext.Table(db, tc.name)
+			execSession(t, c,
+				"CREATE TABLE "+tbl+" (id INT NOT NULL, u INT NOT NULL, v INT, pad CHAR(100) NOT NULL DEFAULT ''"+tc.rowEnd+
+					", PRIMARY KEY (id), UNIQUE KEY uu (u), KEY kv (v)"+tc.period+") WITH SYSTEM VERSIONING",
+				"INSERT INTO "+tbl+" (id, u, v) SELECT seq * 7919 % 20011, seq, IF(seq % 9 = 0, NULL, seq % 300) FROM "+srv.Series(db, 1, 8000))
+			reports := checkTable(t, c, db, tc.name)
+			want := map[string]string{
+				"PRIMARY": "id:int4,row_end:rowid", "uu": "u:int4,row_end:rowid,id:int4", "kv": "v:int4,id:int4,row_end:rowid"}
+			if tc.rowEnd != "" { // row_end named by the table, and shown by STATISTICS
+				want = map[string]string{"PRIMARY": "id:int4,e:uint8", "uu": "u:int4,e:uint8,id:int4", "kv": "v:int4,id:int4,e:uint8"}
+			}
+			for ix, cols := range want {
+				r, ok := reports[ix]
+				if !ok {
+					t.Errorf("index %s not decoded", ix)
+					continue
+				}
+				if got := string(keys.AppendColumns(nil, r.layout.Columns)); got != cols {
+					t.Errorf("index %s: key columns %s, want %s", ix, got, cols)
+				}
+				if r.layout.Clustered && r.leaves < 10 {
+					t.Errorf("PRIMARY has %d leaves, want 10 or more", r.leaves)
+				}
+			}
+			// History rows: each update keeps the old row, with its row_end, beside the new.
+			execSession(t, c, "UPDATE "+tbl+" SET v = v + 1, pad = 'x' WHERE id % 3 = 0", "DELETE FROM "+tbl+" WHERE id % 11 = 0")
+			var all int
+			if err := c.DB.QueryRow("SELECT COUNT(*) FROM " + tbl + " FOR SYSTEM_TIME ALL").Scan(&all); err != nil {
+				t.Fatal(err)
+			}
+			defer flush(t, c, db, tc.name)()
+			o := open(t, c, db, tc.name)
+			for name, err := range o.errs {
+				t.Errorf("index %s: %v", name, err)
+			}
+			for _, ix := range []string{"PRIMARY", "uu", "kv"} {
+				l := o.layouts[ix]
+				if l == nil {
+					t.Fatalf("index %s: no layout", ix)
+				}
+				tree, err := pagekey.ReadTree(o.src, l, o.ids[ix], o.roots[ix])
+				if err != nil {
+					t.Fatalf("index %s with history: read the tree: %v", ix, err)
+				}
+				n := 0
+				for _, leaf := range tree.Leaves {
+					p, err := o.src.Page(leaf)
+					if err != nil {
+						t.Fatal(err)
+					}
+					recs, err := l.Records(p)
+					if err != nil {
+						t.Fatalf("index %s with history, leaf %d: %v", ix, leaf, err)
+					}
+					for _, r := range recs {
+						if !r.Deleted {
+							n++
+						}
+					}
+				}
+				if n != all {
+					t.Errorf("index %s with history: %d records decoded, the table has %d rows current and past", ix, n, all)
+				}
+			}
+		})
+	}
 }

@@ -73,7 +73,9 @@ func decodeValue(f *Field, b []byte, copyBytes bool) (keys.Value, error) {
 		}
 		return keys.Value{U: beUint(b)}, nil
 	case keys.RowID:
-		if err := want(6); err != nil {
+		// DB_ROW_ID takes 6 bytes; a hidden key field read as one (a system-versioned
+		// table's row_end) 7 or 8.
+		if err := want(max(f.FixedLen, 6)); err != nil {
 			return keys.Value{}, err
 		}
 		return keys.Value{U: beUint(b)}, nil
