@@ -129,16 +129,16 @@ func TestKeyAndColumnsText(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(back, cs) {
 		t.Fatalf("columns read back %+v, %v", back, err)
 	}
-	// A type's arguments hold commas (decimal(14,2)): a list of such columns, as every
-	// version writes it, reads back whole.
+	// A type's arguments hold commas (decimal(14,2)), and a name may hold parentheses: a
+	// list of such columns, as every version writes it, reads back whole.
 	withDecimals := Columns{
-		{Name: "balance", Type: Type{Kind: Decimal, Precision: 14, Scale: 2}},
+		{Name: "f(x,y)", Type: Type{Kind: Decimal, Precision: 14, Scale: 2}},
 		{Name: "e", Type: Type{Kind: Decimal, Precision: 5, Scale: 0}, Desc: true},
 		{Name: "id", Type: Type{Kind: Decimal, Precision: 30, Scale: 10}},
 		{Name: "ts", Type: Type{Kind: Timestamp, Scale: 6}},
 	}
 	text = AppendColumns(nil, withDecimals)
-	if string(text) != "balance:decimal(14,2),e:decimal(5,0):desc,id:decimal(30,10),ts:timestamp(6)" {
+	if string(text) != "f(x%2Cy):decimal(14,2),e:decimal(5,0):desc,id:decimal(30,10),ts:timestamp(6)" {
 		t.Errorf("columns written %s", text)
 	}
 	if back, err := ParseColumns(text); err != nil || !reflect.DeepEqual(back, withDecimals) {

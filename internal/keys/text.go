@@ -560,22 +560,24 @@ func ParseColumns(s []byte) (Columns, error) {
 }
 
 // splitColumns cuts AppendColumns' form at the commas between columns. A name has its
-// commas escaped, but a type's arguments are not: decimal(14,2) holds one, so a comma
-// inside parentheses belongs to its type.
+// commas and colons escaped (it may hold parentheses), but a type's arguments are not:
+// decimal(14,2) holds a comma, so in a column's type, after its name's colon, a comma
+// inside parentheses belongs to the type.
 func splitColumns(s string) []string {
 	var parts []string
-	depth, start := 0, 0
+	inName, depth, start := true, 0, 0
 	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '(':
+		switch c := s[i]; {
+		case c == ':' && inName:
+			inName = false
+		case inName:
+		case c == '(':
 			depth++
-		case ')':
+		case c == ')':
 			depth = max(depth-1, 0)
-		case ',':
-			if depth == 0 {
-				parts = append(parts, s[start:i])
-				start = i + 1
-			}
+		case c == ',' && depth == 0:
+			parts = append(parts, s[start:i])
+			start, inName = i+1, true
 		}
 	}
 	return append(parts, s[start:])
