@@ -306,7 +306,13 @@ func (kp keyPart) name() string {
 func (def TableDef) keyParts(index, clust *catalog.Index) ([]keyPart, error) {
 	parts := make([]keyPart, 0, len(index.Columns)+1)
 	stored, ok := def.IndexFields[index.Name]
-	if !ok || len(stored) == 0 {
+	functional := false
+	for _, ic := range index.Columns {
+		functional = functional || ic.Column == nil
+	}
+	// A functional key part (MySQL) is a hidden virtual column the dictionary names
+	// (!hidden!...): field says it cannot be read, in the catalog's words.
+	if !ok || len(stored) == 0 || functional {
 		for _, ic := range index.Columns {
 			parts = append(parts, keyPart{ic: ic})
 		}

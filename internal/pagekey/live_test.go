@@ -520,3 +520,28 @@ func TestSystemVersionedKeys(t *testing.T) {
 		})
 	}
 }
+
+// TestFunctionalKeyPartsSayWhy (MySQL): an index on an expression or a multi-valued index
+// keys a hidden virtual column the dictionary names !hidden!...: its keys are not read,
+// and the reason says it is a functional key part (the dictionary's fields, read since
+// system-versioned tables needed them, had made it "no column of the table").
+func TestFunctionalKeyPartsSayWhy(t *testing.T) {
+	srv, c := sandboxtest.Flavor(t), sandboxtest.Conn(t)
+	if srv.IsMariaDB() {
+		t.Skip("functional key parts are MySQL's")
+	}
+	db := sandboxtest.Schema(t)
+	execSession(t, c,
+		"CREATE TABLE "+sqltext.Table(db, "fn")+" (id INT PRIMARY KEY, s VARCHAR(40), j JSON, KEY kf ((UPPER(s))), KEY kmv ((CAST(j->'$.z' AS UNSIGNED ARRAY))), KEY ks (s))",
+		"INSERT INTO "+sqltext.Table(db, "fn")+" VALUES (1, 'a', '{\"z\": [1, 2]}'), (2, 'b', '{\"z\": [3]}')")
+	defer flush(t, c, db, "fn")()
+	o := open(t, c, db, "fn")
+	for _, ix := range []string{"kf", "kmv"} {
+		if err := o.errs[ix]; err == nil || !strings.Contains(err.Error(), "a functional key part") {
+			t.Errorf("index %s: %v, want a functional key part", ix, err)
+		}
+	}
+	if o.layouts["ks"] == nil || o.layouts["PRIMARY"] == nil {
+		t.Errorf("the table's other indexes have no layout: %v", o.errs)
+	}
+}
