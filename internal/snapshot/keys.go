@@ -441,8 +441,13 @@ func (kc *keyCapture) index(st *KeyStats, txt *textBlock, id uint32, objs *objec
 	l := layouts[o.Index]
 	switch {
 	case l == nil || !hasRoot:
-		if err := errs[o.Index]; err != nil {
+		switch err := errs[o.Index]; {
+		case err != nil:
 			st.Skipped = append(st.Skipped, fmt.Sprintf("%s.%s index %s: %v", o.Schema, o.Table, o.Index, err))
+		case !hasRoot && o.Partition != "":
+			// MySQL 8+ lists no index of a partition in INNODB_INDEXES: no root to start from.
+			st.Skipped = append(st.Skipped, fmt.Sprintf("%s.%s partition %s index %s: the server's %s does not list it (MySQL lists no partition's index)",
+				o.Schema, o.Table, o.Partition, o.Index, kc.conn.Server.IndexesTable()))
 		}
 		st.Keyless += n
 		return

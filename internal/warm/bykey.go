@@ -90,7 +90,8 @@ func (r *Resolved) choosePaths(ctx context.Context, conn *connection.Conn, byKey
 		case k.Kind == KindLOB:
 			ip.Reason = "off-page BLOB/TEXT pages are not key-addressable: by number"
 		case ip.KeyedPages == 0:
-			ip.Reason = "the manifest has no key ranges for it (snapshot could not read the source's files): by number"
+			ip.Reason = "the manifest has no key ranges for it (snapshot's log says why: the files were not readable there, or its keys are not read: " +
+				"a table without a portable key, a functional, spatial or FULLTEXT index, MySQL's partitions, pages not yet written): by number"
 		case byKey == ByKeyPages:
 			ip.Reason = "asked for (--by-key pages)"
 		case byKey == ByKeySQL:
