@@ -220,6 +220,23 @@ type sdiTable struct {
 
 // sdiTables reads every table object of the file's SDI.
 func sdiTables(src *Source) ([]sdiTable, error) {
+	raws, err := sdiObjects(src)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]sdiTable, 0, len(raws))
+	for _, raw := range raws {
+		var t sdiTable
+		if err := json.Unmarshal(raw, &t); err != nil {
+			return nil, fmt.Errorf("SDI record: %w", err)
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// sdiObjects reads the JSON of every table object of the file's SDI.
+func sdiObjects(src *Source) ([][]byte, error) {
 	root, err := sdiRoot(src)
 	if err != nil {
 		return nil, err
@@ -241,7 +258,7 @@ func sdiTables(src *Source) ([]sdiTable, error) {
 			return nil, err
 		}
 	}
-	var out []sdiTable
+	var out [][]byte
 	for steps := 0; ; steps++ {
 		if !p.Compact() || steps > 1<<16 {
 			return nil, corrupt(p, "not an SDI leaf page")
@@ -254,11 +271,7 @@ func sdiTables(src *Source) ([]sdiTable, error) {
 			if err != nil {
 				return false, err
 			}
-			var t sdiTable
-			if err := json.Unmarshal(raw, &t); err != nil {
-				return false, fmt.Errorf("SDI record on page %d: %w", p.Number(), err)
-			}
-			out = append(out, t)
+			out = append(out, raw)
 			return true, nil
 		})
 		if err != nil {

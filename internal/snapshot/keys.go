@@ -2,13 +2,10 @@ package snapshot
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"io/fs"
 	"sort"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -226,13 +223,13 @@ func (kc *keyCapture) prefetch(ctx context.Context) {
 					continue
 				}
 				roots := kc.prep.roots[p.Space]
-				layouts, _ := kc.prep.dict.Layouts(t, p, src, roots[clusteredName(t)].root)
+				layouts, _ := kc.prep.dict.Layouts(t, p, src, roots[clusteredName(t)].Root)
 				for name, l := range layouts {
 					ix, ok := roots[name]
 					if !ok || ctx.Err() != nil {
 						continue
 					}
-					_, _ = pagekey.Ranges(src, l, ix.id, ix.root, pagekey.RangeOptions{Want: func(uint32) bool { return false }}, func(uint32, pagekey.TextRange) {})
+					_, _ = pagekey.Ranges(src, l, ix.ID, ix.Root, pagekey.RangeOptions{Want: func(uint32) bool { return false }}, func(uint32, pagekey.TextRange) {})
 				}
 				src.Close()
 			}
@@ -393,7 +390,7 @@ func (kc *keyCapture) capture(ctx context.Context, objs *objectTable, pages []ob
 // Its indexes are read at once (a large table's indexes are most of the work), each into a
 // text block of its own, at most cap(kc.walkers) of them in all.
 func (kc *keyCapture) space(res *spaceResult, objs *objectTable, pages []observed, byObject map[uint32][]int, ids []uint32, t *catalog.Table, part *catalog.Part, src *pagekey.Source, roots map[string]indexRoot) {
-	layouts, errs := kc.dict.Layouts(t, part, src, roots[clusteredName(t)].root)
+	layouts, errs := kc.dict.Layouts(t, part, src, roots[clusteredName(t)].Root)
 	// slot[page] is the captured page's place in pages, with its object: Want asks it of
 	// every page the tree points to, and pages is in LRU order, far from the tree's.
 	slot := make([]pageSlot, src.Pages)
@@ -445,8 +442,9 @@ func (kc *keyCapture) index(st *KeyStats, txt *textBlock, id uint32, objs *objec
 		case err != nil:
 			st.Skipped = append(st.Skipped, fmt.Sprintf("%s.%s index %s: %v", o.Schema, o.Table, o.Index, err))
 		case !hasRoot && o.Partition != "":
-			// MySQL 8+ lists no index of a partition in INNODB_INDEXES: no root to start from.
-			st.Skipped = append(st.Skipped, fmt.Sprintf("%s.%s partition %s index %s: the server's %s does not list it (MySQL lists no partition's index)",
+			// MySQL 8+ lists no index of a partition in INNODB_INDEXES, and its table's SDI
+			// did not give the root either.
+			st.Skipped = append(st.Skipped, fmt.Sprintf("%s.%s partition %s index %s: no root page: the server's %s does not list it (MySQL lists no partition's index), nor does its table's SDI here",
 				o.Schema, o.Table, o.Partition, o.Index, kc.conn.Server.IndexesTable()))
 		}
 		st.Keyless += n
@@ -459,7 +457,7 @@ func (kc *keyCapture) index(st *KeyStats, txt *textBlock, id uint32, objs *objec
 	cols := string(keys.AppendColumns(nil, l.Columns))
 	mine := func(page uint32) bool { return page < src.Pages && slot[page].at >= 0 && slot[page].object == id }
 	keyed := int64(0)
-	read, err := pagekey.Ranges(src, l, ix.id, ix.root, pagekey.RangeOptions{Fields: l.Columns.PortableFields(), Want: mine, HighFromNext: !kc.history},
+	read, err := pagekey.Ranges(src, l, ix.ID, ix.Root, pagekey.RangeOptions{Fields: l.Columns.PortableFields(), Want: mine, HighFromNext: !kc.history},
 		func(page uint32, r pagekey.TextRange) {
 			p := &pages[slot[page].at]
 			k, ok := txt.keyTextOf(r)
@@ -496,7 +494,7 @@ func (kc *keyCapture) index(st *KeyStats, txt *textBlock, id uint32, objs *objec
 			break
 		}
 		st.ReadAlone++
-		a, ok, err := pagekey.ReadAlone(src, l, ix.id, p.page)
+		a, ok, err := pagekey.ReadAlone(src, l, ix.ID, p.page)
 		if err != nil || !ok {
 			continue
 		}
@@ -625,45 +623,12 @@ func clusteredName(t *catalog.Table) string {
 	return ""
 }
 
-type indexRoot struct {
-	id   uint64
-	root uint32
-}
+type indexRoot = pagekey.IndexRoot
 
-// indexRoots reads each index's id and root page in the given tablespaces.
+// indexRoots reads each index's id and root page in the given tablespaces (a MySQL
+// partition's from its table's SDI: pagekey.IndexRoots).
 func (kc *keyCapture) indexRoots(ctx context.Context, spaces map[uint32]bool) (map[uint32]map[string]indexRoot, error) {
-	ids := make([]string, 0, len(spaces))
-	for s := range spaces {
-		ids = append(ids, strconv.FormatUint(uint64(s), 10))
-	}
-	q := kc.conn.Server.IndexRootsQuery() + " WHERE SPACE IN (" + strings.Join(ids, ",") + ")"
-	sess, err := kc.conn.NewSession(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer sess.Close()
-	out := map[uint32]map[string]indexRoot{}
-	err = sess.Query(ctx, q, nil, func(rows *sql.Rows) error {
-		var ix indexRoot
-		var name string
-		var space uint32
-		var root sql.NullInt64
-		if err := rows.Scan(&ix.id, &name, &space, &root); err != nil {
-			return err
-		}
-		if root.Valid {
-			ix.root = uint32(root.Int64)
-			if out[space] == nil {
-				out[space] = map[string]indexRoot{}
-			}
-			out[space][name] = ix
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, catalog.ExplainPrivilege(err, kc.conn.Server.IndexesTable())
-	}
-	return out, nil
+	return pagekey.IndexRoots(ctx, kc.conn, kc.cat, spaces)
 }
 
 // RemoteKeysNote is the one line snapshot gives when it cannot read the source's files.

@@ -2,7 +2,6 @@ package snapshot_test
 
 import (
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/innowarm/innowarm/internal/bufferpool"
@@ -54,15 +53,21 @@ func TestSnapshotNamesPartitionIndexes(t *testing.T) {
 	if len(named) < 4*3+3*2 {
 		t.Errorf("pages of %d partition indexes named, want 18: %v", len(named), named)
 	}
-	// Their keys: MariaDB's dictionary gives each partition's index roots, so they are
-	// read; MySQL's gives none, and snapshot says so for each, rather than nothing.
-	unlisted := 0
-	for _, s := range res.Keys.Skipped {
-		if strings.Contains(s, "lists no partition's index") {
-			unlisted++
+	// Their keys: MariaDB's dictionary view gives each partition's index roots; MySQL's
+	// gives none, and they come from the table's SDI in its partitions' files (before, the
+	// partitions of a MySQL table had no keys).
+	keyed := map[string]bool{}
+	for _, o := range m.Objects {
+		if o.Index != "" && o.KeyColumns != "" {
+			keyed[o.Table+" "+o.Partition+" "+o.Index] = true
 		}
 	}
-	if mysql := !sandboxtest.Flavor(t).IsMariaDB(); mysql && unlisted < 4*3+3*2 || !mysql && (unlisted > 0 || res.Keys.Keyed == 0) {
-		t.Errorf("keys of the partitions: %d keyed pages, skipped %q", res.Keys.Keyed, res.Keys.Skipped)
+	for ix := range named {
+		if !keyed[ix] {
+			t.Errorf("partition index %s has no key columns: keys skipped %q", ix, res.Keys.Skipped)
+		}
+	}
+	if m.Header.KeyedEntries < m.Header.Entries/2 {
+		t.Errorf("%d keyed entries of %d: skipped %q", m.Header.KeyedEntries, m.Header.Entries, res.Keys.Skipped)
 	}
 }

@@ -200,7 +200,7 @@ func (r *Resolved) samplePhysical(ctx context.Context, conn *connection.Conn, id
 	if err != nil {
 		return fail(err.Error())
 	}
-	roots, err := indexRoots(ctx, conn, want)
+	roots, err := pagekey.IndexRoots(ctx, conn, r.Catalog, want)
 	if err != nil {
 		return fail(err.Error())
 	}
@@ -226,7 +226,7 @@ func (r *Resolved) samplePhysical(ctx context.Context, conn *connection.Conn, id
 		}
 		var clusteredRoot uint32
 		if c := pr.t.Clustered(); c != nil {
-			clusteredRoot = roots[space][c.Name].root
+			clusteredRoot = roots[space][c.Name].Root
 		}
 		layouts, errs := dict.Layouts(pr.t, pr.p, src, clusteredRoot)
 		for _, id := range tids {
@@ -275,48 +275,7 @@ func (r *Resolved) samplePhysical(ctx context.Context, conn *connection.Conn, id
 }
 
 // indexRoot is an index's id and root page.
-type indexRoot struct {
-	id   uint64
-	root uint32
-}
-
-// indexRoots reads each index's id and root page in the given tablespaces, by name.
-func indexRoots(ctx context.Context, conn *connection.Conn, spaces map[uint32]bool) (map[uint32]map[string]indexRoot, error) {
-	out := map[uint32]map[string]indexRoot{}
-	if len(spaces) == 0 {
-		return out, nil
-	}
-	ids := make([]string, 0, len(spaces))
-	for s := range spaces {
-		ids = append(ids, strconv.FormatUint(uint64(s), 10))
-	}
-	q := conn.Server.IndexRootsQuery() + " WHERE SPACE IN (" + strings.Join(ids, ",") + ")"
-	sess, err := conn.NewSession(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer sess.Close()
-	err = sess.Query(ctx, q, nil, func(rows *sql.Rows) error {
-		var id uint64
-		var name string
-		var space uint32
-		var root sql.NullInt64
-		if err := rows.Scan(&id, &name, &space, &root); err != nil {
-			return err
-		}
-		if root.Valid {
-			if out[space] == nil {
-				out[space] = map[string]indexRoot{}
-			}
-			out[space][name] = indexRoot{id: id, root: uint32(root.Int64)}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, catalog.ExplainPrivilege(err, conn.Server.IndexesTable())
-	}
-	return out, nil
-}
+type indexRoot = pagekey.IndexRoot
 
 // keyRun is adjacent key ranges of one index merged: from the first page's low key to
 // the last one's high key, pages manifest pages long.

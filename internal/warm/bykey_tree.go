@@ -104,7 +104,7 @@ func (r *Resolved) treePages(ctx context.Context, conn *connection.Conn, kts []k
 	if err != nil {
 		return fail(err.Error())
 	}
-	roots, err := indexRoots(ctx, conn, want)
+	roots, err := pagekey.IndexRoots(ctx, conn, r.Catalog, want)
 	if err != nil {
 		return fail(err.Error())
 	}
@@ -149,7 +149,7 @@ func (r *Resolved) treeOf(conn *connection.Conn, dict *pagekey.Dictionary, kt ke
 	defer src.Close()
 	var clusteredRoot uint32
 	if c := t.Clustered(); c != nil {
-		clusteredRoot = roots[c.Name].root
+		clusteredRoot = roots[c.Name].Root
 	}
 	layouts, errs := dict.Layouts(t, p, src, clusteredRoot)
 	l := layouts[ix.Name]
@@ -167,7 +167,7 @@ func (r *Resolved) treeOf(conn *connection.Conn, dict *pagekey.Dictionary, kt ke
 	if !ok {
 		return nil, fmt.Errorf("its root page is unknown")
 	}
-	tree, err := pagekey.ReadTree(src, l, root.id, root.root)
+	tree, err := pagekey.ReadTree(src, l, root.ID, root.Root)
 	if err != nil {
 		return nil, fmt.Errorf("read its tree: %w", err)
 	}

@@ -1,0 +1,181 @@
+package pagekey
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/innowarm/innowarm/internal/catalog"
+	"github.com/innowarm/innowarm/internal/connection"
+)
+
+// IndexRoot is an index's id and root page in its tablespace.
+type IndexRoot struct {
+	ID   uint64
+	Root uint32
+}
+
+// IndexRoots reads the id and root page of every index in the given tablespaces, by space
+// and index name: from the server's dictionary view, and, for the partitions of cat's tables
+// that the view does not list (MySQL 8+ lists no index of a partition in INNODB_INDEXES),
+// from the partitioned table's serialized dictionary (SDI) in its partitions' files, which
+// needs innowarm on the database host. Partitions whose roots neither gives are left out:
+// their keys are not read, and callers say so.
+func IndexRoots(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, spaces map[uint32]bool) (map[uint32]map[string]IndexRoot, error) {
+	out := map[uint32]map[string]IndexRoot{}
+	if len(spaces) == 0 {
+		return out, nil
+	}
+	ids := make([]string, 0, len(spaces))
+	for s := range spaces {
+		ids = append(ids, strconv.FormatUint(uint64(s), 10))
+	}
+	q := conn.Server.IndexRootsQuery() + " WHERE SPACE IN (" + strings.Join(ids, ",") + ")"
+	sess, err := conn.NewSession(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer sess.Close()
+	err = sess.Query(ctx, q, nil, func(rows *sql.Rows) error {
+		var id uint64
+		var name string
+		var space uint32
+		var root sql.NullInt64
+		if err := rows.Scan(&id, &name, &space, &root); err != nil {
+			return err
+		}
+		if root.Valid {
+			if out[space] == nil {
+				out[space] = map[string]IndexRoot{}
+			}
+			out[space][name] = IndexRoot{ID: id, Root: uint32(root.Int64)}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, catalog.ExplainPrivilege(err, conn.Server.IndexesTable())
+	}
+	if cat == nil {
+		return out, nil
+	}
+	// Partitioned tables with a wanted partition the view does not list.
+	var unlisted []*catalog.Table
+	all := map[uint32]bool{}
+	for _, t := range cat.Tables {
+		missing := false
+		for _, p := range t.Parts {
+			if p.Name != "" && p.SpaceKnown && spaces[p.Space] && len(out[p.Space]) == 0 {
+				missing = true
+			}
+		}
+		if !missing {
+			continue
+		}
+		unlisted = append(unlisted, t)
+		for _, p := range t.Parts {
+			if p.SpaceKnown {
+				all[p.Space] = true
+			}
+		}
+	}
+	if len(unlisted) == 0 {
+		return out, nil
+	}
+	files, err := catalog.TablespaceFiles(ctx, conn, all)
+	if err != nil {
+		return out, nil //nolint:nilerr // the view's roots stand; the partitions stay without keys
+	}
+	for _, t := range unlisted {
+		// The table's SDI is in one of its partitions' files (the first one's, on 9.7).
+		for _, p := range t.Parts {
+			path := files[p.Space]
+			if !p.SpaceKnown || path == "" {
+				continue
+			}
+			roots, found := sdiPartitionRoots(path, conn.Server.PageSize, t.Name)
+			if !found {
+				continue
+			}
+			for space, byName := range roots {
+				if spaces[space] && len(out[space]) == 0 {
+					out[space] = byName
+				}
+			}
+			break
+		}
+	}
+	return out, nil
+}
+
+// sdiPartitionRoots reads, from a tablespace file's SDI, the root page of every index of
+// every partition (and subpartition) of the partitioned table named table, by space; found
+// says whether the file's SDI holds that table.
+func sdiPartitionRoots(path string, pageSize int, table string) (map[uint32]map[string]IndexRoot, bool) {
+	src, err := OpenSource(path, pageSize)
+	if err != nil {
+		return nil, false
+	}
+	defer src.Close()
+	objs, err := sdiObjects(src)
+	if err != nil {
+		return nil, false
+	}
+	for _, raw := range objs {
+		var t sdiPartitioned
+		if err := json.Unmarshal(raw, &t); err != nil || t.DDObjectType != "Table" || t.DDObject.Name != table || len(t.DDObject.Partitions) == 0 {
+			continue
+		}
+		out := map[uint32]map[string]IndexRoot{}
+		var add func(ps []sdiPartition)
+		add = func(ps []sdiPartition) {
+			for _, p := range ps {
+				for _, ix := range p.Indexes {
+					if ix.IndexOpx < 0 || ix.IndexOpx >= len(t.DDObject.Indexes) {
+						continue
+					}
+					priv := parsePrivate(ix.SEPrivate)
+					root, okRoot := priv["root"]
+					space, okSpace := priv["space_id"]
+					if !okRoot || !okSpace || root <= 0 {
+						continue
+					}
+					if out[uint32(space)] == nil {
+						out[uint32(space)] = map[string]IndexRoot{}
+					}
+					out[uint32(space)][t.DDObject.Indexes[ix.IndexOpx].Name] = IndexRoot{ID: uint64(priv["id"]), Root: uint32(root)}
+				}
+				add(p.Subpartitions)
+			}
+		}
+		add(t.DDObject.Partitions)
+		return out, true
+	}
+	return nil, false
+}
+
+// sdiPartitioned is what a partitioned table's SDI says of its partitions' indexes.
+type sdiPartitioned struct {
+	DDObjectType string `json:"dd_object_type"`
+	DDObject     struct {
+		Name    string `json:"name"`
+		Indexes []struct {
+			Name string `json:"name"`
+		} `json:"indexes"`
+		Partitions []sdiPartition `json:"partitions"`
+	} `json:"dd_object"`
+}
+
+type sdiPartition struct {
+	Name    string `json:"name"`
+	Indexes []struct {
+		IndexOpx  int    `json:"index_opx"`
+		SEPrivate string `json:"se_private_data"`
+	} `json:"indexes"`
+	Subpartitions []sdiPartition `json:"subpartitions"`
+}
+
+// String names a root for logs and tests.
+func (r IndexRoot) String() string { return fmt.Sprintf("index %d root %d", r.ID, r.Root) }
