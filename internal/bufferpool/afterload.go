@@ -61,7 +61,7 @@ func (before *Residency) AfterLoad(ctx context.Context, conn *connection.Conn, r
 		}
 	}
 	if len(unread) > 0 {
-		more, err := newFileNamer(ctx, conn, unread)
+		more, err := newFileNamer(ctx, conn, p.cat, unread)
 		if err != nil {
 			return nil, "", err
 		}

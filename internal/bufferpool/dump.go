@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/innowarm/innowarm/internal/catalog"
@@ -11,6 +12,7 @@ import (
 	"github.com/innowarm/innowarm/internal/dumpfile"
 	"github.com/innowarm/innowarm/internal/ibd"
 	"github.com/innowarm/innowarm/internal/logx"
+	"github.com/innowarm/innowarm/internal/pagekey"
 )
 
 // Where a page list comes from.
@@ -39,8 +41,9 @@ const (
 // StreamDump is StreamLRU from the server's own dump of its LRU list: the same pages in the
 // same order with the same LRU distances and old flags, named from the tablespace files
 // instead of by the server. It needs innowarm on the database host (dumpfile.Check). A
-// tablespace with resident pages whose indexes the server's dictionary view does not list
-// (MySQL's partitions) fails it with ErrFilesUnreadable before any page is given to each.
+// tablespace with resident pages whose index roots neither the server's dictionary view
+// nor its table's SDI gives (MySQL's partitions, where the SDI is not readable) fails it
+// with ErrFilesUnreadable before any page is given to each.
 // Differences: page types are PageTypeSegment/FileMetadata/Unnamed rather than the
 // server's; pages of tables outside the catalog (system tables) are not named; the old flag
 // comes from each instance's old sublist length read just after the dump.
@@ -80,7 +83,7 @@ func StreamDump(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog
 	if err != nil {
 		return st, err
 	}
-	namer, err := newFileNamer(ctx, conn, present)
+	namer, err := newFileNamer(ctx, conn, cat, present)
 	if err != nil {
 		return st, err
 	}
@@ -209,7 +212,7 @@ func (fn *fileNamer) unlistedError(indexesTable string) error {
 
 // newFileNamer reads the allocation metadata of the present tablespaces: a few pages per
 // file (one descriptor page per 256 MiB, the inode pages, the index roots), not the data.
-func newFileNamer(ctx context.Context, conn *connection.Conn, present map[uint32]bool) (*fileNamer, error) {
+func newFileNamer(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, present map[uint32]bool) (*fileNamer, error) {
 	fn := &fileNamer{maps: map[uint32]*ibd.Map{}, names: map[uint64]string{}, spaceOf: map[uint64]uint32{}}
 	if len(present) == 0 {
 		return fn, nil
@@ -220,25 +223,19 @@ func newFileNamer(ctx context.Context, conn *connection.Conn, present map[uint32
 		return nil, err
 	}
 	fn.paths = paths
-	roots := map[uint32][]ibd.Index{}
-	err = queryEach(ctx, conn, srv.IndexRootsQuery(), func(rows *sql.Rows) error {
-		var ix ibd.Index
-		var name string
-		var space uint32
-		var root sql.NullInt64 // NULL for an index with no tree (a FULLTEXT index's entry)
-		if err := rows.Scan(&ix.ID, &name, &space, &root); err != nil {
-			return err
-		}
-		ix.Root = uint32(root.Int64)
-		if present[space] && root.Valid {
-			roots[space] = append(roots[space], ix)
-			fn.names[ix.ID] = name
-			fn.spaceOf[ix.ID] = space
-		}
-		return nil
-	})
+	// A MySQL partition's roots come from its table's SDI: INNODB_INDEXES lists none.
+	byName, err := pagekey.IndexRoots(ctx, conn, cat, present)
 	if err != nil {
 		return nil, fmt.Errorf("read the index roots: %w", err)
+	}
+	roots := map[uint32][]ibd.Index{}
+	for space, ixs := range byName {
+		for name, r := range ixs {
+			roots[space] = append(roots[space], ibd.Index{ID: r.ID, Root: r.Root})
+			fn.names[r.ID] = name
+			fn.spaceOf[r.ID] = space
+		}
+		sort.Slice(roots[space], func(i, j int) bool { return roots[space][i].ID < roots[space][j].ID })
 	}
 	for space := range present {
 		path, ok := paths[space]
@@ -247,8 +244,8 @@ func newFileNamer(ctx context.Context, conn *connection.Conn, present map[uint32
 			continue
 		}
 		if len(roots[space]) == 0 {
-			// MySQL's INNODB_INDEXES leaves out the indexes of partitioned tables: the file's
-			// segments can be read, but not told apart.
+			// MySQL's INNODB_INDEXES leaves out the indexes of partitioned tables, and their
+			// table's SDI was not readable: the file's segments can be read, but not told apart.
 			fn.unlisted = append(fn.unlisted, fmt.Sprintf("tablespace %d: no index of it is listed in %s", space, srv.IndexesTable()))
 		}
 		m, err := ibd.Open(path, srv.PageSize, roots[space])

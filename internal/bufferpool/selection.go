@@ -156,7 +156,7 @@ func ReadDump(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, 
 	for _, k := range kept {
 		present[k.id.Space()] = true
 	}
-	namer, err := newFileNamer(ctx, conn, present)
+	namer, err := newFileNamer(ctx, conn, cat, present)
 	if err != nil {
 		return nil, err
 	}

@@ -11,10 +11,10 @@ import (
 )
 
 // A snapshot names every partition's pages by index, however it reads the page list. From
-// the server's dump, innowarm names pages from the files' segments and the dictionary's
-// index roots, and MySQL's INNODB_INDEXES lists no index of a partitioned table: the
-// partitions' pages went into the manifest as UNNAMED, where --page-list lru-table named
-// them. Now a snapshot reads the LRU table for them, and says why.
+// the server's dump, innowarm names pages from the files' segments and the index roots,
+// and MySQL's INNODB_INDEXES lists no index of a partitioned table: the partitions' pages
+// went into the manifest as UNNAMED, where --page-list lru-table named them; then a
+// snapshot read the LRU table for them; now their roots come from the table's SDI.
 func TestSnapshotNamesPartitionIndexes(t *testing.T) {
 	zoo := sandboxtest.Zoo(t)
 	sock := sandboxtest.Sock(t)
@@ -32,6 +32,11 @@ func TestSnapshotNamesPartitionIndexes(t *testing.T) {
 	var res snapshot.Result
 	sandboxtest.JSON(t, []byte(r.Stdout), &res)
 	t.Logf("page list %s (%s), %d entries, %d unnamed", res.PageList, res.PageListNote, res.Entries, res.Unnamed)
+	// From the dump on both flavors: MySQL's partitions' index roots come from their
+	// table's SDI (before, the snapshot read the LRU table for them).
+	if res.PageList != bufferpool.SourceDump {
+		t.Errorf("page list %s (%s), want dump", res.PageList, res.PageListNote)
+	}
 	m, err := manifest.Load(path)
 	if err != nil {
 		t.Fatal(err)
