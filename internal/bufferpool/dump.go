@@ -2,7 +2,6 @@ package bufferpool
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"sort"
 	"time"
@@ -275,18 +274,4 @@ func (fn *fileNamer) name(space, page uint32) (pageType, index string) {
 		return PageTypeFileMetadata, ""
 	}
 	return PageTypeUnnamed, ""
-}
-
-func queryEach(ctx context.Context, conn *connection.Conn, q string, each func(*sql.Rows) error) error {
-	rows, err := conn.DB.QueryContext(ctx, q)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		if err := each(rows); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
 }

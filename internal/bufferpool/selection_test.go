@@ -101,17 +101,6 @@ func readBoth(t *testing.T, db string) (fromDump, fromTable *bufferpool.Residenc
 	return fromDump, fromTable
 }
 
-func withoutPartitioned(cat *catalog.Catalog) *catalog.Catalog {
-	c := *cat
-	c.Tables = nil
-	for _, tb := range cat.Tables {
-		if !tb.Partitioned() {
-			c.Tables = append(c.Tables, tb)
-		}
-	}
-	return &c
-}
-
 type residentKey struct{ table, part, index string }
 
 func byIndex(res *bufferpool.Residency) map[residentKey]bufferpool.IndexResidency {
@@ -137,20 +126,9 @@ func TestReadDumpAgreesWithLRUTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !sandboxtest.Flavor(t).IsMariaDB() {
-		// MySQL's INNODB_INDEXES does not list a partitioned table's indexes: their pages
-		// cannot be named from the files, and auto reads the LRU table instead.
-		if fromDump.PageList != bufferpool.SourceLRUTable || !strings.Contains(fromDump.PageListNote, "INNODB_INDEXES") {
-			t.Errorf("MySQL, partitioned tables selected: page list %q (%s)", fromDump.PageList, fromDump.PageListNote)
-		}
-		cat = withoutPartitioned(cat)
-		if fromTable, err = bufferpool.ReadSelection(ctx, conn, cat, o, bufferpool.SourceLRUTable, nil); err != nil {
-			t.Fatal(err)
-		}
-		if fromDump, err = bufferpool.ReadSelection(ctx, conn, cat, o, bufferpool.SourceDump, logx.New(os.Stderr, true)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	// MySQL's INNODB_INDEXES lists no partitioned table's index: their roots come from the
+	// table's SDI, and the dump names their pages as the LRU table does (before, auto read
+	// the LRU table for a selection with partitions).
 	if fromDump.PageList != bufferpool.SourceDump || fromTable.PageList != bufferpool.SourceLRUTable {
 		t.Fatalf("page lists %q (%s), %q", fromDump.PageList, fromDump.PageListNote, fromTable.PageList)
 	}
@@ -202,7 +180,7 @@ func TestReadDumpAgreesWithLRUTable(t *testing.T) {
 	}
 	t.Logf("%s: %d indexes, %d resident B-tree pages, %d LOB pages, %d partition indexes resident, %d pages the dump cannot name; old %d / %d (dump omits %d pages); read %.3f s from the table, %.3f s from the dump (server %.3f s)",
 		sandboxtest.Flavor(t), len(a), resident, lob, parts, unknown, oldA, oldB, fromTable.Other+fromTable.Selected-fromDump.Other-fromDump.Selected, fromTable.ReadSeconds, fromDump.ReadSeconds, fromDump.ListSeconds)
-	if resident < 1000 || lob < 100 || (parts < 4 && sandboxtest.Flavor(t).IsMariaDB()) || lobIndexes != 1 {
+	if resident < 1000 || lob < 100 || parts < 4 || lobIndexes != 1 {
 		t.Errorf("the warm left too little to compare: %d B-tree, %d LOB pages, %d partition indexes, %d indexes with LOB pages", resident, lob, parts, lobIndexes)
 	}
 	// The old flag comes from the list's order and the old sublist's length read a moment
@@ -376,14 +354,12 @@ func TestWholePoolInspectFromTheDump(t *testing.T) {
 		}
 		return o, ours
 	}
-	// The zoo's partitioned tables: MySQL's INNODB_INDEXES lists none of their indexes, so
-	// with them in the pool a whole-pool read there takes the LRU table, and says why.
+	// The zoo's partitioned tables: MySQL's INNODB_INDEXES lists none of their indexes, and
+	// their roots come from their table's SDI, so a whole-pool read takes the dump there too
+	// (before, it took the LRU table).
 	withParts, _ := run()
-	if srv.IsMariaDB() != (withParts.PageList == bufferpool.SourceDump) {
+	if withParts.PageList != bufferpool.SourceDump {
 		t.Errorf("whole pool with partitioned tables on %s: page list %q (%s)", srv.VersionString, withParts.PageList, withParts.Note)
-	}
-	if withParts.PageList == bufferpool.SourceLRUTable && !strings.Contains(withParts.Note, "INNODB_INDEXES") {
-		t.Errorf("whole pool read from the LRU table without the reason: %q", withParts.Note)
 	}
 	noParts := []string{"--exclude", "*." + sandboxtest.ZooParts, "--exclude", "*." + sandboxtest.ZooHashParts}
 	d, fromDump := run(noParts...)
