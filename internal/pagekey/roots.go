@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"fmt"
 	"strconv"
 	"strings"
 
@@ -176,6 +175,3 @@ type sdiPartition struct {
 	} `json:"indexes"`
 	Subpartitions []sdiPartition `json:"subpartitions"`
 }
-
-// String names a root for logs and tests.
-func (r IndexRoot) String() string { return fmt.Sprintf("index %d root %d", r.ID, r.Root) }
