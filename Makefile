@@ -41,8 +41,9 @@ lint:
 	@scripts/ensure-deps.sh go
 	scripts/lint.sh
 
-# test: go vet, the race detector on packages that need no server, then every package
-# (each test binary starts its own throwaway server).
+# test: go vet, golangci-lint, then side by side: every package under the race detector, and
+# the packages that talk to a server against each other flavor (each test binary starts its
+# own throwaway server; scripts/test.sh).
 test: deps
 	@scripts/ensure-deps.sh test
 	scripts/test.sh
