@@ -361,9 +361,14 @@ func runRound(ctx context.Context, o Options, src, tgt *endpoint, path string, l
 		s.Paths = map[string]int{}
 		byNumber := false
 		for _, ip := range mr.Paths {
+			// A table's file pages and LOB pages go by number or not at all whatever the
+			// copy: counted, they read as an index by page number on a logical standby.
+			if ip.Kind != warm.KindIndex {
+				continue
+			}
 			s.Paths[ip.Path]++
 			// The tree path loads this server's page numbers: their coverage is measured.
-			byNumber = byNumber || ((ip.Path == warm.PathPages || ip.Path == warm.PathTree) && ip.Kind == warm.KindIndex)
+			byNumber = byNumber || ip.Path == warm.PathPages || ip.Path == warm.PathTree
 		}
 		if !byNumber && mr.KeyRanges > 0 && res.Units > 0 {
 			s.CoverageBefore, s.Coverage = 0, float64(res.UnitsDone)/float64(res.Units)

@@ -12,6 +12,8 @@ import (
 
 	"github.com/innowarm/innowarm/internal/catalog"
 	"github.com/innowarm/innowarm/internal/connection"
+	"github.com/innowarm/innowarm/internal/follow"
+	"github.com/innowarm/innowarm/internal/logx"
 	"github.com/innowarm/innowarm/internal/manifest"
 	"github.com/innowarm/innowarm/internal/sandbox"
 	"github.com/innowarm/innowarm/internal/sandbox/sandboxtest"
@@ -27,9 +29,12 @@ import (
 // default). The primary is grown by random-order inserts and read by the skewed workload,
 // then snapshot with its keys; the replica gets the same table by its DDL and the rows
 // streamed through the client in key order (what a dump's restore does), is cold-restarted
-// and warmed from the primary's manifest (auto: the tree path; then --by-key sql), and
-// the workload's first pass must miss at most its hot pass's misses plus a tenth of its
-// cold pass's. Not part of the suite: two servers and many restarts, minutes.
+// and warmed from the primary's manifest (auto: the tree path; then --by-key sql), then by
+// one round of follow from the live primary (its pool holding the workload's pages again:
+// auto, the tree path; then with --method scan, innowarm off the replica's host: the sql
+// path), and each time the workload's first pass must miss at most its hot pass's misses
+// plus a tenth of its cold pass's. Not part of the suite: two servers and many restarts,
+// minutes.
 func TestMeasureWarmByKeyAcrossFlavors(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv("INNOWARM_MEASURE_CROSSFLAVOR"))
 	if n <= 0 {
@@ -137,9 +142,33 @@ func crossFlavorScenario(t *testing.T, from, to string, rows, step, rounds int) 
 	t.Logf("copied %d rows from %s to %s in %.1f s; the primary's cold pass missed %d pages (%.3f s), its manifest has %d pages (%d keyed)",
 		rows, primary.Server, replica.Server, time.Since(t0).Seconds(), primaryCold.misses, primaryCold.seconds, m.Header.Entries, m.Header.KeyedEntries)
 
+	// The copy read the whole table through the primary's pool: a cold restart and a pass
+	// of the workload give it back the hot set follow captures from it each round.
+	coldRestart(primarySB, &primary)
+	measure(primary)
+
 	warmFrom := func(byKey string) *warm.Outcome {
 		t.Helper()
 		return warmByKey(t, replica, m, byKey, false)
+	}
+	// followRound runs one round of follow from the primary to the replica, method auto or
+	// scan, and returns its status and each index's path in its words.
+	followRound := func(method string) (follow.Status, []string) {
+		t.Helper()
+		var st follow.Status
+		o := follow.Options{Source: primarySB.ConnOptions(), Target: replicaSB.ConnOptions(), Interval: time.Second, Rounds: 1,
+			Method: method, Filter: catalog.Filter{Schemas: []string{db}}, Log: logx.New(os.Stderr, false)}
+		if err := follow.Run(ctx, o, nil, func(s follow.Status) { st = s }); err != nil {
+			t.Fatalf("follow --method %s: %v", method, err)
+		}
+		if !st.OK {
+			t.Fatalf("follow --method %s: the round failed on the %s: %s", method, st.Side, st.Error)
+		}
+		var paths []string
+		for p, n := range st.Paths {
+			paths = append(paths, fmt.Sprintf("%s %d", p, n))
+		}
+		return st, paths
 	}
 	for round := 1; round <= rounds; round++ {
 		coldRestart(replicaSB, &replica)
@@ -194,6 +223,20 @@ func crossFlavorScenario(t *testing.T, from, to string, rows, step, rounds int) 
 			}
 			if out.Result.PagesRead > 3*m.Header.Entries+64 {
 				t.Errorf("path %s read %d pages for a manifest of %d", mode.want, out.Result.PagesRead, m.Header.Entries)
+			}
+		}
+		for _, mode := range []struct{ method, want string }{{warm.MethodAuto, warm.PathTree}, {warm.MethodScan, warm.PathSQL}} {
+			coldRestart(replicaSB, &replica)
+			st, paths := followRound(mode.method)
+			if st.Paths[mode.want] == 0 {
+				t.Errorf("follow --method %s: indexes by path %v, want %s", mode.method, st.Paths, mode.want)
+			}
+			warmed := measure(replica)
+			t.Logf("%s -> %s round %d: follow --method %s, one round (capture %.2f s, load %.2f s; hot set %d pages, %d read by key range, %d loaded, coverage %.1f%%; paths %s): first pass missed %d (%.3f s, %.2fx the hot pass; bound %d)",
+				primary.Server, replica.Server, round, mode.method, st.CaptureSeconds, st.LoadSeconds, st.HotSetPages, st.KeyRanges, st.Loaded, 100*st.Coverage,
+				strings.Join(paths, ", "), warmed.misses, warmed.seconds, warmed.seconds/max(hotPass.seconds, 1e-9), bound)
+			if warmed.misses > bound {
+				t.Errorf("after a round of follow --method %s the pass missed %d pages, more than %d (hot pass %d + a tenth of the cold pass's %d)", mode.method, warmed.misses, bound, hotPass.misses, coldPass.misses)
 			}
 		}
 	}
