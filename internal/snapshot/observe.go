@@ -43,10 +43,14 @@ type ObserveStats struct {
 }
 
 // minChurnReads: fewer reads during a look say nothing of the pool's turnover; a look
-// shorter than churnProbe that saw some but fewer is extended to churnProbe.
+// that saw some but fewer is extended, churnProbe at a time, up to churnProbeMax: a small
+// pool turns over at a rate a quick look reads less than minChurnReads at (32 MiB: a
+// quarter of it a minute is 9 pages a second), and so does a workload slowed by a busy
+// host.
 const (
 	minChurnReads = 64
 	churnProbe    = 250 * time.Millisecond
+	churnProbeMax = 2 * time.Second
 )
 
 // Churning reports whether a pool is turning over: while one capture of dt took, read
@@ -90,10 +94,18 @@ func CaptureObserving(ctx context.Context, conn *connection.Conn, o Options, win
 			return res, err
 		}
 		read1, poolPages, err1 := readAndPoolPages(ctx, conn)
-		if dt := time.Since(t0); err1 == nil && dt < churnProbe && read1 > read0 && read1-read0 < minChurnReads {
-			// A capture this short saw too few reads to tell a trickle from a pool turning
-			// over; an idle server's (none at all) is not kept waiting.
-			time.Sleep(churnProbe - dt)
+		// A look that saw too few reads to tell a trickle from a pool turning over looks on;
+		// an idle server's (none at all) is not kept waiting.
+		for err1 == nil && read1 > read0 && read1-read0 < minChurnReads {
+			left := churnProbeMax - time.Since(t0)
+			if left <= 0 {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return res, ctx.Err()
+			case <-time.After(min(churnProbe, left)):
+			}
 			read1, poolPages, err1 = readAndPoolPages(ctx, conn)
 		}
 		dt := time.Since(t0)

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -111,25 +112,41 @@ func TestObserveCapturesAnUnsettledHotSet(t *testing.T) {
 	exec(conn, "SET GLOBAL innodb_old_blocks_time = 0", "SELECT SUM(LENGTH(pad)) FROM un.report", "SELECT SUM(LENGTH(pad)) FROM un.report",
 		"SET GLOBAL innodb_old_blocks_time = 1000")
 
-	// The workload runs until the captures are done.
+	// The workload runs until the captures are done, on two sessions: one alone, starved
+	// of CPU on a busy host, read too slowly for the pool to turn over (a 32 MiB pool turns
+	// a quarter over a minute at 9 pages a second).
 	runCtx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
+	var workMu sync.Mutex
 	var workErr error
-	var passes int
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		rng := rand.New(rand.NewPCG(21, 1))
-		for runCtx.Err() == nil {
-			if err := pointPass(conn, rng); err != nil && runCtx.Err() == nil {
-				workErr = err
-				return
+	var passes atomic.Int64
+	for w := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(21, uint64(w)))
+			for runCtx.Err() == nil {
+				if err := pointPass(conn, rng); err != nil && runCtx.Err() == nil {
+					workMu.Lock()
+					workErr = err
+					workMu.Unlock()
+					return
+				}
+				passes.Add(1)
 			}
-			passes++
+		}()
+	}
+	// Let it read a quarter of the pool first, as a server would have when a user
+	// snapshots it.
+	start := readPages(conn)
+	for deadline := time.Now().Add(2 * time.Minute); readPages(conn)-start < pool>>14/4; {
+		if time.Now().After(deadline) {
+			stop()
+			wg.Wait()
+			t.Fatalf("the workload read %d pages in 2 minutes (%v)", readPages(conn)-start, workErr)
 		}
-	}()
-	// Let it run a pass or so first, as a server would be when a user snapshots it.
-	time.Sleep(2 * time.Second)
+		time.Sleep(100 * time.Millisecond)
+	}
 	dir := sandboxtest.Dir(t)
 	onePath, observedPath := filepath.Join(dir, "one.manifest"), filepath.Join(dir, "observed.manifest")
 	opts := func(path string) snapshot.Options {
@@ -158,7 +175,7 @@ func TestObserveCapturesAnUnsettledHotSet(t *testing.T) {
 		t.Fatalf("auto took one look while the workload read %d pages of a %d-page pool", read, pool>>14)
 	}
 	ob := observed.Observed
-	t.Logf("%s: watched %.1f s, %d captures (%s; %s); %d pages read meanwhile, %d workload passes", conn.Server, ob.Seconds, ob.Captures, ob.Why, ob.Ended, ob.PagesRead, passes)
+	t.Logf("%s: watched %.1f s, %d captures (%s; %s); %d pages read meanwhile, %d workload passes", conn.Server, ob.Seconds, ob.Captures, ob.Why, ob.Ended, ob.PagesRead, passes.Load())
 	if ob.Captures < 3 {
 		t.Errorf("the watch took %d captures, want 3 or more", ob.Captures)
 	}
