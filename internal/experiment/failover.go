@@ -30,6 +30,10 @@ type FailoverFollow struct {
 	Loaded   int64   `json:"loaded_pages"`
 	// Seconds is how long follow ran, the primary serving the traffic meanwhile.
 	Seconds float64 `json:"seconds"`
+	// PrimaryUptime is how long the primary had been up when follow started: it has served
+	// the traffic of the scenario before (a primary just restarted would still be warming
+	// up, and so would the standby that follows it).
+	PrimaryUptime float64 `json:"primary_uptime_s"`
 }
 
 // failover runs the promoted standby's scenario once: the standby, restarted cold, is kept
@@ -45,7 +49,11 @@ func (r *recRun) failover(ctx context.Context) (*RecoveryRun, error) {
 	if _, err := sb.ColdRestart(ctx); err != nil {
 		return nil, fmt.Errorf("cold restart of the standby: %w", err)
 	}
-	run := &RecoveryRun{Follow: &FailoverFollow{}}
+	uptime, err := statusInt(ctx, r.conn, "Uptime")
+	if err != nil {
+		return nil, fmt.Errorf("the primary's uptime: %w", err)
+	}
+	run := &RecoveryRun{Follow: &FailoverFollow{PrimaryUptime: float64(uptime)}}
 	fo := run.Follow
 	var mu sync.Mutex
 	okRound := make(chan struct{}, 1)
@@ -96,8 +104,8 @@ func (r *recRun) failover(ctx context.Context) (*RecoveryRun, error) {
 	following.Wait()
 	fo.Seconds = time.Since(t0).Seconds()
 	mu.Lock()
-	r.log.Infof("follow kept the standby for %.1f s: %d rounds (%d failed), %s pages loaded, %.1f%% of the primary's hot set resident",
-		fo.Seconds, fo.Rounds, fo.Failed, commas(fo.Loaded), 100*fo.Coverage)
+	r.log.Infof("follow kept the standby for %.1f s (the primary up for %.0f s when it started): %d rounds (%d failed), %s pages loaded, %.1f%% of the primary's hot set resident",
+		fo.Seconds, fo.PrimaryUptime, fo.Rounds, fo.Failed, commas(fo.Loaded), 100*fo.Coverage)
 	mu.Unlock()
 
 	// The failover: the primary goes away, the traffic goes to the standby.

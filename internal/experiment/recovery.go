@@ -260,7 +260,7 @@ type recRun struct {
 	hotPool int64
 	// rate is the open loop's point selects per second; 0: closed loop.
 	rate float64
-	// standby is follow-failover's second sandbox, made at its first run.
+	// standby is follow-failover's second sandbox, made before the first round.
 	standby *sandbox.Sandbox
 }
 
@@ -369,6 +369,15 @@ func Recovery(ctx context.Context, t *Target, o RecoveryOptions) (*RecoveryResul
 	for _, id := range RecoveryScenarios {
 		if r.wanted(id) {
 			r.res.Scenarios = append(r.res.Scenarios, &RecoveryScenario{ID: id, Label: recoveryLabels[id]})
+		}
+	}
+	// follow-failover's standby is a copy of the primary's files, taken with the primary
+	// stopped: taken now, so that every failover run follows a primary that has served the
+	// traffic since the scenario before it. Taken at the first failover run, it left that
+	// run following a primary restarted cold for the copy, itself still warming up.
+	if r.wanted(RecoveryFailover) && r.t.Sandbox != nil {
+		if _, err := r.makeStandby(ctx); err != nil {
+			return r.res, fmt.Errorf("standby: %w", err)
 		}
 	}
 	// Rounds go round all scenarios in turn, so that a busy spell of the machine does not

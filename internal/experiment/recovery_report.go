@@ -145,8 +145,8 @@ func (r *RecoveryResult) notes() []string {
 				out = append(out, fmt.Sprintf("%s, round %d: %s", s.Label, rn.Round, rn.Restart.Note))
 			}
 			if fo := rn.Follow; fo != nil {
-				line := fmt.Sprintf("%s, round %d: follow kept the standby (restarted cold) for %.1f s while the primary served the traffic: %d rounds, %s pages loaded, %.1f%% of the primary's hot set resident when the traffic moved to it",
-					s.Label, rn.Round, fo.Seconds, fo.Rounds, commas(fo.Loaded), 100*fo.Coverage)
+				line := fmt.Sprintf("%s, round %d: follow kept the standby (restarted cold) for %.1f s while the primary (up %.0f s) served the traffic: %d rounds, %s pages loaded, %.1f%% of the primary's hot set resident when the traffic moved to it",
+					s.Label, rn.Round, fo.Seconds, fo.PrimaryUptime, fo.Rounds, commas(fo.Loaded), 100*fo.Coverage)
 				if fo.Failed > 0 {
 					line += fmt.Sprintf("; %d rounds failed (%s)", fo.Failed, fo.LastError)
 				}

@@ -83,7 +83,12 @@ func TestRecoveryEvents(t *testing.T) {
 	// traffic moved to it, and the primary came back for what follows.
 	fo := res.Scenario(experiment.RecoveryFailover).Runs[0].Follow
 	if fo == nil || fo.Rounds < 1 || fo.Loaded < 1 || fo.Coverage <= 0 {
-		t.Errorf("follow before the failover: %+v", fo)
+		t.Fatalf("follow before the failover: %+v", fo)
+	}
+	// The primary it followed had served the scenario before it (its window and hot
+	// level): not restarted for the standby's copy in between, as the first round's was.
+	if prev := duration + 2*time.Second; fo.PrimaryUptime < prev.Seconds() {
+		t.Errorf("the primary was up %.0f s when follow started, less than the %s of traffic the scenario before it served", fo.PrimaryUptime, prev)
 	}
 	if _, err := sandboxtest.Server(t).Connect(context.Background()); err != nil {
 		t.Errorf("the primary is not back after the failover: %v", err)
