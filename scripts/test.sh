@@ -49,10 +49,14 @@ longest_first() {
 		{ print ($1 in t ? t[$1] : 1e9), NR, $1 }' | sort -k1,1gr -k2,2n | awk '{print $3}'
 }
 
-# record KEY LOG: keep each package's time from a pass's output for the next run's order.
+# record KEY LOG: keep each package's time from a pass's output for the next run's order,
+# beside the times of packages this run left out (PKGS=...).
 record() {
 	mkdir -p "$TIMES" &&
-		awk '$1 == "ok" || $1 == "FAIL" { if ($3 ~ /^[0-9.]+s$/) { sub(/s$/, "", $3); print $2, $3 } }' "$2" >"$TIMES/$1.new" &&
+		awk -v old="$TIMES/$1" '
+			BEGIN { while ((getline line < old) > 0) { split(line, f, " "); t[f[1]] = f[2] } }
+			($1 == "ok" || $1 == "FAIL") && $3 ~ /^[0-9.]+s$/ { sub(/s$/, "", $3); t[$2] = $3 }
+			END { for (p in t) print p, t[p] }' "$2" >"$TIMES/$1.new" &&
 		mv "$TIMES/$1.new" "$TIMES/$1"
 }
 
