@@ -192,6 +192,11 @@ func Read(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, o Re
 			res.Selected += g.pages
 		case indexPageTypes[g.pageType]:
 			name := g.index
+			if name == "" && g.pageType == "RTREE_INDEX" {
+				// MariaDB's INNODB_BUFFER_PAGE_LRU names no R-tree page, open table or
+				// not; only a SPATIAL index has R-tree pages, so a table's only one owns them.
+				name = onlySpatialIndex(owner.t)
+			}
 			if name == "" {
 				name = UnknownIndex
 			}
@@ -357,6 +362,20 @@ func readGroups(ctx context.Context, sess *connection.Session, srv flavor.Server
 		return nil, catalog.ExplainPrivilege(err, srv.BufferPageLRUTable())
 	}
 	return out, nil
+}
+
+// onlySpatialIndex is the name of t's SPATIAL index when it has exactly one, else "".
+func onlySpatialIndex(t *catalog.Table) string {
+	name := ""
+	for _, ix := range t.Indexes {
+		if ix.Type == "SPATIAL" {
+			if name != "" {
+				return ""
+			}
+			name = ix.Name
+		}
+	}
+	return name
 }
 
 func tablesWithUnnamedPages(groups []pageGroup, spaces map[uint32]spaceOwner) []*catalog.Table {
