@@ -28,6 +28,10 @@ type RecoveryMetrics struct {
 	// second of a hot server does not reset the clock). -1: not within the window.
 	T50 float64 `json:"t50_s"`
 	T95 float64 `json:"t95_s"`
+	// T95Floor is T95 against the level the hot server itself stays above (its Floor, when
+	// below 95%): a recovered server cannot be asked to hold a level its own hot seconds do
+	// not hold, so this is T95 with the hot level's noise taken out. -1: not within the window.
+	T95Floor float64 `json:"t95_floor_s"`
 	// Lost is the seconds of full service lost: the integral of (hot - qps) / hot over the
 	// window, the time before the first query counting as no service. Seconds above hot
 	// count against it, so that a hot server's noise sums to about zero.
@@ -72,7 +76,7 @@ func openLoopMetrics(m *RecoveryMetrics, curve []RecoveryPoint, hotP95 float64) 
 
 // recoveryMetrics measures a curve against the hot throughput.
 func recoveryMetrics(curve []RecoveryPoint, hot float64) RecoveryMetrics {
-	m := RecoveryMetrics{T50: -1, T95: -1}
+	m := RecoveryMetrics{T50: -1, T95: -1, T95Floor: -1}
 	if len(curve) == 0 || hot <= 0 {
 		return m
 	}
@@ -91,7 +95,21 @@ func recoveryMetrics(curve []RecoveryPoint, hot float64) RecoveryMetrics {
 	m.Served5 = served5 / (5 * hot)
 	m.T50 = timeToStay(curve, 0.50*hot)
 	m.T95 = timeToStay(curve, 0.95*hot)
+	m.T95Floor = m.T95
 	return m
+}
+
+// noiseFloorMetrics sets m's T95Floor: the time from which the curve stays at or above the
+// lower of 95% of hot and the hot seconds' own floor.
+func noiseFloorMetrics(m *RecoveryMetrics, curve []RecoveryPoint, hot HotLevel) {
+	if len(curve) == 0 || hot.QPS <= 0 {
+		return
+	}
+	level := 0.95
+	if hot.Floor > 0 {
+		level = min(level, hot.Floor)
+	}
+	m.T95Floor = timeToStay(curve, level*hot.QPS)
 }
 
 // timeToStay is the start of the first interval from which on the smoothed throughput
@@ -136,6 +154,9 @@ type HotLevel struct {
 	QPS float64 `json:"qps"` // mean over the window's seconds
 	// Noise is the seconds' coefficient of variation: how much hot throughput itself moves.
 	Noise float64 `json:"noise_cv"`
+	// Floor is the level the hot seconds themselves stay at or above, as a share of QPS:
+	// the lowest second, each taken as the median of it and its neighbours as T95 takes them.
+	Floor float64 `json:"floor"`
 	P95   float64 `json:"median_p95_ms"`
 	// PoolPages are the data pages in the pool while hot.
 	PoolPages int64   `json:"pool_pages"`
@@ -164,6 +185,9 @@ func hotLevel(curve []RecoveryPoint) HotLevel {
 		h.Noise = math.Sqrt(v/n) / h.QPS
 	}
 	h.P95 = medianOf(p95s)
+	if h.QPS > 0 {
+		h.Floor = slices.Min(median3(curve)) / h.QPS
+	}
 	return h
 }
 

@@ -66,6 +66,27 @@ func TestRecoveryMetricsNoiseAndRelapse(t *testing.T) {
 	}
 }
 
+// A recovered curve that hovers between 90% and 100% of hot never stays at 95%, but it
+// stays at a hot level's own floor of 88% from the second it first reached it.
+func TestT95AtTheHotFloor(t *testing.T) {
+	curve := series(0, 200, 500, 880, 990, 910, 1000, 905, 995, 920, 990)
+	m := recoveryMetrics(curve, 1000)
+	if m.T95 != -1 || m.T95Floor != -1 {
+		t.Fatalf("t95 %v (want not reached), floor not yet applied %v", m.T95, m.T95Floor)
+	}
+	noiseFloorMetrics(&m, curve, HotLevel{QPS: 1000, Floor: 0.88})
+	if m.T95Floor != 2 {
+		t.Errorf("t95 at an 88%% floor: %v, want 2 (the third second, 880, on)", m.T95Floor)
+	}
+	// A floor above 95% does not raise the bar.
+	quiet := series(0, 200, 960, 950, 970)
+	m = recoveryMetrics(quiet, 1000)
+	noiseFloorMetrics(&m, quiet, HotLevel{QPS: 1000, Floor: 0.99})
+	if m.T95Floor != m.T95 || m.T95 != 1 {
+		t.Errorf("t95 %v, at a 99%% floor %v: want both 1", m.T95, m.T95Floor)
+	}
+}
+
 func TestHotLevelAndMedians(t *testing.T) {
 	h := hotLevel([]RecoveryPoint{{T: 1, Len: 1, QPS: 900, P95: 1}, {T: 2, Len: 1, QPS: 1100, P95: 3}, {T: 2.5, Len: 0.5, QPS: 1000, P95: 2}})
 	if !near(h.QPS, (900+1100+500)/2.5) || !near(h.Seconds, 2.5) || h.P95 != 2 {
@@ -73,6 +94,11 @@ func TestHotLevelAndMedians(t *testing.T) {
 	}
 	if !near(h.Noise, math.Sqrt((100*100+100*100)/2.5)/1000) {
 		t.Errorf("noise %v", h.Noise)
+	}
+	// The hot seconds stay at or above their lowest smoothed second: 900 and 1100 around
+	// the 1000 give a median of 1000 in the middle, the edges the lower of two.
+	if !near(h.Floor, 900/h.QPS) {
+		t.Errorf("floor %v, want %v", h.Floor, 900/h.QPS)
 	}
 	if got := medianTime([]float64{3, -1, -1}); got != -1 {
 		t.Errorf("median of 3 and two not reached: %v, want -1", got)

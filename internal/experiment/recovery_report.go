@@ -12,7 +12,7 @@ import (
 // Table is the main result table: one row per scenario, medians over the rounds.
 func (r *RecoveryResult) Table() report.Table {
 	t := report.Table{
-		Header: []string{"scenario", "runs", "lost (s)", "t50 (s)", "t95 (s)", "first 5 s (% of hot)", "worst p95 (ms)", "pool 90% (s)", "warm (s)"},
+		Header: []string{"scenario", "runs", "lost (s)", "t50 (s)", "t95 (s)", "t95 at hot's floor (s)", "first 5 s (% of hot)", "worst p95 (ms)", "pool 90% (s)", "warm (s)"},
 		Align:  []report.Align{report.AlignLeft},
 	}
 	if r.Params.Rate > 0 {
@@ -42,7 +42,7 @@ func (r *RecoveryResult) Table() report.Table {
 		if len(ws) > 0 {
 			warm = fmt.Sprintf("%.1f", medianOf(ws))
 		}
-		row := []string{s.Label, fmt.Sprint(len(s.Runs)), fmt.Sprintf("%.1f", m.Lost), timeCell(m.T50, m.Window), timeCell(m.T95, m.Window),
+		row := []string{s.Label, fmt.Sprint(len(s.Runs)), fmt.Sprintf("%.1f", m.Lost), timeCell(m.T50, m.Window), timeCell(m.T95, m.Window), timeCell(m.T95Floor, m.Window),
 			fmt.Sprintf("%.0f", 100*m.Served5), msec(m.WorstP95), timeCell(s.PoolT90, m.Window), warm}
 		if r.Params.Rate > 0 {
 			row = append(row, timeCell(m.P95Settled, m.Window), commas(m.Slow))
@@ -160,6 +160,7 @@ func (r *RecoveryResult) notes() []string {
 // definitions say how each figure is computed.
 const recoveryDefinitions = "lost: seconds of full service lost, the integral of (hot − qps) / hot from the moment the server answered to the end of the window (seconds above hot count against it, so a hot server's noise sums to about zero). " +
 	"t50 / t95: from then on throughput stayed at or above 50% / 95% of hot (each second taken as the median of it and its neighbours); \"> N\": not within the N-second window. " +
+	"t95 at hot's floor: t95 against the lower of 95% of hot and the level the hot seconds themselves stay at or above (their lowest second, taken the same way): the hot level's own noise taken out, since a recovered server cannot be asked to hold a level its hot seconds do not. " +
 	"first 5 s: throughput served in the first five seconds over five seconds of hot. worst p95: the highest p95 of any second. " +
 	"pool 90%: the pool first held 90% of the hot pool's data pages. warm: how long innowarm's warm ran beside the traffic. Figures are medians over the rounds."
 
@@ -212,7 +213,7 @@ func (r *RecoveryResult) curveChart() report.LineChart {
 }
 
 func (r *RecoveryResult) runsTable() report.Table {
-	t := report.Table{Header: []string{"scenario", "round", "hot (qps)", "lost (s)", "t50 (s)", "t95 (s)", "worst p95 (ms)", "warm", "server load status"},
+	t := report.Table{Header: []string{"scenario", "round", "hot (qps)", "hot's floor", "lost (s)", "t50 (s)", "t95 (s)", "t95 at hot's floor (s)", "worst p95 (ms)", "warm", "server load status"},
 		Align: []report.Align{report.AlignLeft}}
 	for _, s := range r.Scenarios {
 		for _, rn := range s.Runs {
@@ -227,7 +228,7 @@ func (r *RecoveryResult) runsTable() report.Table {
 					warm = fmt.Sprintf("%s from %.2f s, still warming when the traffic ended", w.Method, w.Start)
 				}
 			}
-			t.Rows = append(t.Rows, []string{s.Label, fmt.Sprint(rn.Round), qps(rn.HotLevel.QPS), fmt.Sprintf("%.1f", m.Lost), timeCell(m.T50, m.Window), timeCell(m.T95, m.Window), msec(m.WorstP95), warm, rn.LoadStatus})
+			t.Rows = append(t.Rows, []string{s.Label, fmt.Sprint(rn.Round), qps(rn.HotLevel.QPS), fmt.Sprintf("%.0f%%", 100*rn.HotLevel.Floor), fmt.Sprintf("%.1f", m.Lost), timeCell(m.T50, m.Window), timeCell(m.T95, m.Window), timeCell(m.T95Floor, m.Window), msec(m.WorstP95), warm, rn.LoadStatus})
 		}
 	}
 	return t

@@ -52,6 +52,7 @@ type recoveryJSON struct {
 		Median  struct {
 			T50      float64 `json:"t50_s"`
 			T95      float64 `json:"t95_s"`
+			T95Floor float64 `json:"t95_floor_s"`
 			Lost     float64 `json:"lost_s"`
 			WorstP95 float64 `json:"worst_p95_ms"`
 			Served5  float64 `json:"served_first_5s"`
@@ -147,6 +148,7 @@ func recoveryResult(res Result, out procOut, sc recoveryScale, dir string, targe
 		lost[s.ID] = s.Median.Lost
 		res.AddMetric(s.ID+" lost", s.Median.Lost, "s")
 		res.AddMetric(s.ID+" t95", s.Median.T95, "s (-1: not reached)")
+		res.AddMetric(s.ID+" t95 at hot's floor", s.Median.T95Floor, "s (-1: not reached)")
 		res.AddMetric(s.ID+" worst p95", s.Median.WorstP95, "ms")
 		res.AddMetric(s.ID+" first 5 s", 100*s.Median.Served5, "% of hot")
 	}
