@@ -33,8 +33,10 @@ func DumpPool(t testing.TB) string {
 			return path
 		}
 		if time.Now().After(deadline) {
-			var status string
-			conn.DB.QueryRow("SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_dump_status'").Scan(new(string), &status)
+			status := "unknown"
+			if err := conn.DB.QueryRow("SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_dump_status'").Scan(new(string), &status); err != nil {
+				status = err.Error()
+			}
 			t.Fatalf("the server did not write its dump %s within 2 minutes (dump status %q)", path, status)
 		}
 		time.Sleep(20 * time.Millisecond)
