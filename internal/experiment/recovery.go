@@ -466,7 +466,7 @@ func (r *recRun) scenario(ctx context.Context, s *RecoveryScenario, round int) e
 	s.Runs = append(s.Runs, run)
 	m := run.Metrics
 	r.log.Infof("%s: lost %.1f s, t50 %s, t95 %s (at hot's own floor of %.0f%%: %s), first 5 s %.0f%% of hot, worst p95 %.2f ms; hot %.0f qps (seconds vary by %.1f%%)%s",
-		s.Label, m.Lost, tText(m.T50), tText(m.T95), 100*min(0.95, run.HotLevel.Floor), tText(m.T95Floor), 100*m.Served5, m.WorstP95, run.HotLevel.QPS, 100*run.HotLevel.Noise, warmText(run.Warm))
+		s.Label, m.Lost, tText(m.T50), tText(m.T95), 100*run.HotLevel.floorLevel(), tText(m.T95Floor), 100*m.Served5, m.WorstP95, run.HotLevel.QPS, 100*run.HotLevel.Noise, warmText(run.Warm))
 	if r.rate > 0 {
 		r.log.Infof("%s: p95 within 1.5x hot (%.2f ms) from %s; %d queries slower than %.1f ms (10x hot p95)", s.Label, run.HotLevel.P95, tText(m.P95Settled), m.Slow, m.SlowMs)
 	}

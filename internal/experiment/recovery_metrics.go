@@ -105,11 +105,16 @@ func noiseFloorMetrics(m *RecoveryMetrics, curve []RecoveryPoint, hot HotLevel) 
 	if len(curve) == 0 || hot.QPS <= 0 {
 		return
 	}
-	level := 0.95
-	if hot.Floor > 0 {
-		level = min(level, hot.Floor)
+	m.T95Floor = timeToStay(curve, hot.floorLevel()*hot.QPS)
+}
+
+// floorLevel is the share of hot that T95Floor asks for: the lower of 95% and the floor
+// (95% when no floor was measured).
+func (h HotLevel) floorLevel() float64 {
+	if h.Floor > 0 {
+		return min(0.95, h.Floor)
 	}
-	m.T95Floor = timeToStay(curve, level*hot.QPS)
+	return 0.95
 }
 
 // timeToStay is the start of the first interval from which on the smoothed throughput
