@@ -127,10 +127,14 @@ type RecoveryRun struct {
 	hotTail []RecoveryPoint
 }
 
-// PoolPoint is the pool's fill at a moment of a run.
+// PoolPoint is the pool's fill at a moment of a run, and the pages read from disk so far
+// because a query missed (Innodb_buffer_pool_reads, counted from the run's first sample):
+// on a full pool each such read evicts a page, which tells a dip caused by evicting pages
+// the traffic still wanted from one caused by anything else.
 type PoolPoint struct {
-	T     float64 `json:"t_s"`
-	Pages int64   `json:"data_pages"`
+	T      float64 `json:"t_s"`
+	Pages  int64   `json:"data_pages"`
+	Misses int64   `json:"missed_pages"`
 }
 
 // RecoveryWarm is what a warm started with the server did.
@@ -732,9 +736,13 @@ func (r *recRun) samplePool(ctx context.Context, opts connection.Options, answer
 	var out []PoolPoint
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
+	firstMisses := int64(-1)
 	for {
-		if n, err := statusInt(ctx, conn, "Innodb_buffer_pool_pages_data"); err == nil {
-			out = append(out, PoolPoint{T: time.Since(answered).Seconds(), Pages: n})
+		if st, err := conn.GlobalStatus(ctx, "Innodb_buffer_pool_pages_data", "Innodb_buffer_pool_reads"); err == nil {
+			if firstMisses < 0 {
+				firstMisses = st["innodb_buffer_pool_reads"]
+			}
+			out = append(out, PoolPoint{T: time.Since(answered).Seconds(), Pages: st["innodb_buffer_pool_pages_data"], Misses: st["innodb_buffer_pool_reads"] - firstMisses})
 		}
 		select {
 		case <-done:

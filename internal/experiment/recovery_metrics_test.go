@@ -106,7 +106,7 @@ func TestHotLevelAndMedians(t *testing.T) {
 	if got := medianTime([]float64{3, 5, -1}); got != 5 {
 		t.Errorf("median of 3, 5 and not reached: %v, want 5", got)
 	}
-	if got := poolTime([]PoolPoint{{0, 10}, {0.5, 80}, {1, 95}}, 90); got != 1 {
+	if got := poolTime([]PoolPoint{{T: 0, Pages: 10}, {T: 0.5, Pages: 80}, {T: 1, Pages: 95}}, 90); got != 1 {
 		t.Errorf("pool time %v", got)
 	}
 }

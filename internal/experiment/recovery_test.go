@@ -67,6 +67,16 @@ func TestRecoveryEvents(t *testing.T) {
 		if len(run.Pool) == 0 {
 			t.Errorf("%s: the pool was not sampled", s.ID)
 		}
+		for i := 1; i < len(run.Pool); i++ {
+			if run.Pool[i].Misses < run.Pool[i-1].Misses {
+				t.Errorf("%s: the pool's missed pages went down, %+v then %+v", s.ID, run.Pool[i-1], run.Pool[i])
+				break
+			}
+		}
+	}
+	// A cold pool under traffic reads what the queries miss.
+	if cold := res.Scenario(experiment.RecoveryCold).Runs[0].Pool; len(cold) == 0 || cold[len(cold)-1].Misses < 1 {
+		t.Errorf("the cold run's pool samples count no missed pages: %+v", cold)
 	}
 	w := res.Scenario(experiment.RecoverySnapshot).Runs[0].Warm
 	if w == nil || w.Error != "" || w.PagesRead < 1 {
