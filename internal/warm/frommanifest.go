@@ -985,10 +985,14 @@ func chooseTierOrder(tight, untilCoverage, traffic bool) tierOrder {
 
 // hotnessTiers cuts pages, hottest first, into the tiers a native load reads in turn. The
 // server's loader sorts what it is given by page number, and each page it reads pushes the
-// earlier ones towards the LRU list's tail: one load of every page would leave the lowest
-// page numbers, not the coldest pages, to be evicted first once the workload needs room.
+// earlier ones of the old sublist towards the LRU list's tail: one load of every page would
+// leave the lowest page numbers, not the coldest pages, to be evicted first once the
+// workload needs room. Only the old sublist keeps the tiers' order, though: about 63% of
+// each tier's pages pass into the young sublist as the server keeps the old one at 37%,
+// and once the old pages are evicted the young ones go from the last tier loaded back to
+// the first (docs/experiments.md, "Failover with traffic that also writes").
 // When the pool will be tight, loading the coldest quarter first and the hottest last keeps
-// the manifest's order where it matters: on the make bench skewed workload (data 4x the
+// the manifest's order for the first evictions: on the make bench skewed workload (data 4x the
 // pool) the first pass after the load missed 10% fewer pages than after InnoDB's own load
 // of the same pages (4,998 against 5,551), for 0.15-0.3 s more loading of 240 MB, since
 // each tier waits for its reads to drain. When queries wait for the pages (or the load may
