@@ -762,11 +762,27 @@ func alive(pid int) bool {
 	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
 		return false
 	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	// A killed server's main thread can be a zombie while another thread still waits on a
+	// slow read: its sockets stay open until the last thread exits, so each thread counts.
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return threadAlive(fmt.Sprintf("/proc/%d/stat", pid))
+	}
+	for _, task := range tasks {
+		if threadAlive(fmt.Sprintf("/proc/%d/task/%s/stat", pid, task.Name())) {
+			return true
+		}
+	}
+	return false
+}
+
+// threadAlive reads a /proc stat file: field 3, after "pid (comm)", is the state; Z is a
+// zombie, X dead.
+func threadAlive(statFile string) bool {
+	stat, err := os.ReadFile(statFile)
 	if err != nil {
 		return false
 	}
-	// Field 3, after "pid (comm)", is the state; Z is a zombie, X dead.
 	i := strings.LastIndexByte(string(stat), ')')
 	if i < 0 || i+2 >= len(stat) {
 		return true
