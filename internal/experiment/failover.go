@@ -32,13 +32,19 @@ type FailoverFollow struct {
 	Seconds float64 `json:"seconds"`
 	// PrimaryUptime is how long the primary had been up when follow started: it has served
 	// the traffic of the scenario before (a primary just restarted would still be warming
-	// up, and so would the standby that follows it).
+	// up, and so would the standby that follows it), unless UnsettledPrimary restarted it.
 	PrimaryUptime float64 `json:"primary_uptime_s"`
+	// PrimaryPoolPages is the primary's Innodb_buffer_pool_pages_data when it failed, and
+	// PrimaryMisses the pages its traffic read from disk since follow started: how far its
+	// own warm-up had got.
+	PrimaryPoolPages int64 `json:"primary_pool_pages,omitempty"`
+	PrimaryMisses    int64 `json:"primary_missed_pages,omitempty"`
 }
 
 // failover runs the promoted standby's scenario once: the standby, restarted cold, is kept
 // by follow while the primary serves the traffic hot (--hot-duration, and on until one
-// round has ended well); then the primary stops, as a failed primary does, and the traffic
+// round has ended well; or, with UnsettledPrimary, the primary restarted cold and serving
+// that long); then the primary stops, as a failed primary does, and the traffic
 // moves to the standby, measured from that moment. The primary is started again (cold)
 // for the next scenario.
 func (r *recRun) failover(ctx context.Context) (*RecoveryRun, error) {
@@ -49,9 +55,25 @@ func (r *recRun) failover(ctx context.Context) (*RecoveryRun, error) {
 	if _, err := sb.ColdRestart(ctx); err != nil {
 		return nil, fmt.Errorf("cold restart of the standby: %w", err)
 	}
+	primaryTraffic := r.o.HotDuration
+	if r.o.UnsettledPrimary > 0 {
+		// A primary that fails while it warms up: follow copies a hot set still forming.
+		primaryTraffic = r.o.UnsettledPrimary
+		r.conn.Close()
+		if _, err := r.t.Sandbox.ColdRestart(ctx); err != nil {
+			return nil, fmt.Errorf("cold restart of the primary: %w", err)
+		}
+		if r.conn, err = r.t.Connect(ctx); err != nil {
+			return nil, fmt.Errorf("reconnect to the primary: %w", err)
+		}
+	}
 	uptime, err := statusInt(ctx, r.conn, "Uptime")
 	if err != nil {
 		return nil, fmt.Errorf("the primary's uptime: %w", err)
+	}
+	missesAtStart, err := statusInt(ctx, r.conn, "Innodb_buffer_pool_reads")
+	if err != nil {
+		return nil, fmt.Errorf("the primary's missed pages: %w", err)
 	}
 	run := &RecoveryRun{Follow: &FailoverFollow{PrimaryUptime: float64(uptime)}}
 	fo := run.Follow
@@ -86,7 +108,7 @@ func (r *recRun) failover(ctx context.Context) (*RecoveryRun, error) {
 		})
 	}()
 	defer func() { stopFollow(); following.Wait() }()
-	if _, _, err := r.trafficOn(ctx, r.t.Opts, r.o.HotDuration); err != nil {
+	if _, _, err := r.trafficOn(ctx, r.t.Opts, primaryTraffic); err != nil {
 		return nil, fmt.Errorf("traffic on the primary: %w", err)
 	}
 	mu.Lock()
@@ -107,6 +129,15 @@ func (r *recRun) failover(ctx context.Context) (*RecoveryRun, error) {
 	r.log.Infof("follow kept the standby for %.1f s (the primary up for %.0f s when it started): %d rounds (%d failed), %s pages loaded, %.1f%% of the primary's hot set resident",
 		fo.Seconds, fo.PrimaryUptime, fo.Rounds, fo.Failed, commas(fo.Loaded), 100*fo.Coverage)
 	mu.Unlock()
+
+	if fo.PrimaryPoolPages, err = statusInt(ctx, r.conn, "Innodb_buffer_pool_pages_data"); err != nil {
+		return nil, fmt.Errorf("the primary's pool: %w", err)
+	}
+	misses, err := statusInt(ctx, r.conn, "Innodb_buffer_pool_reads")
+	if err != nil {
+		return nil, fmt.Errorf("the primary's missed pages: %w", err)
+	}
+	fo.PrimaryMisses = misses - missesAtStart
 
 	// The failover: the primary goes away, the traffic goes to the standby.
 	r.conn.Close()

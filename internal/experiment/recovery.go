@@ -72,7 +72,12 @@ type RecoveryOptions struct {
 	HotDuration time.Duration
 	Rounds      int
 	Scenarios   []string // run only these (cold always runs); nil: all
-	WarmMethod  string   // innowarm warm's --method
+	// UnsettledPrimary makes follow-failover follow a primary still warming up: the primary
+	// restarts cold as follow starts, serves the traffic for this long (and on until one
+	// follow round has ended well), then fails. Zero: the primary has served the scenario
+	// before it and is hot.
+	UnsettledPrimary time.Duration
+	WarmMethod       string // innowarm warm's --method
 	// WarmByKey and WarmParallel are innowarm warm --from's --by-key and --parallel in the
 	// innowarm-snapshot scenario.
 	WarmByKey    string
@@ -89,19 +94,22 @@ type RecoveryOptions struct {
 
 // RecoveryParams are the options as the report shows them.
 type RecoveryParams struct {
-	Rows         int64   `json:"rows"`
-	Clients      int     `json:"clients"`
-	WriteClients int     `json:"write_clients,omitempty"`
-	Dist         string  `json:"dist"`
-	Duration     float64 `json:"duration_s"`
-	HotDuration  float64 `json:"hot_duration_s"`
-	Rounds       int     `json:"rounds"`
-	Schema       string  `json:"schema"`
-	WarmMethod   string  `json:"warm_method"`
-	WarmByKey    string  `json:"warm_by_key,omitempty"`
-	WarmParallel int     `json:"warm_parallel,omitempty"`
-	WarmPacing   string  `json:"warm_pacing,omitempty"`
-	Traffic      string  `json:"traffic"`
+	Rows         int64 `json:"rows"`
+	Clients      int   `json:"clients"`
+	WriteClients int   `json:"write_clients,omitempty"`
+	// UnsettledPrimary is follow-failover's primary's traffic after its cold restart
+	// before it failed, in seconds; 0: it was hot.
+	UnsettledPrimary float64 `json:"unsettled_primary_s,omitempty"`
+	Dist             string  `json:"dist"`
+	Duration         float64 `json:"duration_s"`
+	HotDuration      float64 `json:"hot_duration_s"`
+	Rounds           int     `json:"rounds"`
+	Schema           string  `json:"schema"`
+	WarmMethod       string  `json:"warm_method"`
+	WarmByKey        string  `json:"warm_by_key,omitempty"`
+	WarmParallel     int     `json:"warm_parallel,omitempty"`
+	WarmPacing       string  `json:"warm_pacing,omitempty"`
+	Traffic          string  `json:"traffic"`
 	// Rate is the open loop's point selects per second (0: closed loop); CalibratedQPS the
 	// closed-loop hot throughput a --rate N% was taken of.
 	Rate          float64 `json:"rate_per_s,omitempty"`
@@ -223,6 +231,10 @@ func ValidateRecovery(o RecoveryOptions) error {
 		return exitcode.BadValue("Duration", "%s: use 2s or more", o.Duration)
 	case o.HotDuration < 2*time.Second:
 		return exitcode.BadValue("HotDuration", "%s: use 2s or more", o.HotDuration)
+	case o.UnsettledPrimary < 0 || (o.UnsettledPrimary > 0 && o.UnsettledPrimary < time.Second):
+		return exitcode.BadValue("UnsettledPrimary", "%s: use 1s or more", o.UnsettledPrimary)
+	case o.UnsettledPrimary > 0 && o.Scenarios != nil && !slices.Contains(o.Scenarios, RecoveryFailover):
+		return exitcode.BadValue("UnsettledPrimary", "is for the %s scenario: add it to the scenarios", RecoveryFailover)
 	case o.Rounds < 1 || o.Rounds > 50:
 		return exitcode.BadValue("Rounds", "%d: use 1 to 50", o.Rounds)
 	case o.Rate < 0 || o.RateOfHot < 0 || o.RateOfHot > 1:
@@ -336,8 +348,8 @@ func Recovery(ctx context.Context, t *Target, o RecoveryOptions) (*RecoveryResul
 	defer r.dropStandby(ctx)
 	r.res = &RecoveryResult{Header: h, Params: RecoveryParams{Rows: o.Rows, Clients: o.Clients, Dist: o.Dist, Duration: o.Duration.Seconds(),
 		HotDuration: o.HotDuration.Seconds(), Rounds: o.Rounds, Schema: o.Schema, WarmMethod: o.WarmMethod, WarmByKey: o.WarmByKey, WarmParallel: o.WarmParallel, WarmPacing: o.WarmPacingText,
-		WriteClients: o.WriteClients,
-		Traffic:      fmt.Sprintf("closed loop: %d clients of point selects (innowarm bench --workload point-select --dist %s), from the moment the server answers", o.Clients-o.WriteClients, o.Dist)}}
+		WriteClients: o.WriteClients, UnsettledPrimary: o.UnsettledPrimary.Seconds(),
+		Traffic: fmt.Sprintf("closed loop: %d clients of point selects (innowarm bench --workload point-select --dist %s), from the moment the server answers", o.Clients-o.WriteClients, o.Dist)}}
 	r.rate = o.Rate
 	t0 := time.Now()
 	defer r.res.finish(t0)

@@ -88,6 +88,9 @@ func (r *RecoveryResult) summary() string {
 	out := fmt.Sprintf("%s restarted cold %d time(s) per scenario with a %s buffer pool (%s pages); sbtest1 has %s rows, %s pages (%s, %.1f× the pool). Traffic: %s, for %.0f s per restart. Hot level: the same traffic's next %.0f s, per run (median %.0f qps; its seconds vary by %.1f%%).",
 		r.Server, r.Params.Rounds, fmtBytes(r.PoolBytes), commas(r.PoolPages), commas(d.Rows), commas(d.Pages), fmtBytes(d.Bytes), float64(d.Pages)/float64(max(r.PoolPages, 1)),
 		r.Params.Traffic, r.Params.Duration, r.Params.HotDuration, r.HotQPS, 100*r.HotNoise)
+	if r.Params.UnsettledPrimary > 0 {
+		out += fmt.Sprintf(" Failover from an unsettled primary: follow started as the primary restarted cold, and the primary failed after %.0f s of the traffic (and one good follow round).", r.Params.UnsettledPrimary)
+	}
 	if r.Params.WarmPacing != "" {
 		out += " innowarm's warms were paced: " + r.Params.WarmPacing + "."
 	}
@@ -147,6 +150,9 @@ func (r *RecoveryResult) notes() []string {
 			if fo := rn.Follow; fo != nil {
 				line := fmt.Sprintf("%s, round %d: follow kept the standby (restarted cold) for %.1f s while the primary (up %.0f s) served the traffic: %d rounds, %s pages loaded, %.1f%% of the primary's hot set resident when the traffic moved to it",
 					s.Label, rn.Round, fo.Seconds, fo.PrimaryUptime, fo.Rounds, commas(fo.Loaded), 100*fo.Coverage)
+				if fo.PrimaryPoolPages > 0 {
+					line += fmt.Sprintf("; the primary held %s pages when it failed, its traffic having missed %s since follow started", commas(fo.PrimaryPoolPages), commas(fo.PrimaryMisses))
+				}
 				if fo.Failed > 0 {
 					line += fmt.Sprintf("; %d rounds failed (%s)", fo.Failed, fo.LastError)
 				}

@@ -109,6 +109,45 @@ func TestRecoveryEvents(t *testing.T) {
 	checkReport(t, res, "recovery-curve")
 }
 
+// TestRecoveryFailoverFromUnsettledPrimary: with UnsettledPrimary the primary restarts cold
+// as follow starts, so follow copies a hot set still forming: the primary was just up when
+// follow started (not the cold scenario's traffic before it), its own traffic missed pages
+// until it failed, follow still ended a round before the failover, and the report says so.
+func TestRecoveryFailoverFromUnsettledPrimary(t *testing.T) {
+	const duration, hot = 2 * time.Second, 2 * time.Second
+	res, err := experiment.Recovery(context.Background(), target(t), experiment.RecoveryOptions{
+		Schema: "exp_recovery_unsettled", Rows: 20_000, Clients: 4, Dist: "pareto", Duration: duration, HotDuration: hot,
+		Rounds: 1, Scenarios: []string{experiment.RecoveryFailover}, UnsettledPrimary: 2 * time.Second,
+		Dir: sandboxtest.Dir(t), Progress: quiet(),
+	})
+	defer sandboxtest.Reconnect(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Scenario(experiment.RecoveryFailover)
+	if s == nil || len(s.Runs) != 1 || s.Runs[0].Follow == nil {
+		t.Fatalf("scenarios %+v", res.Scenarios)
+	}
+	fo := s.Runs[0].Follow
+	// Without the restart the primary would have been up through the cold scenario's
+	// traffic (its window and hot level) at least.
+	if before := duration + hot; fo.PrimaryUptime >= before.Seconds() {
+		t.Errorf("the primary was up %.0f s when follow started: not restarted (the cold run before served %s)", fo.PrimaryUptime, before)
+	}
+	if fo.PrimaryPoolPages < 1 || fo.PrimaryMisses < 1 {
+		t.Errorf("the restarted primary's pool when it failed: %d pages, %d missed since follow started", fo.PrimaryPoolPages, fo.PrimaryMisses)
+	}
+	if fo.Rounds < 1 || fo.Loaded < 1 {
+		t.Errorf("follow before the failover: %+v", fo)
+	}
+	if res.Params.UnsettledPrimary != 2 || !strings.Contains(res.Markdown(), "Failover from an unsettled primary") {
+		t.Errorf("the report does not say the primary was unsettled: params %+v", res.Params)
+	}
+	if _, err := sandboxtest.Server(t).Connect(context.Background()); err != nil {
+		t.Errorf("the primary is not back after the failover: %v", err)
+	}
+}
+
 // TestRecoveryOpenLoop: with --rate 50% the experiment first measures the hot throughput
 // closed loop, then restarts under traffic that arrives at half of it whatever the
 // server's speed: the traffic never runs ahead of its schedule, and each run reports when
@@ -163,5 +202,27 @@ func TestRecoveryOpenLoop(t *testing.T) {
 	tbl := res.Table()
 	if h := tbl.Header; h[len(h)-2] != "queries > 10× hot p95" || h[len(h)-1] != "write tps (deadlocks)" || len(tbl.Rows[0]) != len(h) {
 		t.Errorf("table header %v, row %v", h, tbl.Rows[0])
+	}
+}
+
+func TestValidateUnsettledPrimary(t *testing.T) {
+	base := experiment.RecoveryOptions{Rows: 1000, Clients: 2, Dist: "pareto", Duration: 2 * time.Second, HotDuration: 2 * time.Second, Rounds: 1}
+	for _, c := range []struct {
+		unsettled time.Duration
+		scenarios []string
+		ok        bool
+	}{
+		{0, nil, true},
+		{30 * time.Second, nil, true},
+		{30 * time.Second, []string{experiment.RecoveryFailover}, true},
+		{30 * time.Second, []string{experiment.RecoveryInnoDB100}, false},
+		{500 * time.Millisecond, nil, false},
+		{-time.Second, nil, false},
+	} {
+		o := base
+		o.UnsettledPrimary, o.Scenarios = c.unsettled, c.scenarios
+		if err := experiment.ValidateRecovery(o); (err == nil) != c.ok {
+			t.Errorf("unsettled %s, scenarios %v: error %v, want ok=%v", c.unsettled, c.scenarios, err, c.ok)
+		}
 	}
 }
