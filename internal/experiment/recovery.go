@@ -484,7 +484,8 @@ func (r *recRun) scenario(ctx context.Context, s *RecoveryScenario, round int) e
 	r.log.Infof("%s: lost %.1f s, t50 %s, t95 %s (at hot's own floor of %.0f%%: %s), first 5 s %.0f%% of hot, worst p95 %.2f ms; hot %.0f qps (seconds vary by %.1f%%)%s",
 		s.Label, m.Lost, tText(m.T50), tText(m.T95), 100*run.HotLevel.floorLevel(), tText(m.T95Floor), 100*m.Served5, m.WorstP95, run.HotLevel.QPS, 100*run.HotLevel.Noise, warmText(run.Warm))
 	if r.rate > 0 {
-		r.log.Infof("%s: p95 within 1.5x hot (%.2f ms) from %s; %d queries slower than %.1f ms (10x hot p95)", s.Label, run.HotLevel.P95, tText(m.P95Settled), m.Slow, m.SlowMs)
+		r.log.Infof("%s: p95 within 1.5x hot (%.2f ms) from %s (within hot's own ceiling of %.1fx: %s); %d queries slower than %.1f ms (10x hot p95)",
+			s.Label, run.HotLevel.P95, tText(m.P95Settled), run.HotLevel.ceilingLevel(), tText(m.P95SettledCeiling), m.Slow, m.SlowMs)
 	}
 	if s.ID == RecoveryCold && round == 1 {
 		// The cold run left the pool as the traffic wants it: keep what the warm-ups load.
@@ -732,7 +733,7 @@ func (r *recRun) measureRun(run *RecoveryRun, rep *bench.Report, answered time.T
 	run.Metrics = recoveryMetrics(run.Curve, run.HotLevel.QPS)
 	noiseFloorMetrics(&run.Metrics, run.Curve, run.HotLevel)
 	if r.rate > 0 {
-		openLoopMetrics(&run.Metrics, run.Curve, run.HotLevel.P95)
+		openLoopMetrics(&run.Metrics, run.Curve, run.HotLevel)
 	}
 	run.Errors = rep.Runs[0].Errors
 }
@@ -827,17 +828,19 @@ func (r *recRun) summarize() {
 		if len(s.Runs) == 0 {
 			continue
 		}
-		var t50, t95, t95f, lost, worst, served, pool, settled, slow, slowMs []float64
+		var t50, t95, t95f, lost, worst, served, pool, settled, settledCeiling, slow, slowMs []float64
 		for _, rn := range s.Runs {
 			m := rn.Metrics
 			t50, t95, lost, worst, served = append(t50, m.T50), append(t95, m.T95), append(lost, m.Lost), append(worst, m.WorstP95), append(served, m.Served5)
 			t95f = append(t95f, m.T95Floor)
 			settled, slow, slowMs = append(settled, m.P95Settled), append(slow, float64(m.Slow)), append(slowMs, m.SlowMs)
+			settledCeiling = append(settledCeiling, m.P95SettledCeiling)
 			pool = append(pool, poolTime(rn.Pool, 0.9*float64(r.hotPool)))
 		}
 		s.Median = RecoveryMetrics{T50: medianTime(t50), T95: medianTime(t95), T95Floor: medianTime(t95f), Lost: medianOf(lost), WorstP95: medianOf(worst), Served5: medianOf(served), Window: s.Runs[0].Metrics.Window}
 		if r.rate > 0 {
 			s.Median.P95Settled, s.Median.Slow, s.Median.SlowMs = medianTime(settled), int64(medianOf(slow)), medianOf(slowMs)
+			s.Median.P95SettledCeiling = medianTime(settledCeiling)
 		}
 		s.PoolT90 = medianTime(pool)
 		for i, rn := range s.Runs {

@@ -46,13 +46,19 @@ type RecoveryMetrics struct {
 	// -1: not within the window), Slow the queries slower than 10x the hot p95
 	// (SlowMs), the users' worst waits.
 	P95Settled float64 `json:"p95_settled_s,omitempty"`
-	Slow       int64   `json:"slow_queries,omitempty"`
-	SlowMs     float64 `json:"slow_ms,omitempty"`
+	// P95SettledCeiling is P95Settled against the higher of 1.5x hot and the hot seconds'
+	// own ceiling (HotLevel.P95Ceiling): a recovered server cannot be asked to hold a p95
+	// its own hot seconds do not hold, so this is P95Settled with the hot level's noise
+	// taken out, as T95Floor is for throughput. -1: not within the window.
+	P95SettledCeiling float64 `json:"p95_settled_ceiling_s,omitempty"`
+	Slow              int64   `json:"slow_queries,omitempty"`
+	SlowMs            float64 `json:"slow_ms,omitempty"`
 }
 
 // openLoopMetrics adds the open-loop figures to m: the curve's latency against the hot
-// p95 (ms).
-func openLoopMetrics(m *RecoveryMetrics, curve []RecoveryPoint, hotP95 float64) {
+// level's p95 (ms).
+func openLoopMetrics(m *RecoveryMetrics, curve []RecoveryPoint, hot HotLevel) {
+	hotP95 := hot.P95
 	if hotP95 <= 0 || len(curve) == 0 {
 		return
 	}
@@ -72,6 +78,16 @@ func openLoopMetrics(m *RecoveryMetrics, curve []RecoveryPoint, hotP95 float64) 
 	if m.P95Settled < 0 {
 		m.P95Settled = -1
 	}
+	m.P95SettledCeiling = timeToStay(p95s, -hot.ceilingLevel()*hotP95)
+	if m.P95SettledCeiling < 0 {
+		m.P95SettledCeiling = -1
+	}
+}
+
+// ceilingLevel is the multiple of the hot p95 that P95SettledCeiling asks a curve to stay
+// within: the higher of 1.5 and the hot seconds' own ceiling (1.5 when none was measured).
+func (h HotLevel) ceilingLevel() float64 {
+	return max(1.5, h.P95Ceiling)
 }
 
 // recoveryMetrics measures a curve against the hot throughput.
@@ -163,6 +179,9 @@ type HotLevel struct {
 	// the lowest second, each taken as the median of it and its neighbours as T95 takes them.
 	Floor float64 `json:"floor"`
 	P95   float64 `json:"median_p95_ms"`
+	// P95Ceiling is the p95 the hot seconds themselves stay at or below, as a multiple of
+	// P95: the highest second, each taken as the median of it and its neighbours.
+	P95Ceiling float64 `json:"p95_ceiling"`
 	// PoolPages are the data pages in the pool while hot.
 	PoolPages int64   `json:"pool_pages"`
 	Seconds   float64 `json:"seconds"`
@@ -190,6 +209,13 @@ func hotLevel(curve []RecoveryPoint) HotLevel {
 		h.Noise = math.Sqrt(v/n) / h.QPS
 	}
 	h.P95 = medianOf(p95s)
+	if h.P95 > 0 {
+		smoothed := make([]RecoveryPoint, len(curve))
+		for i, p := range curve {
+			smoothed[i] = RecoveryPoint{T: p.T, Len: p.Len, QPS: p.P95}
+		}
+		h.P95Ceiling = slices.Max(median3(smoothed)) / h.P95
+	}
 	if h.QPS > 0 {
 		h.Floor = slices.Min(median3(curve)) / h.QPS
 	}

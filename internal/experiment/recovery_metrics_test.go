@@ -110,3 +110,39 @@ func TestHotLevelAndMedians(t *testing.T) {
 		t.Errorf("pool time %v", got)
 	}
 }
+
+// The open loop's p95 settles against 1.5x hot, and against the hot seconds' own ceiling
+// when they themselves go above 1.5x their median.
+func TestP95SettledAtHotsCeiling(t *testing.T) {
+	p95 := func(v ...float64) []RecoveryPoint {
+		out := make([]RecoveryPoint, len(v))
+		for i, x := range v {
+			out[i] = RecoveryPoint{T: float64(i + 1), Len: 1, QPS: 100, P95: x}
+		}
+		return out
+	}
+	// Hot seconds around 1 ms with a spell at 2.4-2.6 ms: the median of each second and
+	// its neighbours peaks at 2.5, so the ceiling is 2.5x.
+	hot := hotLevel(p95(1, 1, 2.6, 2.4, 2.5, 1, 1, 1, 1))
+	if hot.P95 != 1 || !near(hot.P95Ceiling, 2.5) {
+		t.Fatalf("hot p95 %v, ceiling %v: want 1 and 2.5", hot.P95, hot.P95Ceiling)
+	}
+	// A recovery that comes down to 2 ms and stays there from its fourth second (t 3):
+	// never within 1.5x, within hot's own ceiling from 3 s.
+	curve := p95(40, 12, 5, 2, 2.2, 1.9, 2, 2.1)
+	var m RecoveryMetrics
+	openLoopMetrics(&m, curve, hot)
+	if m.P95Settled != -1 || m.P95SettledCeiling != 3 {
+		t.Errorf("settled %v (want -1), at hot's ceiling %v (want 3)", m.P95Settled, m.P95SettledCeiling)
+	}
+	// Quiet hot seconds do not loosen the bar: the ceiling level stays 1.5x.
+	quiet := hotLevel(p95(1, 1.1, 1, 0.9, 1))
+	if quiet.ceilingLevel() != 1.5 {
+		t.Errorf("quiet hot seconds' ceiling level %v, want 1.5", quiet.ceilingLevel())
+	}
+	m = RecoveryMetrics{}
+	openLoopMetrics(&m, curve, quiet)
+	if m.P95Settled != -1 || m.P95SettledCeiling != -1 {
+		t.Errorf("against quiet hot seconds: settled %v, at the ceiling %v: want both -1", m.P95Settled, m.P95SettledCeiling)
+	}
+}
