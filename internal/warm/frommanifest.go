@@ -987,10 +987,14 @@ func chooseTierOrder(tight, untilCoverage, traffic bool) tierOrder {
 // server's loader sorts what it is given by page number, and each page it reads pushes the
 // earlier ones of the old sublist towards the LRU list's tail: one load of every page would
 // leave the lowest page numbers, not the coldest pages, to be evicted first once the
-// workload needs room. Only the old sublist keeps the tiers' order, though: about 63% of
-// each tier's pages pass into the young sublist as the server keeps the old one at 37%,
-// and once the old pages are evicted the young ones go from the last tier loaded back to
-// the first (docs/experiments.md, "Failover with traffic that also writes").
+// workload needs room. Only the old sublist keeps the tiers' order, though: as the server
+// keeps it at innodb_old_blocks_pct, the rest of each tier passes into the young sublist
+// (63% at the default 37), whose pages go from the last tier loaded back to the first. So
+// a load into a tight pool without traffic raises the old sublist to 95% (replaceStale):
+// 95% of each tier then keeps the tiers' order (TestTightLoadEvictsColdestFirst: the first
+// quarter of evictions takes 95-97% of the coldest quarter and none of the hottest, on every
+// flavor; at 37% it took 32% of every quarter but the hottest; docs/experiments.md, "What
+// a load leaves in the LRU list").
 // When the pool will be tight, loading the coldest quarter first and the hottest last keeps
 // the manifest's order for the first evictions: on the make bench skewed workload (data 4x the
 // pool) the first pass after the load missed 10% fewer pages than after InnoDB's own load

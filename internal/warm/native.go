@@ -59,9 +59,9 @@ func LoadNative(ctx context.Context, conn *connection.Conn, pages []PageID, prog
 // LoadNativePaced is LoadNative for a page list in tiers, under a pacing governor. The tiers
 // load one after the other, each sorted (the server sorts a dump file by page anyway): the
 // server puts every page it reads at the head of the LRU list's old part, so of the pages
-// that stay old the first tier's are nearest the tail, to be evicted first (the rest, about
-// 63% of each tier, pass into the young part: see hotnessTiers). With a governor, each
-// tier loads in chunks of chunkPages, each started when the governor allows.
+// that stay old the first tier's are nearest the tail, to be evicted first (how many stay
+// old is innodb_old_blocks_pct's share: see hotnessTiers). With a governor, each tier loads
+// in chunks of chunkPages, each started when the governor allows.
 func LoadNativePaced(ctx context.Context, conn *connection.Conn, tiers [][]PageID, prog progress.Config, log *logx.Logger, until Until, gov *pacing.Governor, chunkPages int) (*NativeResult, error) {
 	return loadNative(ctx, conn, tiers, prog, log, until, gov, chunkPages, nil)
 }
