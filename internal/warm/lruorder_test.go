@@ -28,26 +28,13 @@ func TestTightLoadEvictsColdestFirst(t *testing.T) {
 	}
 	defer func() { conn.Close() }()
 	srv := conn.Server
-	for _, q := range []string{
+	execAll(t, conn,
 		"CREATE DATABASE lo",
 		// latin1: the same rows per page on every flavor; about 8,500 pages, more than the pool.
 		"CREATE TABLE lo.t (id INT PRIMARY KEY, pad CHAR(200) CHARACTER SET latin1)",
-		"INSERT INTO lo.t SELECT seq, REPEAT('o', 200) FROM " + srv.Series("lo", 1, 600000) + " ORDER BY seq",
-	} {
-		if _, err := conn.DB.ExecContext(ctx, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	cold := func() {
-		t.Helper()
-		conn.Close()
-		if _, err := sb.ColdRestart(ctx); err != nil {
-			t.Fatal(err)
-		}
-		if conn, err = sb.Connect(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
+		"INSERT INTO lo.t SELECT seq, REPEAT('o', 200) FROM "+srv.Series("lo", 1, 600000)+" ORDER BY seq",
+	)
+	cold := coldRestartOf(t, sb, &conn)
 	sock := []string{"--no-defaults", "-S", sb.Socket, "-u", "root"}
 	cold()
 	if _, err := conn.DB.ExecContext(ctx, "SELECT SUM(LENGTH(pad)) FROM lo.t"); err != nil {

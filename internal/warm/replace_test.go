@@ -24,30 +24,17 @@ func TestWarmFromReplacesAStalePool(t *testing.T) {
 	}
 	defer func() { conn.Close() }()
 	srv := conn.Server
-	for _, q := range []string{
+	execAll(t, conn,
 		"CREATE DATABASE rs",
 		// hot: about 2,200 pages, more than the old sublist holds; stale: more than the pool.
 		// latin1: the same rows per page on every flavor (utf8mb4 CHAR rows vary in size).
 		"CREATE TABLE rs.hot (id INT PRIMARY KEY, pad CHAR(200) CHARACTER SET latin1)",
-		"INSERT INTO rs.hot SELECT seq, REPEAT('h', 200) FROM " + srv.Series("rs", 1, 140000) + " ORDER BY seq",
+		"INSERT INTO rs.hot SELECT seq, REPEAT('h', 200) FROM "+srv.Series("rs", 1, 140000)+" ORDER BY seq",
 		"CREATE TABLE rs.stale (id INT PRIMARY KEY, pad CHAR(200) CHARACTER SET latin1)",
-		"INSERT INTO rs.stale SELECT seq, REPEAT('s', 200) FROM " + srv.Series("rs", 1, 300000) + " ORDER BY seq",
-	} {
-		if _, err := conn.DB.ExecContext(ctx, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
+		"INSERT INTO rs.stale SELECT seq, REPEAT('s', 200) FROM "+srv.Series("rs", 1, 300000)+" ORDER BY seq",
+	)
 	sock := []string{"--no-defaults", "-S", sb.Socket, "-u", "root"}
-	cold := func() {
-		t.Helper()
-		conn.Close()
-		if _, err := sb.ColdRestart(ctx); err != nil {
-			t.Fatal(err)
-		}
-		if conn, err = sb.Connect(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
+	cold := coldRestartOf(t, sb, &conn)
 	// The manifest: the hot table alone, read after a cold restart.
 	cold()
 	if _, err := conn.DB.ExecContext(ctx, "SELECT SUM(LENGTH(pad)) FROM rs.hot"); err != nil {

@@ -24,26 +24,13 @@ func TestWarmUnderTrafficLeavesRoom(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { conn.Close() }()
-	for _, q := range []string{
+	execAll(t, conn,
 		"CREATE DATABASE tr",
 		// about 6,000 pages: more than the pool, so reading it leaves the pool full.
 		"CREATE TABLE tr.big (id INT PRIMARY KEY, pad CHAR(200) CHARACTER SET latin1)",
-		"INSERT INTO tr.big SELECT seq, REPEAT('b', 200) FROM " + conn.Server.Series("tr", 1, 380000) + " ORDER BY seq",
-	} {
-		if _, err := conn.DB.ExecContext(ctx, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	cold := func() {
-		t.Helper()
-		conn.Close()
-		if _, err := sb.ColdRestart(ctx); err != nil {
-			t.Fatal(err)
-		}
-		if conn, err = sb.Connect(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
+		"INSERT INTO tr.big SELECT seq, REPEAT('b', 200) FROM "+conn.Server.Series("tr", 1, 380000)+" ORDER BY seq",
+	)
+	cold := coldRestartOf(t, sb, &conn)
 	// The page cleaner keeps innodb_lru_scan_depth pages free (1,536 here by default,
 	// more than a tenth of this small pool): its least, so that a scan fills the pool
 	// and the default budget is nearly every free page, as in a large pool.
