@@ -11,6 +11,21 @@ import (
 // name. It fails when the server lacks one of them or reports a value that is not a number:
 // callers compare counters, and a missing one would read as zero.
 func (c *Conn) GlobalStatus(ctx context.Context, names ...string) (map[string]int64, error) {
+	out, err := c.SomeGlobalStatus(ctx, names...)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range names {
+		if _, ok := out[strings.ToLower(n)]; !ok {
+			return nil, fmt.Errorf("the server reports no status variable %s", n)
+		}
+	}
+	return out, nil
+}
+
+// SomeGlobalStatus is GlobalStatus for counters a flavor or version may lack: those the
+// server does not report are absent from the map, not an error.
+func (c *Conn) SomeGlobalStatus(ctx context.Context, names ...string) (map[string]int64, error) {
 	args := make([]any, len(names))
 	for i, n := range names {
 		args[i] = n
@@ -35,11 +50,6 @@ func (c *Conn) GlobalStatus(ctx context.Context, names ...string) (map[string]in
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read %s: %w", strings.Join(names, ", "), err)
-	}
-	for _, n := range names {
-		if _, ok := out[strings.ToLower(n)]; !ok {
-			return nil, fmt.Errorf("the server reports no status variable %s", n)
-		}
 	}
 	return out, nil
 }

@@ -152,7 +152,7 @@ func (r *recRun) failover(ctx context.Context) (*RecoveryRun, error) {
 	sampled.Add(1)
 	go func() {
 		defer sampled.Done()
-		run.Pool, run.LoadStatus = r.samplePool(ctx, sb.ConnOptions(), answered, done)
+		run.Pool, run.LoadStatus = r.samplePool(ctx, sb.ConnOptions(), sb.Status(ctx).Pid, answered, done)
 	}()
 	rep, writes, trafficErr := r.trafficOn(ctx, sb.ConnOptions(), r.o.Duration+r.o.HotDuration)
 	run.Writes = writes

@@ -139,10 +139,28 @@ type RecoveryRun struct {
 // because a query missed (Innodb_buffer_pool_reads, counted from the run's first sample):
 // on a full pool each such read evicts a page, which tells a dip caused by evicting pages
 // the traffic still wanted from one caused by anything else.
+//
+// The other counters tell a read stall (misses served slower than the disk allows) from
+// its causes: the server's own other reads (loads, read-ahead), queries waiting on
+// something else than the disk, or the disk's reads spent by another process.
 type PoolPoint struct {
 	T      float64 `json:"t_s"`
 	Pages  int64   `json:"data_pages"`
 	Misses int64   `json:"missed_pages"`
+	// Reads is the server's page reads of data files so far (Innodb_data_reads): misses,
+	// read-ahead and loads together.
+	Reads     int64 `json:"data_reads,omitempty"`
+	ReadAhead int64 `json:"read_ahead_pages,omitempty"` // linear and random read-ahead so far
+	Free      int64 `json:"free_pages"`
+	// Pending is the server's reads in flight (Innodb_data_pending_reads), Running its
+	// statements running (Threads_running) at the moment.
+	Pending int64 `json:"pending_reads"`
+	Running int64 `json:"threads_running"`
+	// ServerReadBytes is what the server process has had read from storage so far
+	// (/proc/PID/io; -1 when not a local process), CgroupReads the read operations of the
+	// block-I/O cgroup innowarm runs in (-1 when none has counters).
+	ServerReadBytes int64 `json:"server_read_bytes"`
+	CgroupReads     int64 `json:"cgroup_reads"`
 }
 
 // RecoveryWarm is what a warm started with the server did.
@@ -689,7 +707,7 @@ func (r *recRun) underTraffic(ctx context.Context, beforeStart func() error, sta
 	sampled.Add(1)
 	go func() {
 		defer sampled.Done()
-		run.Pool, run.LoadStatus = r.samplePool(ctx, r.t.Opts, answered, done)
+		run.Pool, run.LoadStatus = r.samplePool(ctx, r.t.Opts, r.serverPid(ctx), answered, done)
 	}()
 	rep, writes, err := r.traffic(ctx, r.o.Duration+r.o.HotDuration)
 	close(done)
@@ -738,9 +756,10 @@ func (r *recRun) measureRun(run *RecoveryRun, rep *bench.Report, answered time.T
 	run.Errors = rep.Runs[0].Errors
 }
 
-// samplePool reads the pool's data pages every half second until done, and the server's
-// load status at the end.
-func (r *recRun) samplePool(ctx context.Context, opts connection.Options, answered time.Time, done <-chan struct{}) ([]PoolPoint, string) {
+// samplePool reads the pool's data pages and read counters every half second until done,
+// and the server's load status at the end. pid is the server's process when it runs on
+// this host (0: not known). Counters are counted from the first sample.
+func (r *recRun) samplePool(ctx context.Context, opts connection.Options, pid int, answered time.Time, done <-chan struct{}) ([]PoolPoint, string) {
 	conn, err := connection.Open(ctx, opts)
 	if err != nil {
 		return nil, ""
@@ -749,13 +768,24 @@ func (r *recRun) samplePool(ctx context.Context, opts connection.Options, answer
 	var out []PoolPoint
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
-	firstMisses := int64(-1)
+	var first *PoolPoint
 	for {
-		if st, err := conn.GlobalStatus(ctx, "Innodb_buffer_pool_pages_data", "Innodb_buffer_pool_reads"); err == nil {
-			if firstMisses < 0 {
-				firstMisses = st["innodb_buffer_pool_reads"]
+		if p, ok := samplePoolOnce(ctx, conn, pid); ok {
+			if first == nil {
+				f := p
+				first = &f
 			}
-			out = append(out, PoolPoint{T: time.Since(answered).Seconds(), Pages: st["innodb_buffer_pool_pages_data"], Misses: st["innodb_buffer_pool_reads"] - firstMisses})
+			p.T = time.Since(answered).Seconds()
+			p.Misses -= first.Misses
+			p.Reads -= first.Reads
+			p.ReadAhead -= first.ReadAhead
+			if p.ServerReadBytes >= 0 {
+				p.ServerReadBytes -= first.ServerReadBytes
+			}
+			if p.CgroupReads >= 0 {
+				p.CgroupReads -= first.CgroupReads
+			}
+			out = append(out, p)
 		}
 		select {
 		case <-done:
@@ -767,6 +797,26 @@ func (r *recRun) samplePool(ctx context.Context, opts connection.Options, answer
 		case <-tick.C:
 		}
 	}
+}
+
+// samplePoolOnce reads one sample's counters, not yet made relative to the first; the
+// counters a server may lack read as zero.
+func samplePoolOnce(ctx context.Context, conn *connection.Conn, pid int) (PoolPoint, bool) {
+	st, err := conn.SomeGlobalStatus(ctx, "Innodb_buffer_pool_pages_data", "Innodb_buffer_pool_reads", "Innodb_data_reads",
+		"Innodb_buffer_pool_read_ahead", "Innodb_buffer_pool_read_ahead_rnd", "Innodb_buffer_pool_pages_free",
+		"Innodb_data_pending_reads", "Threads_running")
+	if err != nil {
+		return PoolPoint{}, false
+	}
+	pages, ok1 := st["innodb_buffer_pool_pages_data"]
+	misses, ok2 := st["innodb_buffer_pool_reads"]
+	if !ok1 || !ok2 {
+		return PoolPoint{}, false
+	}
+	return PoolPoint{Pages: pages, Misses: misses, Reads: st["innodb_data_reads"],
+		ReadAhead: st["innodb_buffer_pool_read_ahead"] + st["innodb_buffer_pool_read_ahead_rnd"],
+		Free:      st["innodb_buffer_pool_pages_free"], Pending: st["innodb_data_pending_reads"], Running: st["threads_running"],
+		ServerReadBytes: processReadBytes(pid), CgroupReads: cgroupReadOps()}, true
 }
 
 // restartWith restarts the server cold; on a sandbox beforeStart runs once it is down and
@@ -874,4 +924,12 @@ func poolTime(pool []PoolPoint, level float64) float64 {
 		}
 	}
 	return -1
+}
+
+// serverPid is the experiment's server process when it is a sandbox on this host, else 0.
+func (r *recRun) serverPid(ctx context.Context) int {
+	if r.t.Sandbox == nil {
+		return 0
+	}
+	return r.t.Sandbox.Status(ctx).Pid
 }

@@ -77,6 +77,19 @@ func TestRecoveryEvents(t *testing.T) {
 	// A cold pool under traffic reads what the queries miss.
 	if cold := res.Scenario(experiment.RecoveryCold).Runs[0].Pool; len(cold) == 0 || cold[len(cold)-1].Misses < 1 {
 		t.Errorf("the cold run's pool samples count no missed pages: %+v", cold)
+	} else {
+		// Every missed page is a data-file read of the server's, and its process read at
+		// least those pages' bytes (the sandbox runs on this host).
+		last := cold[len(cold)-1]
+		if last.Reads < last.Misses || last.ServerReadBytes < last.Misses*int64(res.PageSize) {
+			t.Errorf("the cold run's last sample: %d missed pages, %d data reads, %d bytes read by the server", last.Misses, last.Reads, last.ServerReadBytes)
+		}
+		for _, p := range cold {
+			if p.Free < 0 || p.Pending < 0 || p.Running < 1 || p.CgroupReads < -1 || p.ReadAhead < 0 {
+				t.Errorf("a cold run's pool sample: %+v", p)
+				break
+			}
+		}
 	}
 	w := res.Scenario(experiment.RecoverySnapshot).Runs[0].Warm
 	if w == nil || w.Error != "" || w.PagesRead < 1 {
