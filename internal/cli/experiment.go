@@ -356,6 +356,7 @@ sequential read speed, measured on the table's file in the same run.`,
 	var writers string
 	fl.StringVar(&writers, "write-clients", "", "of --clients, this many (N, or N% rounded up) run sysbench's read-write transactions instead of point selects: traffic that also writes; the curve is the point selects'")
 	fl.DurationVar(&o.UnsettledPrimary, "unsettled-primary", 0, "follow-failover: restart the primary cold as follow starts and fail it after this much of its traffic (and one good follow round): a standby following a primary still warming up; 0: the primary is hot")
+	fl.DurationVar(&o.PoolPagesEvery, "pool-pages-every", 0, "cold and follow-failover: take the server's list of its pages this often (e.g. 5s) and report in report.json's turnover which pages came in and left between each two: pages read back after they were evicted, by their place in the pool when the server answered; 0: off")
 	var rate string
 	fl.StringVar(&rate, "rate", "", "open-loop traffic: point selects per second, or N% of the hot throughput a closed-loop run measures first (e.g. 50%); default: closed loop")
 	fl.StringVar(&o.Dist, "dist", "pareto", "key distribution of the point selects: uniform, zipf[:S], pareto[:H], hotset:ROWS_PCT:ACCESS_PCT")

@@ -154,6 +154,13 @@ func (r *recRun) failover(ctx context.Context) (*RecoveryRun, error) {
 		defer sampled.Done()
 		run.Pool, run.LoadStatus = r.samplePool(ctx, sb.ConnOptions(), sb.Status(ctx).Pid, answered, done)
 	}()
+	if r.o.PoolPagesEvery > 0 {
+		sampled.Add(1)
+		go func() {
+			defer sampled.Done()
+			run.Turnover = r.sampleTurnover(ctx, sb.ConnOptions(), answered, done)
+		}()
+	}
 	rep, writes, trafficErr := r.trafficOn(ctx, sb.ConnOptions(), r.o.Duration+r.o.HotDuration)
 	run.Writes = writes
 	close(done)

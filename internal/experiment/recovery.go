@@ -77,7 +77,11 @@ type RecoveryOptions struct {
 	// follow round has ended well), then fails. Zero: the primary has served the scenario
 	// before it and is hot.
 	UnsettledPrimary time.Duration
-	WarmMethod       string // innowarm warm's --method
+	// PoolPagesEvery takes the server's list of its pages this often during the cold and
+	// follow-failover runs (0: never), and reports what changed between each two lists
+	// (RecoveryRun.Turnover): which pages the traffic read back after they were evicted.
+	PoolPagesEvery time.Duration
+	WarmMethod     string // innowarm warm's --method
 	// WarmByKey and WarmParallel are innowarm warm --from's --by-key and --parallel in the
 	// innowarm-snapshot scenario.
 	WarmByKey    string
@@ -100,6 +104,7 @@ type RecoveryParams struct {
 	// UnsettledPrimary is follow-failover's primary's traffic after its cold restart
 	// before it failed, in seconds; 0: it was hot.
 	UnsettledPrimary float64 `json:"unsettled_primary_s,omitempty"`
+	PoolPagesEvery   float64 `json:"pool_pages_every_s,omitempty"`
 	Dist             string  `json:"dist"`
 	Duration         float64 `json:"duration_s"`
 	HotDuration      float64 `json:"hot_duration_s"`
@@ -130,9 +135,10 @@ type RecoveryRun struct {
 	Follow     *FailoverFollow `json:"follow,omitempty"`             // follow-failover: what follow did before
 	Writes     *WriteTraffic   `json:"writes,omitempty"`             // the write clients' transactions during the run
 	LoadStatus string          `json:"server_load_status,omitempty"` // Innodb_buffer_pool_load_status at the end
+	Turnover   []PoolTurnover  `json:"turnover,omitempty"`           // --pool-pages-every: what changed between the pool's lists
 	Errors     int64           `json:"query_errors,omitempty"`
-
-	hotTail []RecoveryPoint
+	// HotCurve is the traffic's seconds after the window: what HotLevel is measured from.
+	HotCurve []RecoveryPoint `json:"hot_curve,omitempty"`
 }
 
 // PoolPoint is the pool's fill at a moment of a run, and the pages read from disk so far
@@ -161,6 +167,12 @@ type PoolPoint struct {
 	// block-I/O cgroup innowarm runs in (-1 when none has counters).
 	ServerReadBytes int64 `json:"server_read_bytes"`
 	CgroupReads     int64 `json:"cgroup_reads"`
+	// MadeYoung and NotMadeYoung: accesses to pages of the old sublist that moved them to
+	// the young one, and that did not (a page's first access never does, nor one within
+	// innodb_old_blocks_time of it), so far (MariaDB's status; -1 where the server has
+	// no such status, as MySQL).
+	MadeYoung    int64 `json:"made_young"`
+	NotMadeYoung int64 `json:"not_made_young"`
 }
 
 // RecoveryWarm is what a warm started with the server did.
@@ -253,6 +265,8 @@ func ValidateRecovery(o RecoveryOptions) error {
 		return exitcode.BadValue("UnsettledPrimary", "%s: use 1s or more", o.UnsettledPrimary)
 	case o.UnsettledPrimary > 0 && o.Scenarios != nil && !slices.Contains(o.Scenarios, RecoveryFailover):
 		return exitcode.BadValue("UnsettledPrimary", "is for the %s scenario: add it to the scenarios", RecoveryFailover)
+	case o.PoolPagesEvery < 0 || (o.PoolPagesEvery > 0 && o.PoolPagesEvery < time.Second):
+		return exitcode.BadValue("PoolPagesEvery", "%s: use 1s or more", o.PoolPagesEvery)
 	case o.Rounds < 1 || o.Rounds > 50:
 		return exitcode.BadValue("Rounds", "%d: use 1 to 50", o.Rounds)
 	case o.Rate < 0 || o.RateOfHot < 0 || o.RateOfHot > 1:
@@ -366,7 +380,7 @@ func Recovery(ctx context.Context, t *Target, o RecoveryOptions) (*RecoveryResul
 	defer r.dropStandby(ctx)
 	r.res = &RecoveryResult{Header: h, Params: RecoveryParams{Rows: o.Rows, Clients: o.Clients, Dist: o.Dist, Duration: o.Duration.Seconds(),
 		HotDuration: o.HotDuration.Seconds(), Rounds: o.Rounds, Schema: o.Schema, WarmMethod: o.WarmMethod, WarmByKey: o.WarmByKey, WarmParallel: o.WarmParallel, WarmPacing: o.WarmPacingText,
-		WriteClients: o.WriteClients, UnsettledPrimary: o.UnsettledPrimary.Seconds(),
+		WriteClients: o.WriteClients, UnsettledPrimary: o.UnsettledPrimary.Seconds(), PoolPagesEvery: o.PoolPagesEvery.Seconds(),
 		Traffic: fmt.Sprintf("closed loop: %d clients of point selects (innowarm bench --workload point-select --dist %s), from the moment the server answers", o.Clients-o.WriteClients, o.Dist)}}
 	r.rate = o.Rate
 	t0 := time.Now()
@@ -709,6 +723,14 @@ func (r *recRun) underTraffic(ctx context.Context, beforeStart func() error, sta
 		defer sampled.Done()
 		run.Pool, run.LoadStatus = r.samplePool(ctx, r.t.Opts, r.serverPid(ctx), answered, done)
 	}()
+	if r.o.PoolPagesEvery > 0 && beforeStart == nil && startWarm == nil && r.native.OK {
+		// Cold only: a warm's native load or the server's own would wait for the dump file.
+		sampled.Add(1)
+		go func() {
+			defer sampled.Done()
+			run.Turnover = r.sampleTurnover(ctx, r.t.Opts, answered, done)
+		}()
+	}
 	rep, writes, err := r.traffic(ctx, r.o.Duration+r.o.HotDuration)
 	close(done)
 	sampled.Wait()
@@ -744,14 +766,15 @@ func (r *recRun) measureRun(run *RecoveryRun, rep *bench.Report, answered time.T
 		if p.T-p.Len/2 <= window { // most of the interval lies in the window
 			run.Curve = append(run.Curve, p)
 		} else {
-			run.hotTail = append(run.hotTail, p)
+			run.HotCurve = append(run.HotCurve, p)
 		}
 	}
-	run.HotLevel = hotLevel(run.hotTail)
-	run.Metrics = recoveryMetrics(run.Curve, run.HotLevel.QPS)
-	noiseFloorMetrics(&run.Metrics, run.Curve, run.HotLevel)
+	run.HotLevel = hotLevel(run.HotCurve)
+	next := run.HotCurve[:min(len(run.HotCurve), 1)] // the window's last second's right neighbour
+	run.Metrics = recoveryMetrics(run.Curve, run.HotLevel.QPS, next...)
+	noiseFloorMetrics(&run.Metrics, run.Curve, run.HotLevel, next...)
 	if r.rate > 0 {
-		openLoopMetrics(&run.Metrics, run.Curve, run.HotLevel)
+		openLoopMetrics(&run.Metrics, run.Curve, run.HotLevel, next...)
 	}
 	run.Errors = rep.Runs[0].Errors
 }
@@ -785,6 +808,10 @@ func (r *recRun) samplePool(ctx context.Context, opts connection.Options, pid in
 			if p.CgroupReads >= 0 {
 				p.CgroupReads -= first.CgroupReads
 			}
+			if p.MadeYoung >= 0 {
+				p.MadeYoung -= first.MadeYoung
+				p.NotMadeYoung -= first.NotMadeYoung
+			}
 			out = append(out, p)
 		}
 		select {
@@ -804,7 +831,7 @@ func (r *recRun) samplePool(ctx context.Context, opts connection.Options, pid in
 func samplePoolOnce(ctx context.Context, conn *connection.Conn, pid int) (PoolPoint, bool) {
 	st, err := conn.SomeGlobalStatus(ctx, "Innodb_buffer_pool_pages_data", "Innodb_buffer_pool_reads", "Innodb_data_reads",
 		"Innodb_buffer_pool_read_ahead", "Innodb_buffer_pool_read_ahead_rnd", "Innodb_buffer_pool_pages_free",
-		"Innodb_data_pending_reads", "Threads_running")
+		"Innodb_data_pending_reads", "Threads_running", "Innodb_buffer_pool_pages_made_young", "Innodb_buffer_pool_pages_made_not_young")
 	if err != nil {
 		return PoolPoint{}, false
 	}
@@ -816,7 +843,16 @@ func samplePoolOnce(ctx context.Context, conn *connection.Conn, pid int) (PoolPo
 	return PoolPoint{Pages: pages, Misses: misses, Reads: st["innodb_data_reads"],
 		ReadAhead: st["innodb_buffer_pool_read_ahead"] + st["innodb_buffer_pool_read_ahead_rnd"],
 		Free:      st["innodb_buffer_pool_pages_free"], Pending: st["innodb_data_pending_reads"], Running: st["threads_running"],
-		ServerReadBytes: processReadBytes(pid), CgroupReads: cgroupReadOps()}, true
+		ServerReadBytes: processReadBytes(pid), CgroupReads: cgroupReadOps(), MadeYoung: someOr(st, "innodb_buffer_pool_pages_made_young", -1),
+		NotMadeYoung: someOr(st, "innodb_buffer_pool_pages_made_not_young", -1)}, true
+}
+
+// someOr is status variable name (lower case), or dflt where the server has none.
+func someOr(st map[string]int64, name string, dflt int64) int64 {
+	if v, ok := st[name]; ok {
+		return v
+	}
+	return dflt
 }
 
 // restartWith restarts the server cold; on a sandbox beforeStart runs once it is down and

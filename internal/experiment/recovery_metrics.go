@@ -57,7 +57,7 @@ type RecoveryMetrics struct {
 
 // openLoopMetrics adds the open-loop figures to m: the curve's latency against the hot
 // level's p95 (ms).
-func openLoopMetrics(m *RecoveryMetrics, curve []RecoveryPoint, hot HotLevel) {
+func openLoopMetrics(m *RecoveryMetrics, curve []RecoveryPoint, hot HotLevel, next ...RecoveryPoint) {
 	hotP95 := hot.P95
 	if hotP95 <= 0 || len(curve) == 0 {
 		return
@@ -69,16 +69,20 @@ func openLoopMetrics(m *RecoveryMetrics, curve []RecoveryPoint, hot HotLevel) {
 		curve[i].Slow = curve[i].iv.SlowerThan(bound)
 		m.Slow += curve[i].Slow
 	}
-	p95s := make([]RecoveryPoint, len(curve))
-	for i, p := range curve {
-		// timeToStay wants a level to stay above: the negated p95 stays above -1.5x hot.
-		p95s[i] = RecoveryPoint{T: p.T, Len: p.Len, QPS: -p.P95}
+	negated := func(ps []RecoveryPoint) []RecoveryPoint {
+		out := make([]RecoveryPoint, len(ps))
+		for i, p := range ps {
+			// timeToStay wants a level to stay above: the negated p95 stays above -1.5x hot.
+			out[i] = RecoveryPoint{T: p.T, Len: p.Len, QPS: -p.P95}
+		}
+		return out
 	}
-	m.P95Settled = timeToStay(p95s, -1.5*hotP95)
+	p95s, after := negated(curve), negated(next)
+	m.P95Settled = timeToStay(p95s, -1.5*hotP95, after...)
 	if m.P95Settled < 0 {
 		m.P95Settled = -1
 	}
-	m.P95SettledCeiling = timeToStay(p95s, -hot.ceilingLevel()*hotP95)
+	m.P95SettledCeiling = timeToStay(p95s, -hot.ceilingLevel()*hotP95, after...)
 	if m.P95SettledCeiling < 0 {
 		m.P95SettledCeiling = -1
 	}
@@ -91,7 +95,8 @@ func (h HotLevel) ceilingLevel() float64 {
 }
 
 // recoveryMetrics measures a curve against the hot throughput.
-func recoveryMetrics(curve []RecoveryPoint, hot float64) RecoveryMetrics {
+// next, when given, is the interval after the window: the last second's right neighbour.
+func recoveryMetrics(curve []RecoveryPoint, hot float64, next ...RecoveryPoint) RecoveryMetrics {
 	m := RecoveryMetrics{T50: -1, T95: -1, T95Floor: -1}
 	if len(curve) == 0 || hot <= 0 {
 		return m
@@ -109,19 +114,19 @@ func recoveryMetrics(curve []RecoveryPoint, hot float64) RecoveryMetrics {
 		}
 	}
 	m.Served5 = served5 / (5 * hot)
-	m.T50 = timeToStay(curve, 0.50*hot)
-	m.T95 = timeToStay(curve, 0.95*hot)
+	m.T50 = timeToStay(curve, 0.50*hot, next...)
+	m.T95 = timeToStay(curve, 0.95*hot, next...)
 	m.T95Floor = m.T95
 	return m
 }
 
 // noiseFloorMetrics sets m's T95Floor: the time from which the curve stays at or above the
 // lower of 95% of hot and the hot seconds' own floor.
-func noiseFloorMetrics(m *RecoveryMetrics, curve []RecoveryPoint, hot HotLevel) {
+func noiseFloorMetrics(m *RecoveryMetrics, curve []RecoveryPoint, hot HotLevel, next ...RecoveryPoint) {
 	if len(curve) == 0 || hot.QPS <= 0 {
 		return
 	}
-	m.T95Floor = timeToStay(curve, hot.floorLevel()*hot.QPS)
+	m.T95Floor = timeToStay(curve, hot.floorLevel()*hot.QPS, next...)
 }
 
 // floorLevel is the share of hot that T95Floor asks for: the lower of 95% and the floor
@@ -134,9 +139,11 @@ func (h HotLevel) floorLevel() float64 {
 }
 
 // timeToStay is the start of the first interval from which on the smoothed throughput
-// never falls below level, or -1.
-func timeToStay(curve []RecoveryPoint, level float64) float64 {
-	smooth := median3(curve)
+// never falls below level, or -1. next (at most one interval: the traffic's first after the
+// window) is the last interval's right neighbour in the smoothing only: without it a single
+// slow last second of the window would stand alone, as no other second does.
+func timeToStay(curve []RecoveryPoint, level float64, next ...RecoveryPoint) float64 {
+	smooth := median3(append(slices.Clip(curve), next[:min(len(next), 1)]...))[:len(curve)]
 	at := -1
 	for i := len(smooth) - 1; i >= 0; i-- {
 		if smooth[i] < level {

@@ -66,6 +66,42 @@ func TestRecoveryMetricsNoiseAndRelapse(t *testing.T) {
 	}
 }
 
+// The window's last second is smoothed with the traffic's next one (the hot level's first)
+// as its right neighbour: a single slow last second is noise like any other, a slow last
+// second followed by another is a relapse; the next second itself is never measured.
+func TestRecoveryMetricsLastSecondNeighbour(t *testing.T) {
+	curve := series(0, 1000, 1000, 1000, 800)
+	after := series(4, 1000)
+	if m := recoveryMetrics(curve, 1000, after...); m.T95 != 0 || !near(m.Lost, 0.2) {
+		t.Errorf("a slow last second before a hot one: t95 %v (want 0), lost %v (want 0.2: the next second is not the window's)", m.T95, m.Lost)
+	}
+	if m := recoveryMetrics(curve, 1000); m.T95 != -1 {
+		t.Errorf("with no second after the window: t95 %v, want -1 (the edge takes the lower)", m.T95)
+	}
+	if m := recoveryMetrics(curve, 1000, series(4, 800)...); m.T95 != -1 {
+		t.Errorf("a slow last second before another: t95 %v, want -1", m.T95)
+	}
+	// The same for the open loop's p95: 1 ms hot, one 2.3 ms last second.
+	hot := HotLevel{QPS: 100, P95: 1}
+	p95 := func(xs ...float64) []RecoveryPoint {
+		out := make([]RecoveryPoint, len(xs))
+		for i, x := range xs {
+			out[i] = RecoveryPoint{T: float64(i + 1), Len: 1, QPS: 100, P95: x}
+		}
+		return out
+	}
+	var m RecoveryMetrics
+	openLoopMetrics(&m, p95(1, 1.1, 1, 2.3), hot, RecoveryPoint{T: 5, Len: 1, QPS: 100, P95: 1})
+	if m.P95Settled != 0 {
+		t.Errorf("p95 settled %v with a slow last second before a hot one, want 0", m.P95Settled)
+	}
+	m = RecoveryMetrics{}
+	openLoopMetrics(&m, p95(1, 1.1, 1, 2.3), hot, RecoveryPoint{T: 5, Len: 1, QPS: 100, P95: 2.2})
+	if m.P95Settled != -1 {
+		t.Errorf("p95 settled %v with a slow last second before another, want -1", m.P95Settled)
+	}
+}
+
 // A recovered curve that hovers between 90% and 100% of hot never stays at 95%, but it
 // stays at a hot level's own floor of 88% from the second it first reached it.
 func TestT95AtTheHotFloor(t *testing.T) {

@@ -23,6 +23,7 @@ func TestRecoveryEvents(t *testing.T) {
 	res, err := experiment.Recovery(context.Background(), target(t), experiment.RecoveryOptions{
 		Schema: "exp_recovery", Rows: 30_000, Clients: 4, Dist: "pareto", Duration: duration, HotDuration: 2 * time.Second,
 		Rounds: 1, Scenarios: []string{experiment.RecoverySnapshot, experiment.RecoveryFailover}, Dir: sandboxtest.Dir(t), Progress: quiet(),
+		PoolPagesEvery: time.Second,
 	})
 	defer sandboxtest.Reconnect(t)
 	if err != nil {
@@ -91,6 +92,7 @@ func TestRecoveryEvents(t *testing.T) {
 			}
 		}
 	}
+	checkTurnover(t, res)
 	w := res.Scenario(experiment.RecoverySnapshot).Runs[0].Warm
 	if w == nil || w.Error != "" || w.PagesRead < 1 {
 		t.Fatalf("the warm from the snapshot: %+v", w)
@@ -236,6 +238,49 @@ func TestValidateUnsettledPrimary(t *testing.T) {
 		o.UnsettledPrimary, o.Scenarios = c.unsettled, c.scenarios
 		if err := experiment.ValidateRecovery(o); (err == nil) != c.ok {
 			t.Errorf("unsettled %s, scenarios %v: error %v, want ok=%v", c.unsettled, c.scenarios, err, c.ok)
+		}
+	}
+}
+
+// checkTurnover checks the pool's lists taken every second (--pool-pages-every) in the cold
+// and failover runs: each list is the one before it less what left plus what came in, a
+// cold pool gains the pages its traffic reads, and the standby starts from follow's pages.
+func checkTurnover(t *testing.T, res *experiment.RecoveryResult) {
+	t.Helper()
+	if got := res.Scenario(experiment.RecoverySnapshot).Runs[0].Turnover; got != nil {
+		t.Errorf("the warm's run took lists of the pool beside its native load: %+v", got)
+	}
+	for _, id := range []string{experiment.RecoveryCold, experiment.RecoveryFailover} {
+		tv := res.Scenario(id).Runs[0].Turnover
+		if len(tv) < 2 {
+			t.Errorf("%s: %d turnovers in 4 s of traffic, lists every second", id, len(tv))
+			continue
+		}
+		in := 0
+		for i, x := range tv {
+			in += x.In
+			decIn, decOut := 0, 0
+			for d := range 10 {
+				decIn += x.InStartDecile[d]
+				decOut += x.OutStartDecile[d]
+			}
+			if x.To <= x.From || x.InBack > x.In || x.InStart > x.InBack || decIn != x.InStart || x.OutStart > x.Out || decOut != x.OutStart || x.StartLeft > x.Pages {
+				t.Errorf("%s: turnover %+v", id, x)
+			}
+			if i > 0 && (x.From != tv[i-1].To || x.Pages != tv[i-1].Pages-x.Out+x.In) {
+				t.Errorf("%s: %d pages then %+v: not the list before it less what left plus what came in", id, tv[i-1].Pages, x)
+			}
+		}
+		t.Logf("%s: %d lists of the pool a second apart, %d pages came in, the last list %d pages (%d of the first)", id, len(tv)+1, in, tv[len(tv)-1].Pages, tv[len(tv)-1].StartLeft)
+		switch id {
+		case experiment.RecoveryCold:
+			if in < 1 {
+				t.Errorf("cold: no page came into the pool under traffic: %+v", tv)
+			}
+		case experiment.RecoveryFailover:
+			if tv[0].StartLeft < 1 {
+				t.Errorf("failover: the standby held none of follow's pages after a second: %+v", tv[0])
+			}
 		}
 	}
 }

@@ -1,0 +1,152 @@
+package experiment
+
+import (
+	"context"
+	"time"
+
+	"github.com/innowarm/innowarm/internal/connection"
+	"github.com/innowarm/innowarm/internal/dumpfile"
+	"github.com/innowarm/innowarm/internal/logx"
+)
+
+// The pool's turnover (--pool-pages-every): the counters say how many pages a run read,
+// not which. A failover's standby starts with the primary's pool and still dips 20-30 s
+// later, reading at the disk's cap: whether those reads are pages it held at the failover
+// and evicted (the loaded set's tail, or worse its head) or pages it never held tells an
+// eviction order that throws away what the traffic comes back to from a hot set that was
+// never complete. The server's own dump gives its whole LRU list at a moment, a copy under
+// the pool's mutex and no table built, so it can be taken every few seconds under traffic.
+
+// PoolTurnover is what changed in the pool between two lists of its pages.
+type PoolTurnover struct {
+	From  float64 `json:"from_s"` // seconds since the server answered
+	To    float64 `json:"to_s"`
+	Pages int     `json:"pages"` // in the list at To
+	// In: pages in the list at To and not at From (read from disk between them; a page read
+	// and evicted in between is not seen). InBack of them were in an earlier list of the run
+	// (evicted, then read again); InStart of those were in the run's first list, and
+	// InStartDecile says where they stood in it (0: its most recently used tenth).
+	In            int     `json:"in"`
+	InBack        int     `json:"in_back"`
+	InStart       int     `json:"in_start"`
+	InStartDecile [10]int `json:"in_start_decile"`
+	// Out: pages in the list at From and not at To (evicted); OutStart of them were in the
+	// first list, by decile of their place there.
+	Out            int     `json:"out"`
+	OutStart       int     `json:"out_start"`
+	OutStartDecile [10]int `json:"out_start_decile"`
+	// StartLeft: of the first list's pages, how many are still in the list at To.
+	StartLeft int `json:"start_left"`
+}
+
+// turnoverTracker compares each list of the pool's pages with the one before it, the run's
+// first and every one since.
+type turnoverTracker struct {
+	start     map[dumpfile.PageID]int32 // the first list's pages, by their place in it
+	startLen  int
+	prev      map[dumpfile.PageID]struct{}
+	ever      map[dumpfile.PageID]struct{} // every page of an earlier list
+	prevT     float64
+	turnovers []PoolTurnover
+}
+
+// add takes the list (most recently used first) seen at t.
+func (tr *turnoverTracker) add(t float64, list []dumpfile.PageID) {
+	cur := make(map[dumpfile.PageID]struct{}, len(list))
+	for _, p := range list {
+		cur[p] = struct{}{}
+	}
+	if tr.start == nil {
+		tr.start = make(map[dumpfile.PageID]int32, len(list))
+		for i, p := range list {
+			tr.start[p] = int32(i)
+		}
+		tr.startLen = len(list)
+		tr.prev, tr.prevT = cur, t
+		tr.ever = make(map[dumpfile.PageID]struct{}, 2*len(list))
+		return
+	}
+	decile := func(p dumpfile.PageID) (int, bool) {
+		at, ok := tr.start[p]
+		if !ok {
+			return 0, false
+		}
+		return min(9, int(int64(at)*10/int64(max(tr.startLen, 1)))), true
+	}
+	pt := PoolTurnover{From: tr.prevT, To: t, Pages: len(list)}
+	for p := range cur {
+		if _, ok := tr.start[p]; ok {
+			pt.StartLeft++
+		}
+		if _, ok := tr.prev[p]; ok {
+			continue
+		}
+		pt.In++
+		_, back := tr.ever[p]
+		if _, ok := tr.start[p]; ok {
+			back = true
+		}
+		if !back {
+			continue
+		}
+		pt.InBack++
+		if d, ok := decile(p); ok {
+			pt.InStart++
+			pt.InStartDecile[d]++
+		}
+	}
+	for p := range tr.prev {
+		if _, ok := cur[p]; ok {
+			continue
+		}
+		pt.Out++
+		if d, ok := decile(p); ok {
+			pt.OutStart++
+			pt.OutStartDecile[d]++
+		}
+	}
+	for p := range tr.prev {
+		tr.ever[p] = struct{}{}
+	}
+	tr.prev, tr.prevT = cur, t
+	tr.turnovers = append(tr.turnovers, pt)
+}
+
+// sampleTurnover takes the server's list of its pages when the run starts and every
+// r.o.PoolPagesEvery until done, and returns what changed between each two. It needs the
+// server's dump file (a sandbox on this host), and must not run beside another borrower of
+// it (a native load), which would wait for it.
+func (r *recRun) sampleTurnover(ctx context.Context, opts connection.Options, answered time.Time, done <-chan struct{}) []PoolTurnover {
+	conn, err := connection.Open(ctx, opts)
+	if err != nil {
+		r.log.Warnf("pool turnover: %v", err)
+		return nil
+	}
+	defer conn.Close()
+	quiet := logx.New(r.log.Writer(), true)
+	var tr turnoverTracker
+	tick := time.NewTicker(r.o.PoolPagesEvery)
+	defer tick.Stop()
+	for {
+		t := time.Since(answered).Seconds()
+		b, err := dumpfile.Borrow(ctx, conn, quiet)
+		if err == nil {
+			var list []dumpfile.PageID
+			_, _, err = b.DumpEach(ctx, conn, quiet, func(p dumpfile.PageID) { list = append(list, p) })
+			b.Return()
+			if err == nil {
+				tr.add(t, list)
+			}
+		}
+		if err != nil && ctx.Err() == nil {
+			r.log.Warnf("pool turnover at %.1f s: %v", t, err)
+		}
+		select {
+		case <-done:
+			return tr.turnovers
+		case <-ctx.Done():
+			return tr.turnovers
+		case <-tick.C:
+		}
+	}
+}
