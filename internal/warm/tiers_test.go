@@ -33,6 +33,24 @@ func TestHotnessTiers(t *testing.T) {
 	if len(up) != 8 || up[0][len(up[0])-1].Page() != 5000 || up[0][0].Page() != 5000-uint32(len(up[0]))+1 {
 		t.Errorf("hottest first: %d tiers, the first from page %d to %d: want 8, the hottest first", len(up), up[0][0].Page(), up[0][len(up[0])-1].Page())
 	}
+	// A long tight load goes in finer tiers: the server sorts each by page number, so a
+	// coarse tier's eviction order is its page order, not its hotness.
+	var long []PageID
+	for i := 70000; i > 0; i-- {
+		long = append(long, MakePageID(7, uint32(i)))
+	}
+	fine := hotnessTiers(long, coldestFirst)
+	if len(fine) != maxColdTiers {
+		t.Errorf("70,000 pages coldest first: %d tiers, want %d", len(fine), maxColdTiers)
+	}
+	var prevLast uint32
+	for i, tier := range fine {
+		if !slices.IsSorted(tier) || len(tier) > 2*coldTierPages || (i > 0 && tier[0].Page() <= prevLast) {
+			t.Errorf("tier %d of %d: %d pages from %d to %d (the one before ends at %d): want sorted, colder tiers first", i, len(fine), len(tier), tier[0].Page(), tier[len(tier)-1].Page(), prevLast)
+			break
+		}
+		prevLast = tier[len(tier)-1].Page()
+	}
 	if roomy := hotnessTiers(pages, oneLoad); len(roomy) != 1 || !slices.IsSorted(roomy[0]) {
 		t.Errorf("with room to spare the pages load at once, sorted: %d tiers", len(roomy))
 	}
