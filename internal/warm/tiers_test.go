@@ -34,22 +34,32 @@ func TestHotnessTiers(t *testing.T) {
 		t.Errorf("hottest first: %d tiers, the first from page %d to %d: want 8, the hottest first", len(up), up[0][0].Page(), up[0][len(up[0])-1].Page())
 	}
 	// A long tight load goes in finer tiers: the server sorts each by page number, so a
-	// coarse tier's eviction order is its page order, not its hotness.
+	// coarse tier's eviction order is its page order, not its hotness (here the lowest
+	// pages are the hottest, as sysbench's pareto keys make them).
 	var long []PageID
-	for i := 70000; i > 0; i-- {
+	for i := 1; i <= 70000; i++ {
 		long = append(long, MakePageID(7, uint32(i)))
 	}
 	fine := hotnessTiers(long, coldestFirst)
 	if len(fine) != maxColdTiers {
 		t.Errorf("70,000 pages coldest first: %d tiers, want %d", len(fine), maxColdTiers)
 	}
-	var prevLast uint32
+	prevFirst := uint32(70001)
 	for i, tier := range fine {
-		if !slices.IsSorted(tier) || len(tier) > 2*coldTierPages || (i > 0 && tier[0].Page() <= prevLast) {
-			t.Errorf("tier %d of %d: %d pages from %d to %d (the one before ends at %d): want sorted, colder tiers first", i, len(fine), len(tier), tier[0].Page(), tier[len(tier)-1].Page(), prevLast)
+		if !slices.IsSorted(tier) || len(tier) > 2*coldTierPages || tier[len(tier)-1].Page() >= prevFirst {
+			t.Errorf("tier %d of %d: %d pages from %d to %d (the one before starts at %d): want sorted, colder tiers first", i, len(fine), len(tier), tier[0].Page(), tier[len(tier)-1].Page(), prevFirst)
 			break
 		}
-		prevLast = tier[len(tier)-1].Page()
+		prevFirst = tier[0].Page()
+	}
+	// Where the hottest pages are the highest page numbers (the newest rows hottest), the
+	// server's sort within a tier already is the hotness order: 4 tiers, as before.
+	var newestHot []PageID
+	for i := 70000; i > 0; i-- {
+		newestHot = append(newestHot, MakePageID(7, uint32(70000+i)))
+	}
+	if got := hotnessTiers(slices.Clone(newestHot), coldestFirst); len(got) != 4 {
+		t.Errorf("70,000 pages, the highest numbers hottest: %d tiers, want 4", len(got))
 	}
 	if roomy := hotnessTiers(pages, oneLoad); len(roomy) != 1 || !slices.IsSorted(roomy[0]) {
 		t.Errorf("with room to spare the pages load at once, sorted: %d tiers", len(roomy))
@@ -129,5 +139,29 @@ func TestHottestTiersKeepExtentsTogether(t *testing.T) {
 	got := byHotExtent(mixed)
 	if len(got) != 2 || got[0][0].Page() != extentPages || got[1][0].Page() != 0 || len(got[0])+len(got[1]) != len(mixed) {
 		t.Errorf("extent 1 (all hot) should go before extent 0 (one hot page): got %d extents, %v first", len(got), got[0][:1])
+	}
+}
+
+func TestHotPagesHigh(t *testing.T) {
+	const n = 10000
+	ascending, descending, scattered := make([]PageID, n), make([]PageID, n), make([]PageID, n)
+	for i := range n {
+		ascending[i] = MakePageID(3, uint32(i))    // hottest first: the lowest pages hottest
+		descending[i] = MakePageID(3, uint32(n-i)) // the highest pages hottest
+		scattered[i] = MakePageID(3, uint32(i*7919%n))
+	}
+	if hotPagesHigh(ascending) || !hotPagesHigh(descending) || hotPagesHigh(scattered) {
+		t.Errorf("lowest hottest %v, highest hottest %v, scattered %v: want false, true, false", hotPagesHigh(ascending), hotPagesHigh(descending), hotPagesHigh(scattered))
+	}
+	// Two tablespaces, each with its highest pages hottest, interleaved: per tablespace.
+	var two []PageID
+	for i := range n {
+		two = append(two, MakePageID(uint32(1+i%2), uint32(n-i)))
+	}
+	if !hotPagesHigh(two) {
+		t.Errorf("two tablespaces, each highest hottest: want true")
+	}
+	if hotPagesHigh(nil) || hotPagesHigh(ascending[:1]) {
+		t.Errorf("no pages or one: want false")
 	}
 }
