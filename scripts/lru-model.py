@@ -11,7 +11,7 @@ prints, for tiers loaded hottest first and coldest first (pages within a tier in
 unrelated to hotness, as the server sorts a tier by page number), the share of each tier
 (hottest first) evicted after 20, 37, 50 and 70% of the pages' worth of evictions.
 
-    scripts/lru-model.py --failover [SEED [TIERS,...]]
+    scripts/lru-model.py --failover [SEED [TIERS,... [low|high|scattered]]]
 
 models a failover to a standby kept by follow (docs/experiments.md, "Why a failover lost 3
 seconds"): the midpoint LRU list under traffic, with innodb_old_blocks_time (an old page is
@@ -22,8 +22,10 @@ table of 176,000 leaf pages and a 63,000-page pool, on a disk that reads 1,000 p
 its pages as follow loads them (the list hottest first, cut into TIERS tiers, the coldest
 loaded first, each sorted by page number as the server's loader sorts it, with the old
 sublist at 95% during the load), never accessed; "primary order" is the primary's own LRU
-order instead. It prints each standby's seconds of full service lost in 100 s and its 5 s
-means as a share of a settled server's throughput, and a cold server's.
+order instead (TIERS 0). The hot rows' pages are the lowest page numbers (low, sysbench's
+pareto on a table filled in id order), the highest (high: the newest rows hottest) or
+scattered. It prints each standby's seconds of full service lost in 100 s and its 5 s means
+as a share of a settled server's throughput, and a cold server's.
 """
 import math
 import random
@@ -158,11 +160,27 @@ class Pool:
             p.fclock = self.clock
 
 
+LAYOUT = "low"  # where the hot rows' pages are: low (the lowest page numbers), high, scattered
+_SCATTER = []
+
+
+def page_of(row):
+    p = row // ROWS_PER_PAGE
+    if LAYOUT == "high":
+        return LEAVES - p
+    if LAYOUT == "scattered":
+        if not _SCATTER:
+            _SCATTER.extend(range(LEAVES + 1))
+            random.Random(99).shuffle(_SCATTER)
+        return _SCATTER[p]
+    return p
+
+
 def traffic(pool, rnd, seconds, every=5.0):
     """Point selects until seconds of the disk's time have passed: queries per second, every 5 s."""
     out, t0, q, nxt = [], pool.t, 0, pool.t + every
     while pool.t - t0 < seconds:
-        pool.access(int(ROWS * rnd.random() ** POWER) // ROWS_PER_PAGE)
+        pool.access(page_of(int(ROWS * rnd.random() ** POWER)))
         q += 1
         if pool.t >= nxt:
             out.append(q / every)
@@ -208,6 +226,8 @@ if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--failover":
         seed = int(sys.argv[2]) if len(sys.argv) > 2 else 1
         counts = [int(x) for x in sys.argv[3].split(",")] if len(sys.argv) > 3 else [4, 32, 0]
+        if len(sys.argv) > 4:
+            LAYOUT = sys.argv[4]
         failover(seed, counts)
     else:
         main()
