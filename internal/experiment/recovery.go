@@ -847,7 +847,7 @@ func samplePoolOnce(ctx context.Context, conn *connection.Conn, pid int) (PoolPo
 		NotMadeYoung: someOr(st, "innodb_buffer_pool_pages_made_not_young", -1)}, true
 }
 
-// someOr is status variable name (lower case), or dflt where the server has none.
+// someOr is the value of status variable name (in lower case), or dflt where the server has none.
 func someOr(st map[string]int64, name string, dflt int64) int64 {
 	if v, ok := st[name]; ok {
 		return v
