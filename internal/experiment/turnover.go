@@ -82,11 +82,7 @@ func (tr *turnoverTracker) add(t float64, list []dumpfile.PageID) {
 			continue
 		}
 		pt.In++
-		_, back := tr.ever[p]
-		if _, ok := tr.start[p]; ok {
-			back = true
-		}
-		if !back {
+		if _, back := tr.ever[p]; !back { // ever holds the first list from the second comparison on
 			continue
 		}
 		pt.InBack++
@@ -96,6 +92,7 @@ func (tr *turnoverTracker) add(t float64, list []dumpfile.PageID) {
 		}
 	}
 	for p := range tr.prev {
+		tr.ever[p] = struct{}{}
 		if _, ok := cur[p]; ok {
 			continue
 		}
@@ -104,9 +101,6 @@ func (tr *turnoverTracker) add(t float64, list []dumpfile.PageID) {
 			pt.OutStart++
 			pt.OutStartDecile[d]++
 		}
-	}
-	for p := range tr.prev {
-		tr.ever[p] = struct{}{}
 	}
 	tr.prev, tr.prevT = cur, t
 	tr.turnovers = append(tr.turnovers, pt)

@@ -1054,8 +1054,8 @@ func hotnessTiers(pages []PageID, order tierOrder) [][]PageID {
 	return tiers
 }
 
-// hotPagesHigh reports whether pages, hottest first, run against page numbers within their
-// tablespaces: a rank correlation (Spearman's, per tablespace, weighted by its pages) of
+// hotPagesHigh reports whether pages, hottest first, are hotter the higher their page
+// numbers within their tablespaces: a rank correlation (Spearman's, per tablespace, weighted by its pages) of
 // hotness with page number of at least hotPagesHighRho.
 func hotPagesHigh(pages []PageID) bool {
 	bySpace := map[uint32][]uint32{} // page numbers, hottest first
