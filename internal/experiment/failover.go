@@ -55,6 +55,9 @@ func (r *recRun) failover(ctx context.Context) (*RecoveryRun, error) {
 	if _, err := sb.ColdRestart(ctx); err != nil {
 		return nil, fmt.Errorf("cold restart of the standby: %w", err)
 	}
+	if err := r.ownVolume(ctx, sb); err != nil {
+		return nil, err
+	}
 	primaryTraffic := r.o.HotDuration
 	if r.o.UnsettledPrimary > 0 {
 		// A primary that fails while it warms up: follow copies a hot set still forming.
@@ -207,6 +210,13 @@ func (r *recRun) makeStandby(ctx context.Context) (*sandbox.Sandbox, error) {
 		return nil, err
 	}
 	r.standby = sb
+	if r.standbyVol, err = standbyVolume(); err != nil {
+		return nil, fmt.Errorf("standby: %w", err)
+	}
+	if r.standbyVol != nil {
+		r.res.Params.StandbyVolume = r.standbyVol.describe()
+		r.log.Infof("standby: reads under a cap of its own, as the primary's (%s)", r.res.Params.StandbyVolume)
+	}
 	r.conn.Close()
 	if _, err := sb.Stop(ctx); err != nil {
 		return nil, err
@@ -227,7 +237,18 @@ func (r *recRun) makeStandby(ctx context.Context) (*sandbox.Sandbox, error) {
 	if _, err := sb.Start(ctx); err != nil {
 		return nil, fmt.Errorf("start the standby on the copy: %w", err)
 	}
-	return sb, nil
+	return sb, r.ownVolume(ctx, sb)
+}
+
+// ownVolume moves the standby's server, just started, into its volume of its own, when
+// there is one: a primary and its standby do not share a disk, so under a read cap
+// follow's loads must not spend the primary's reads, nor the primary's traffic the
+// standby's.
+func (r *recRun) ownVolume(ctx context.Context, sb *sandbox.Sandbox) error {
+	if r.standbyVol == nil {
+		return nil
+	}
+	return r.standbyVol.hold(sb.Status(ctx).Pid)
 }
 
 // dropStandby removes the standby, if one was made; after an interrupt too (ctx's end
@@ -241,6 +262,9 @@ func (r *recRun) dropStandby(ctx context.Context) {
 	if _, err := r.standby.Purge(ctx); err != nil {
 		r.standby.Kill()
 		r.log.Warnf("could not remove the standby in %s: %v", r.standby.Dir, err)
+	}
+	if err := r.standbyVol.remove(); err != nil {
+		r.log.Warnf("could not remove the standby's volume: %v", err)
 	}
 }
 

@@ -1,7 +1,6 @@
 package experiment
 
 import (
-	"bufio"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -27,31 +26,28 @@ func processReadBytes(pid int) int64 {
 	return int64(io.ReadBytes)
 }
 
-// cgroupReadOps is the read operations issued so far by this process's block-I/O cgroup
-// (the one a read cap such as scripts/capped-disk.sh applies to, holding this process and
-// the servers it started), summed over devices, or -1 when there is no such counter. It
-// tells whether a server read less because the cap was spent by another process of the
-// cgroup or because it issued fewer reads.
-func cgroupReadOps() int64 {
-	f, err := os.Open("/proc/self/cgroup")
+// cgroupReadOps is the read operations issued so far by the block-I/O cgroup of process
+// pid (0: this process) — the one a read cap such as scripts/capped-disk.sh applies to,
+// or a standby's volume of its own (ioVolume) — summed over devices, or -1 when there is
+// no such counter. It tells whether a server read less because the cap was spent by
+// another process of the cgroup or because it issued fewer reads.
+func cgroupReadOps(pid int) int64 {
+	self := "/proc/self/cgroup"
+	if pid > 0 {
+		self = "/proc/" + strconv.Itoa(pid) + "/cgroup"
+	}
+	b, err := os.ReadFile(self)
 	if err != nil {
 		return -1
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		parts := strings.SplitN(sc.Text(), ":", 3)
-		if len(parts) != 3 {
-			continue
-		}
-		switch {
-		case parts[1] == "blkio" && parts[2] != "/":
-			return sumReadOps(filepath.Join("/sys/fs/cgroup/blkio", parts[2], "blkio.throttle.io_serviced"), false)
-		case parts[0] == "0" && parts[1] == "" && parts[2] != "/":
-			return sumReadOps(filepath.Join("/sys/fs/cgroup", parts[2], "io.stat"), true)
-		}
+	dir, v2 := ownIOCgroup(cgroupRoot, string(b))
+	switch {
+	case dir == "":
+		return -1
+	case v2:
+		return sumReadOps(filepath.Join(dir, "io.stat"), true)
 	}
-	return -1
+	return sumReadOps(filepath.Join(dir, "blkio.throttle.io_serviced"), false)
 }
 
 // sumReadOps sums the read operations of a cgroup v1 blkio.throttle.io_serviced file

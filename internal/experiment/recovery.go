@@ -105,16 +105,19 @@ type RecoveryParams struct {
 	// before it failed, in seconds; 0: it was hot.
 	UnsettledPrimary float64 `json:"unsettled_primary_s,omitempty"`
 	PoolPagesEvery   float64 `json:"pool_pages_every_s,omitempty"`
-	Dist             string  `json:"dist"`
-	Duration         float64 `json:"duration_s"`
-	HotDuration      float64 `json:"hot_duration_s"`
-	Rounds           int     `json:"rounds"`
-	Schema           string  `json:"schema"`
-	WarmMethod       string  `json:"warm_method"`
-	WarmByKey        string  `json:"warm_by_key,omitempty"`
-	WarmParallel     int     `json:"warm_parallel,omitempty"`
-	WarmPacing       string  `json:"warm_pacing,omitempty"`
-	Traffic          string  `json:"traffic"`
+	// StandbyVolume says how follow-failover's standby reads under a read cap: with a cap
+	// of its own, as the primary's (a real standby has its own disk).
+	StandbyVolume string  `json:"standby_volume,omitempty"`
+	Dist          string  `json:"dist"`
+	Duration      float64 `json:"duration_s"`
+	HotDuration   float64 `json:"hot_duration_s"`
+	Rounds        int     `json:"rounds"`
+	Schema        string  `json:"schema"`
+	WarmMethod    string  `json:"warm_method"`
+	WarmByKey     string  `json:"warm_by_key,omitempty"`
+	WarmParallel  int     `json:"warm_parallel,omitempty"`
+	WarmPacing    string  `json:"warm_pacing,omitempty"`
+	Traffic       string  `json:"traffic"`
 	// Rate is the open loop's point selects per second (0: closed loop); CalibratedQPS the
 	// closed-loop hot throughput a --rate N% was taken of.
 	Rate          float64 `json:"rate_per_s,omitempty"`
@@ -308,8 +311,10 @@ type recRun struct {
 	hotPool int64
 	// rate is the open loop's point selects per second; 0: closed loop.
 	rate float64
-	// standby is follow-failover's second sandbox, made before the first round.
-	standby *sandbox.Sandbox
+	// standby is follow-failover's second sandbox, made before the first round; under a
+	// read cap standbyVol is its own volume (the same cap, not shared with the primary).
+	standby    *sandbox.Sandbox
+	standbyVol *ioVolume
 }
 
 // openLoop sets the traffic's rate: as given, or the share of the hot throughput of a
@@ -843,7 +848,7 @@ func samplePoolOnce(ctx context.Context, conn *connection.Conn, pid int) (PoolPo
 	return PoolPoint{Pages: pages, Misses: misses, Reads: st["innodb_data_reads"],
 		ReadAhead: st["innodb_buffer_pool_read_ahead"] + st["innodb_buffer_pool_read_ahead_rnd"],
 		Free:      st["innodb_buffer_pool_pages_free"], Pending: st["innodb_data_pending_reads"], Running: st["threads_running"],
-		ServerReadBytes: processReadBytes(pid), CgroupReads: cgroupReadOps(), MadeYoung: someOr(st, "innodb_buffer_pool_pages_made_young", -1),
+		ServerReadBytes: processReadBytes(pid), CgroupReads: cgroupReadOps(pid), MadeYoung: someOr(st, "innodb_buffer_pool_pages_made_young", -1),
 		NotMadeYoung: someOr(st, "innodb_buffer_pool_pages_made_not_young", -1)}, true
 }
 
