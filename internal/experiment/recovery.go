@@ -520,6 +520,10 @@ func (r *recRun) scenario(ctx context.Context, s *RecoveryScenario, round int) e
 	m := run.Metrics
 	r.log.Infof("%s: lost %.1f s, t50 %s, t95 %s (at hot's own floor of %.0f%%: %s), first 5 s %.0f%% of hot, worst p95 %.2f ms; hot %.0f qps (seconds vary by %.1f%%)%s",
 		s.Label, m.Lost, tText(m.T50), tText(m.T95), 100*run.HotLevel.floorLevel(), tText(m.T95Floor), 100*m.Served5, m.WorstP95, run.HotLevel.QPS, 100*run.HotLevel.Noise, warmText(run.Warm))
+	if run.HotLevel.Stalled > 0 {
+		r.log.Warnf("%s: the hot seconds after the window stalled for %.0f s (under half their median): this run's hot level, and the lost seconds measured by it, are too low",
+			s.Label, run.HotLevel.Stalled)
+	}
 	if r.rate > 0 {
 		r.log.Infof("%s: p95 within 1.5x hot (%.2f ms) from %s (within hot's own ceiling of %.1fx: %s); %d queries slower than %.1f ms (10x hot p95)",
 			s.Label, run.HotLevel.P95, tText(m.P95Settled), run.HotLevel.ceilingLevel(), tText(m.P95SettledCeiling), m.Slow, m.SlowMs)

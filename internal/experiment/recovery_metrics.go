@@ -192,6 +192,9 @@ type HotLevel struct {
 	// PoolPages are the data pages in the pool while hot.
 	PoolPages int64   `json:"pool_pages"`
 	Seconds   float64 `json:"seconds"`
+	// Stalled is the hot seconds' time under half their median throughput: a stall of
+	// the server or its disk while hot lowers QPS, and every lost figure measured by it.
+	Stalled float64 `json:"stalled_s,omitempty"`
 }
 
 // hotLevel summarizes the intervals of a hot window.
@@ -225,6 +228,16 @@ func hotLevel(curve []RecoveryPoint) HotLevel {
 	}
 	if h.QPS > 0 {
 		h.Floor = slices.Min(median3(curve)) / h.QPS
+	}
+	qps := make([]float64, len(curve))
+	for i, p := range curve {
+		qps[i] = p.QPS
+	}
+	median := medianOf(qps)
+	for _, p := range curve {
+		if p.QPS < median/2 {
+			h.Stalled += p.Len
+		}
 	}
 	return h
 }

@@ -136,6 +136,16 @@ func TestHotLevelAndMedians(t *testing.T) {
 	if !near(h.Floor, 900/h.QPS) {
 		t.Errorf("floor %v, want %v", h.Floor, 900/h.QPS)
 	}
+	if h.Stalled != 0 {
+		t.Errorf("stalled %v s in seconds within 10%% of each other", h.Stalled)
+	}
+	// Seconds of no throughput in a hot window (the disk stalled) are counted, and pull
+	// the mean down: the run's lost seconds would be too low.
+	stalled := hotLevel([]RecoveryPoint{{T: 1, Len: 1, QPS: 1000}, {T: 2, Len: 1, QPS: 0}, {T: 3, Len: 1, QPS: 0}, {T: 4, Len: 1, QPS: 450},
+		{T: 5, Len: 1, QPS: 1000}, {T: 6, Len: 1, QPS: 1050}, {T: 7, Len: 1, QPS: 980}, {T: 8, Len: 1, QPS: 1010}})
+	if stalled.Stalled != 3 || stalled.QPS >= 800 {
+		t.Errorf("a hot window with 3 stalled seconds: stalled %v s, qps %v", stalled.Stalled, stalled.QPS)
+	}
 	if got := medianTime([]float64{3, -1, -1}); got != -1 {
 		t.Errorf("median of 3 and two not reached: %v, want -1", got)
 	}
