@@ -39,7 +39,8 @@ func newFollowCmd() *cobra.Command {
 		Short: "Keep a standby's buffer pool close to a primary's hot set, continuously",
 		Long: `follow keeps the target server's buffer pool close to the source server's hot set, as
 Amazon Aurora's cluster cache management does for its failover target, for any MariaDB/MySQL
-pair: every --interval it captures the source's hot set (as 'snapshot' does), resolves it on
+pair: every --interval (from one capture to the next; a round whose load takes longer starts
+the next at once) it captures the source's hot set (as 'snapshot' does), resolves it on
 the target by schema, table, partition and index name (tablespace ids differ), loads what the
 target lacks (as 'warm --from' does: hottest first, within --budget, paced by --max-load,
 --max-rate and --nice), and reports the lag: the share of the source's hot set resident on the
@@ -48,7 +49,7 @@ target, and that hot set's age.
 A workload that shifts makes the source read its new hot set from disk: once the source has
 read --churn-pages pages since the last capture (default: a sixteenth of its pool), the next
 round starts at once rather than at the end of the interval, at most once every
-max(--interval/5, 1 s) after the previous round. Between rounds follow reads the source's
+max(--interval/5, 1 s) after the previous capture. Between rounds follow reads the source's
 status counters once a second for this (--no-churn-rounds: rounds only every --interval).
 
 The hot set is the source's list cut, hottest first, to what the target's pool holds beside
@@ -82,7 +83,7 @@ lag can be exported in the Prometheus text format (--metrics-listen, --metrics-f
 		}
 		return pflag.NormalizedName(name)
 	})
-	fl.DurationVar(&interval, "interval", 10*time.Second, "time between rounds")
+	fl.DurationVar(&interval, "interval", 10*time.Second, "time from one round's capture of the source to the next")
 	fl.StringVar(&budget, "budget", "", "pages one round may add to the target's pool, e.g. 2G or 50% (default: the pool less the page cleaner's free target)")
 	fl.StringVar(&method, "method", warm.MethodAuto, "how the target loads: auto, native or scan (as warm)")
 	fl.StringVar(&pageList, "page-list", snapshot.PageListAuto, "how the source's page list is read: auto, dump or lru-table (as snapshot)")

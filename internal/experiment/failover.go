@@ -39,6 +39,21 @@ type FailoverFollow struct {
 	// own warm-up had got.
 	PrimaryPoolPages int64 `json:"primary_pool_pages,omitempty"`
 	PrimaryMisses    int64 `json:"primary_missed_pages,omitempty"`
+	// RoundLog is each round as follow reported it: how far behind a moving primary the
+	// standby stays is its rounds' capture and load times.
+	RoundLog []FollowRound `json:"round_log,omitempty"`
+}
+
+// FollowRound is one of follow's rounds before a failover.
+type FollowRound struct {
+	End       float64 `json:"end_s"` // seconds since follow started
+	OK        bool    `json:"ok"`
+	Capture   float64 `json:"capture_s"`
+	Load      float64 `json:"load_s"`
+	HotSet    int64   `json:"hot_set_pages"`
+	Requested int64   `json:"requested_pages"`
+	Loaded    int64   `json:"loaded_pages"`
+	Error     string  `json:"error,omitempty"`
 }
 
 // failover runs the promoted standby's scenario once: the standby, restarted cold, is kept
@@ -96,6 +111,8 @@ func (r *recRun) failover(ctx context.Context) (*RecoveryRun, error) {
 		}, nil, func(st follow.Status) {
 			mu.Lock()
 			defer mu.Unlock()
+			fo.RoundLog = append(fo.RoundLog, FollowRound{End: time.Since(t0).Seconds(), OK: st.OK, Capture: st.CaptureSeconds, Load: st.LoadSeconds,
+				HotSet: st.HotSetPages, Requested: st.Requested, Loaded: st.Loaded, Error: st.Error})
 			if !st.OK {
 				fo.Failed++
 				fo.LastError = st.Error

@@ -31,8 +31,10 @@ import (
 // Options shape a follow.
 type Options struct {
 	Source, Target connection.Options
-	Interval       time.Duration
-	Filter         catalog.Filter
+	// Interval is the time from one round's capture of the source to the next: a round
+	// whose load takes longer starts the next at once.
+	Interval time.Duration
+	Filter   catalog.Filter
 	// Budget caps the pages one round may add to the target's pool (warm.ParseBudget);
 	// empty: up to the pool less the page cleaner's free-page target.
 	Budget      warm.Budget
@@ -42,7 +44,7 @@ type Options struct {
 	ToolVersion string
 	// NoChurnRounds: rounds only every Interval. By default a round also starts early once
 	// the source has read ChurnPages pages from disk since the last capture (a sixteenth of
-	// its pool when 0), at most once every max(Interval/5, 1 s) after the previous round.
+	// its pool when 0), at most once every max(Interval/5, 1 s) after that capture.
 	NoChurnRounds bool
 	ChurnPages    int64
 	// Rounds stops after this many rounds (0: until the context ends); for tests.
@@ -238,7 +240,14 @@ func Run(ctx context.Context, o Options, m *Metrics, report func(Status)) error 
 		if o.Rounds > 0 && round >= o.Rounds {
 			return nil
 		}
-		if early, err = waitNext(ctx, o, src, s, wait); err != nil {
+		from := time.Now()
+		if s.OK && !captured.IsZero() {
+			// Rounds are spaced from capture to capture: a round whose load took longer
+			// than the interval starts the next at once, or the standby of a source still
+			// warming up would fall behind by a wait and a capture more every round.
+			from = captured
+		}
+		if early, err = waitNext(ctx, o, src, s, from, wait); err != nil {
 			return nil
 		}
 	}
@@ -248,45 +257,45 @@ func Run(ctx context.Context, o Options, m *Metrics, report func(Status)) error 
 // brings in most of a scan's pages (MySQL's linear read-ahead) and is counted apart.
 func pagesRead(t bufferpool.Totals) int64 { return t.DiskReads + t.ReadAhead }
 
-// waitNext waits for the next round: wait, or less when the source's disk reads since the
-// last capture reach the churn threshold (0 when the round is not early). It returns an
-// error only when ctx ends. A failed status read only means waiting the whole interval.
-func waitNext(ctx context.Context, o Options, src *endpoint, last Status, wait time.Duration) (int64, error) {
-	deadline := time.Now().Add(wait)
+// waitNext waits for the next round: until wait after from (the last capture), or less
+// when the source's disk reads since the last capture reach the churn threshold (0 when
+// the round is not early), checked once a second from max(Interval/5, 1 s) after the
+// capture. It returns an error only when ctx ends. A failed status read only means
+// waiting the whole interval.
+func waitNext(ctx context.Context, o Options, src *endpoint, last Status, from time.Time, wait time.Duration) (int64, error) {
+	deadline := from.Add(wait)
 	threshold := o.ChurnPages
 	if threshold <= 0 {
 		threshold = last.sourcePoolPages / 16
 	}
 	watch := !o.NoChurnRounds && last.OK && last.sourceReads > 0 && threshold > 0
-	notBefore := last.At.Add(max(o.Interval/5, time.Second))
+	nextCheck := from.Add(max(o.Interval/5, time.Second))
 	for {
-		step := time.Until(deadline)
-		if watch {
-			step = min(step, time.Second)
-		}
-		if step <= 0 {
+		now := time.Now()
+		if !now.Before(deadline) {
 			return 0, nil
+		}
+		if watch && !now.Before(nextCheck) {
+			nextCheck = now.Add(time.Second)
+			if c, err := src.get(ctx); err == nil {
+				tot, err := bufferpool.ReadTotals(ctx, c)
+				if err != nil {
+					src.drop()
+				} else if read := pagesRead(tot) - last.sourceReads; read >= threshold {
+					o.Log.Infof("follow: the source read %d pages from disk since the last capture (threshold %d): next round now", read, threshold)
+					return read, nil
+				}
+			}
+			continue
+		}
+		until := deadline
+		if watch && nextCheck.Before(until) {
+			until = nextCheck
 		}
 		select {
 		case <-ctx.Done():
 			return 0, ctx.Err()
-		case <-time.After(step):
-		}
-		if !watch || time.Now().Before(notBefore) || !time.Now().Before(deadline) {
-			continue
-		}
-		c, err := src.get(ctx)
-		if err != nil {
-			continue
-		}
-		tot, err := bufferpool.ReadTotals(ctx, c)
-		if err != nil {
-			src.drop()
-			continue
-		}
-		if read := pagesRead(tot) - last.sourceReads; read >= threshold {
-			o.Log.Infof("follow: the source read %d pages from disk since the last capture (threshold %d): next round now", read, threshold)
-			return read, nil
+		case <-time.After(time.Until(until)):
 		}
 	}
 }
