@@ -1,12 +1,14 @@
 package experiment
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/prometheus/procfs"
+	"golang.org/x/sys/unix"
 )
 
 // processReadBytes is the bytes a process has had read from storage for it
@@ -75,4 +77,39 @@ func sumReadOps(path string, v2 bool) int64 {
 		}
 	}
 	return total
+}
+
+// deviceReads is what the block device holding process pid's working directory (a
+// server's data directory) has done, for every process: reads completed so far and I/Os
+// in flight now (/sys/dev/block/MAJ:MIN/stat), or -1, -1. With the server's own counters
+// it tells a stall of the device (its I/Os in flight, none completing) from one above it
+// (the cgroup's cap holding the reads, or the server not issuing them).
+func deviceReads(pid int) (reads, inFlight int64) {
+	if pid <= 0 {
+		return -1, -1
+	}
+	var st unix.Stat_t
+	if err := unix.Stat("/proc/"+strconv.Itoa(pid)+"/cwd", &st); err != nil {
+		return -1, -1
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/sys/dev/block/%d:%d/stat", unix.Major(st.Dev), unix.Minor(st.Dev)))
+	if err != nil {
+		return -1, -1
+	}
+	return parseBlockStat(string(b))
+}
+
+// parseBlockStat reads a block device's stat file: field 1 is reads completed, field 9
+// the I/Os in flight.
+func parseBlockStat(s string) (reads, inFlight int64) {
+	f := strings.Fields(s)
+	if len(f) < 9 {
+		return -1, -1
+	}
+	r, err1 := strconv.ParseInt(f[0], 10, 64)
+	q, err2 := strconv.ParseInt(f[8], 10, 64)
+	if err1 != nil || err2 != nil {
+		return -1, -1
+	}
+	return r, q
 }

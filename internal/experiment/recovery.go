@@ -170,6 +170,12 @@ type PoolPoint struct {
 	// block-I/O cgroup innowarm runs in (-1 when none has counters).
 	ServerReadBytes int64 `json:"server_read_bytes"`
 	CgroupReads     int64 `json:"cgroup_reads"`
+	// DeviceReads is the reads completed by the block device holding the server's data
+	// directory, every process's, so far; DeviceInFlight its I/Os in flight at the moment
+	// (-1: not a local process). A stall with the device's I/Os in flight and none
+	// completing is the device's; one with none in flight is above it.
+	DeviceReads    int64 `json:"device_reads"`
+	DeviceInFlight int64 `json:"device_in_flight"`
 	// MadeYoung and NotMadeYoung: accesses to pages of the old sublist that moved them to
 	// the young one, and that did not (a page's first access never does, nor one within
 	// innodb_old_blocks_time of it), so far (MariaDB's status; -1 where the server has
@@ -817,6 +823,9 @@ func (r *recRun) samplePool(ctx context.Context, opts connection.Options, pid in
 			if p.CgroupReads >= 0 {
 				p.CgroupReads -= first.CgroupReads
 			}
+			if p.DeviceReads >= 0 {
+				p.DeviceReads -= first.DeviceReads
+			}
 			if p.MadeYoung >= 0 {
 				p.MadeYoung -= first.MadeYoung
 				p.NotMadeYoung -= first.NotMadeYoung
@@ -849,7 +858,8 @@ func samplePoolOnce(ctx context.Context, conn *connection.Conn, pid int) (PoolPo
 	if !ok1 || !ok2 {
 		return PoolPoint{}, false
 	}
-	return PoolPoint{Pages: pages, Misses: misses, Reads: st["innodb_data_reads"],
+	devReads, devInFlight := deviceReads(pid)
+	return PoolPoint{Pages: pages, Misses: misses, Reads: st["innodb_data_reads"], DeviceReads: devReads, DeviceInFlight: devInFlight,
 		ReadAhead: st["innodb_buffer_pool_read_ahead"] + st["innodb_buffer_pool_read_ahead_rnd"],
 		Free:      st["innodb_buffer_pool_pages_free"], Pending: st["innodb_data_pending_reads"], Running: st["threads_running"],
 		ServerReadBytes: processReadBytes(pid), CgroupReads: cgroupReadOps(pid), MadeYoung: someOr(st, "innodb_buffer_pool_pages_made_young", -1),

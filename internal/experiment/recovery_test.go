@@ -85,11 +85,20 @@ func TestRecoveryEvents(t *testing.T) {
 		if last.Reads < last.Misses || last.ServerReadBytes < last.Misses*int64(res.PageSize) {
 			t.Errorf("the cold run's last sample: %d missed pages, %d data reads, %d bytes read by the server", last.Misses, last.Reads, last.ServerReadBytes)
 		}
-		for _, p := range cold {
+		for i, p := range cold {
 			if p.Free < 0 || p.Pending < 0 || p.Running < 1 || p.CgroupReads < -1 || p.ReadAhead < 0 {
 				t.Errorf("a cold run's pool sample: %+v", p)
 				break
 			}
+			// The data directory's block device (none on a file system without one: -1
+			// throughout) completed the server's reads, every process's, so far.
+			if (p.DeviceReads < 0) != (cold[0].DeviceReads < 0) || p.DeviceInFlight < -1 || i > 0 && p.DeviceReads < cold[i-1].DeviceReads {
+				t.Errorf("a cold run's device counters: %+v after %+v", p, cold[max(i-1, 0)])
+				break
+			}
+		}
+		if last.DeviceReads == 0 {
+			t.Errorf("the cold run's data directory's device completed no read while the server missed %d pages", last.Misses)
 		}
 	}
 	checkTurnover(t, res)

@@ -99,3 +99,13 @@ func TestNoVolumeWithoutACap(t *testing.T) {
 		t.Error("a nil volume must do nothing")
 	}
 }
+
+func TestParseBlockStat(t *testing.T) {
+	r, q := parseBlockStat(" 1380602    29859 54404474   800856   235527   155896 30585960   354654        7   186952  1163477    23991       38 17242112     5133    29675     2833\n")
+	if r != 1380602 || q != 7 {
+		t.Errorf("reads %d, in flight %d; want 1380602, 7", r, q)
+	}
+	if r, q := parseBlockStat("1 2 3"); r != -1 || q != -1 {
+		t.Errorf("a short stat line: %d, %d; want -1, -1", r, q)
+	}
+}
