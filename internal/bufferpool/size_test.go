@@ -38,8 +38,15 @@ func TestStaleStatisticsAreNotBelieved(t *testing.T) {
 		t.Fatal("no row for PRIMARY")
 	}
 	t.Logf("%+v", *pk)
-	if pk.Resident < 300 || pk.Known || pk.Pages < pk.Resident || pk.Coverage > 1 || pk.SizeNote == "" ||
-		(pk.SizeSource != bufferpool.SizeFromFile && pk.SizeSource != bufferpool.SizeResidentFloor) {
+	if pk.Resident < 300 || pk.Pages < pk.Resident || pk.Coverage > 1 {
+		t.Fatalf("PRIMARY after a bulk load: %+v; want 300+ pages resident, no more than its size", *pk)
+	}
+	if pk.SizeSource == bufferpool.SizeCounted {
+		// The server wrote the file's segment descriptors since the load (a busy machine
+		// gives its page cleaner the time): the file's own count replaces the statistics.
+		return
+	}
+	if pk.Known || pk.SizeNote == "" || (pk.SizeSource != bufferpool.SizeFromFile && pk.SizeSource != bufferpool.SizeResidentFloor) {
 		t.Errorf("PRIMARY after a bulk load with stale statistics: %+v; want a size from the file (or the resident pages), not believed exact, and why", *pk)
 	}
 }
