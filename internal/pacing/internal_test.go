@@ -325,3 +325,27 @@ func TestNiceControllerFromFloor(t *testing.T) {
 		t.Errorf("after a calm interval: %v, want %v", n.rate, 1.5*niceFloorRate)
 	}
 }
+
+// A cut's reason stays in the status while the episode of distress lasts, though the
+// last interval's inflated signal is another (a CI run's status named only the probe
+// after the reads' wait had cut the rate); a calm interval ends the episode.
+func TestNiceStatusKeepsTheEpisodesReasons(t *testing.T) {
+	base := 200 * time.Microsecond
+	n := newNiceCtl(base, 4, 0, false)
+	sig := func(probe time.Duration, pending, readsPerSecond float64) niceSignals {
+		return niceSignals{probe: probe, threads: 4, pending: pending, serverRate: readsPerSecond * 16384, pageSize: 16384}
+	}
+	n.update(sig(base, 4, 1000))                    // 4 ms: the base
+	n.update(sig(base, 4, 100))                     // 40 ms: reads wait
+	n.update(sig(3*time.Millisecond, 4, 1000*1.01)) // the probe alone, reads near their best
+	s := n.status()
+	for _, want := range []string{"probe 3.00 ms vs 0.20 ms before the warm", "reads waited up to 40.00 ms, 4.00 ms at best"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("status %q does not say %q", s, want)
+		}
+	}
+	n.update(sig(base, 4, 1000))
+	if s := n.status(); strings.Contains(s, "(") {
+		t.Errorf("status after a calm interval %q, want no reasons", s)
+	}
+}

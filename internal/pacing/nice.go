@@ -58,6 +58,12 @@ type niceCtl struct {
 	lastPagesPerSecond float64
 	distressed         bool
 	minRate            float64
+	// The highest of each signal while it was inflated since the last calm interval (0:
+	// not inflated in this episode): a cut's reason still shows while the rate stays
+	// down, though the last interval's signal may be a different one.
+	episodeProbe   time.Duration
+	episodeThreads float64
+	episodeRead    time.Duration
 }
 
 // niceSignals are one interval's measurements.
@@ -186,6 +192,7 @@ func (n *niceCtl) update(sig niceSignals) {
 		(!readSignal || wait <= time.Duration(niceReadLow*float64(n.baseRead))+niceReadSlack)
 	wasDistressed := n.distressed
 	n.distressed = n.probeInflated(probe) || n.threadsInflated(threads) || (readSignal && n.readInflated(wait))
+	n.noteEpisode(calm, readSignal)
 	switch {
 	case n.distressed && n.cooldown > 0:
 		// Units in flight and the foreground's queue take a second to drain: cutting
@@ -220,16 +227,46 @@ func (n *niceCtl) update(sig niceSignals) {
 	n.minRate = min(n.minRate, n.rate)
 }
 
-func (n *niceCtl) status() string {
-	var why []string
+// noteEpisode keeps the worst of each inflated signal until a calm interval ends the
+// episode of distress.
+func (n *niceCtl) noteEpisode(calm, readSignal bool) {
+	if calm {
+		n.episodeProbe, n.episodeThreads, n.episodeRead = 0, 0, 0
+		return
+	}
 	if n.probeInflated(n.lastProbe) {
-		why = append(why, fmt.Sprintf("probe %s vs %s before the warm", fmtDur(n.lastProbe), fmtDur(n.baseProbe)))
+		n.episodeProbe = max(n.episodeProbe, n.lastProbe)
 	}
 	if n.threadsInflated(n.lastThreads) {
-		why = append(why, fmt.Sprintf("Threads_running %.1f vs %.1f before the warm", n.lastThreads, n.baseThreads))
+		n.episodeThreads = max(n.episodeThreads, n.lastThreads)
 	}
-	if n.lastRead >= 0 && n.readInflated(n.lastRead) {
+	if readSignal && n.readInflated(n.lastRead) {
+		n.episodeRead = max(n.episodeRead, n.lastRead)
+	}
+}
+
+// status names each signal inflated now, and each inflated earlier in this episode with
+// its worst value ("reads waited up to ..."): a progress line that switched reasons with
+// every interval would hide why the rate is still down.
+func (n *niceCtl) status() string {
+	var why []string
+	switch {
+	case n.probeInflated(n.lastProbe):
+		why = append(why, fmt.Sprintf("probe %s vs %s before the warm", fmtDur(n.lastProbe), fmtDur(n.baseProbe)))
+	case n.episodeProbe > 0:
+		why = append(why, fmt.Sprintf("probe up to %s vs %s before the warm", fmtDur(n.episodeProbe), fmtDur(n.baseProbe)))
+	}
+	switch {
+	case n.threadsInflated(n.lastThreads):
+		why = append(why, fmt.Sprintf("Threads_running %.1f vs %.1f before the warm", n.lastThreads, n.baseThreads))
+	case n.episodeThreads > 0:
+		why = append(why, fmt.Sprintf("Threads_running up to %.1f vs %.1f before the warm", n.episodeThreads, n.baseThreads))
+	}
+	switch {
+	case n.lastRead >= 0 && n.readInflated(n.lastRead):
 		why = append(why, fmt.Sprintf("reads wait %s, %s at best", fmtDur(n.lastRead), fmtDur(n.baseRead)))
+	case n.episodeRead > 0:
+		why = append(why, fmt.Sprintf("reads waited up to %s, %s at best", fmtDur(n.episodeRead), fmtDur(n.baseRead)))
 	}
 	s := fmt.Sprintf("nice: up to %s/s", units.FormatBytes(int64(n.rate)))
 	if len(why) > 0 {

@@ -534,11 +534,12 @@ var errPortTaken = errors.New("port taken")
 
 // portTakenLine says whether a server's last error line says its port was taken: MariaDB
 // ends with "Can't start server: Bind on TCP/IP port. Got error: 98: Address already in
-// use", MySQL with "Do you already have another mysqld server running on port: N ?" after
-// its bind error (a port freed by one sandbox's restart is handed to another test's
-// server before the first binds it again).
+// use" or, after its bind error, "Do you already have another server running on port: N ?"
+// (10.11 in CI), MySQL with "Do you already have another mysqld server running on port: N ?"
+// (a port freed by one sandbox's restart is handed to another test's server before the
+// first binds it again).
 func portTakenLine(line string) bool {
-	for _, s := range []string{"Address already in use", "Bind on TCP/IP port", "another mysqld server running on port"} {
+	for _, s := range []string{"Address already in use", "Bind on TCP/IP port", "server running on port"} {
 		if strings.Contains(line, s) {
 			return true
 		}

@@ -499,6 +499,7 @@ func TestPortTakenLine(t *testing.T) {
 	for line, want := range map[string]bool{
 		"2026-12-01 18:47:40 0 [ERROR] Can't start server: Bind on TCP/IP port. Got error: 98: Address already in use":                  true,
 		"2026-12-01T18:47:40.711583Z 0 [ERROR] [MY-010257] [Server] Do you already have another mysqld server running on port: 44803 ?": true,
+		"2026-12-03 19:15:01 0 [ERROR] Do you already have another server running on port: 40041 ?":                                     true,
 		"2026-12-01T18:47:40.711000Z 0 [ERROR] [MY-010262] [Server] Can't start server: Bind on TCP/IP port: Address already in use":    true,
 		"2026-12-01 18:47:40 0 [ERROR] InnoDB: Unable to lock ./ibdata1 error: 11":                                                      false,
 		"2026-12-01T18:47:40Z 0 [ERROR] [MY-010119] [Server] Aborting":                                                                  false,
