@@ -338,7 +338,7 @@ moment it answers, and records throughput and p95 every second for --duration:
   innowarm-indexes: innowarm warm of the schema, started the same way
   follow-failover: a standby (a physical copy, sandbox only) restarted cold and kept by
     innowarm follow while the primary serves the traffic; then the primary stops and the
-    traffic moves to the standby
+    traffic moves to the standby (follow, not told, runs on: its round in flight finishes)
 
 Each run's hot level is the same traffic's next --hot-duration on the recovered server, so
 that other work on the machine moves the level and the window alike. Per scenario it reports, as medians of --rounds: seconds of full service lost (the

@@ -40,8 +40,18 @@ type FailoverFollow struct {
 	PrimaryPoolPages int64 `json:"primary_pool_pages,omitempty"`
 	PrimaryMisses    int64 `json:"primary_missed_pages,omitempty"`
 	// RoundLog is each round as follow reported it: how far behind a moving primary the
-	// standby stays is its rounds' capture and load times.
-	RoundLog []FollowRound `json:"round_log,omitempty"`
+	// standby stays is its rounds' capture and load times. Rounds that ended after
+	// FailoverAt (seconds since follow started) are the round in flight when the primary
+	// failed, finishing its load on the standby.
+	RoundLog   []FollowRound `json:"round_log,omitempty"`
+	FailoverAt float64       `json:"failover_at_s"`
+	// Follow is not told of the failover, as a sidecar is not: the load it was making goes
+	// on (the pages of the primary's last capture), and its next captures fail. LoadedAfter
+	// is what that round loaded, ending LoadedAfterEnd seconds after the failover;
+	// FailedAfter counts the captures that failed on the stopped primary.
+	LoadedAfter    int64   `json:"loaded_after_failover_pages,omitempty"`
+	LoadedAfterEnd float64 `json:"loaded_after_failover_end_s,omitempty"`
+	FailedAfter    int     `json:"failed_after_failover,omitempty"`
 }
 
 // FollowRound is one of follow's rounds before a failover.
@@ -96,6 +106,7 @@ func (r *recRun) failover(ctx context.Context) (*RecoveryRun, error) {
 	run := &RecoveryRun{Follow: &FailoverFollow{PrimaryUptime: float64(uptime)}}
 	fo := run.Follow
 	var mu sync.Mutex
+	failedOver := false
 	okRound := make(chan struct{}, 1)
 	fctx, stopFollow := context.WithCancel(ctx)
 	var following sync.WaitGroup
@@ -111,8 +122,15 @@ func (r *recRun) failover(ctx context.Context) (*RecoveryRun, error) {
 		}, nil, func(st follow.Status) {
 			mu.Lock()
 			defer mu.Unlock()
+			if failedOver && !st.OK {
+				fo.FailedAfter++
+				return
+			}
 			fo.RoundLog = append(fo.RoundLog, FollowRound{End: time.Since(t0).Seconds(), OK: st.OK, Capture: st.CaptureSeconds, Load: st.LoadSeconds,
 				HotSet: st.HotSetPages, Requested: st.Requested, Loaded: st.Loaded, Error: st.Error})
+			if failedOver {
+				return // counted when follow has stopped
+			}
 			if !st.OK {
 				fo.Failed++
 				fo.LastError = st.Error
@@ -142,11 +160,9 @@ func (r *recRun) failover(ctx context.Context) (*RecoveryRun, error) {
 			return nil, ctx.Err()
 		}
 	}
-	stopFollow()
-	following.Wait()
-	fo.Seconds = time.Since(t0).Seconds()
 	mu.Lock()
-	r.log.Infof("follow kept the standby for %.1f s (the primary up for %.0f s when it started): %d rounds (%d failed), %s pages loaded, %.1f%% of the primary's hot set resident",
+	fo.Seconds = time.Since(t0).Seconds()
+	r.log.Infof("follow kept the standby for %.1f s (the primary up for %.0f s when it started): %d rounds (%d failed), %s pages loaded, %.1f%% of the primary's hot set as its last capture saw it resident",
 		fo.Seconds, fo.PrimaryUptime, fo.Rounds, fo.Failed, commas(fo.Loaded), 100*fo.Coverage)
 	mu.Unlock()
 
@@ -159,12 +175,19 @@ func (r *recRun) failover(ctx context.Context) (*RecoveryRun, error) {
 	}
 	fo.PrimaryMisses = misses - missesAtStart
 
-	// The failover: the primary goes away, the traffic goes to the standby.
+	// The failover: the primary goes away, the traffic goes to the standby. Follow runs on,
+	// unaware, until the window ends.
+	mu.Lock()
+	failedOver = true
+	mu.Unlock()
 	r.conn.Close()
 	primary := r.t.Sandbox
 	if _, err := primary.Stop(ctx); err != nil {
 		return nil, fmt.Errorf("stop the primary: %w", err)
 	}
+	mu.Lock()
+	fo.FailoverAt = time.Since(t0).Seconds()
+	mu.Unlock()
 	run.Restart = &Restart{Cold: "the primary stopped; the traffic moved to the standby, already running, kept by follow"}
 	answered := time.Now()
 	done := make(chan struct{})
@@ -185,6 +208,16 @@ func (r *recRun) failover(ctx context.Context) (*RecoveryRun, error) {
 	run.Writes = writes
 	close(done)
 	sampled.Wait()
+	// Before the primary is back: follow would copy its cold pool onto the standby.
+	stopFollow()
+	following.Wait()
+	for _, rd := range fo.RoundLog[fo.Rounds+fo.Failed:] {
+		fo.LoadedAfter += rd.Loaded
+		fo.LoadedAfterEnd = rd.End - fo.FailoverAt
+	}
+	if fo.LoadedAfter > 0 {
+		r.log.Infof("follow's round in flight when the primary failed loaded %s more pages on the standby, ending %.1f s after the failover", commas(fo.LoadedAfter), fo.LoadedAfterEnd)
+	}
 	if _, err := primary.Start(ctx); err != nil {
 		return nil, fmt.Errorf("start the primary again: %w", err)
 	}

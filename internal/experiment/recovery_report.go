@@ -148,13 +148,16 @@ func (r *RecoveryResult) notes() []string {
 				out = append(out, fmt.Sprintf("%s, round %d: %s", s.Label, rn.Round, rn.Restart.Note))
 			}
 			if fo := rn.Follow; fo != nil {
-				line := fmt.Sprintf("%s, round %d: follow kept the standby (restarted cold) for %.1f s while the primary (up %.0f s) served the traffic: %d rounds, %s pages loaded, %.1f%% of the primary's hot set resident when the traffic moved to it",
+				line := fmt.Sprintf("%s, round %d: follow kept the standby (restarted cold) for %.1f s while the primary (up %.0f s) served the traffic: %d rounds, %s pages loaded, %.1f%% of the primary's hot set as its last capture saw it resident when the traffic moved to it",
 					s.Label, rn.Round, fo.Seconds, fo.PrimaryUptime, fo.Rounds, commas(fo.Loaded), 100*fo.Coverage)
 				if fo.PrimaryPoolPages > 0 {
 					line += fmt.Sprintf("; the primary held %s pages when it failed, its traffic having missed %s since follow started", commas(fo.PrimaryPoolPages), commas(fo.PrimaryMisses))
 				}
 				if fo.Failed > 0 {
 					line += fmt.Sprintf("; %d rounds failed (%s)", fo.Failed, fo.LastError)
+				}
+				if fo.LoadedAfter > 0 {
+					line += fmt.Sprintf("; the round in flight at the failover loaded %s more pages, ending %.1f s after it", commas(fo.LoadedAfter), fo.LoadedAfterEnd)
 				}
 				out = append(out, line)
 			}

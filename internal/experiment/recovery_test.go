@@ -119,6 +119,11 @@ func TestRecoveryEvents(t *testing.T) {
 	if fo == nil || fo.Rounds < 1 || fo.Loaded < 1 || fo.Coverage <= 0 {
 		t.Fatalf("follow before the failover: %+v", fo)
 	}
+	// Follow was not told of the failover: it ran on through the standby's window, its
+	// captures failing on the stopped primary (or, at least, its round in flight ending).
+	if fo.FailoverAt < fo.Seconds || fo.FailedAfter+len(fo.RoundLog)-fo.Rounds-fo.Failed < 1 {
+		t.Errorf("follow after the failover at %.2f s (it kept the standby %.2f s before): %d captures failed, rounds %+v", fo.FailoverAt, fo.Seconds, fo.FailedAfter, fo.RoundLog)
+	}
 	// The primary it followed had served the scenario before it (its window and hot
 	// level): not restarted for the standby's copy in between, as the first round's was.
 	if prev := duration + 2*time.Second; fo.PrimaryUptime < prev.Seconds() {
