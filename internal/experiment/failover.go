@@ -20,7 +20,7 @@ import (
 
 // FailoverFollow is what 'innowarm follow' did on the standby before the failover.
 type FailoverFollow struct {
-	// Rounds ended well, Failed did not (LastError says why).
+	// Rounds ended well, Failed did not (LastError says why), before the primary stopped.
 	Rounds    int    `json:"rounds"`
 	Failed    int    `json:"failed_rounds,omitempty"`
 	LastError string `json:"last_error,omitempty"`
@@ -40,14 +40,16 @@ type FailoverFollow struct {
 	PrimaryPoolPages int64 `json:"primary_pool_pages,omitempty"`
 	PrimaryMisses    int64 `json:"primary_missed_pages,omitempty"`
 	// RoundLog is each round as follow reported it: how far behind a moving primary the
-	// standby stays is its rounds' capture and load times. Rounds that ended after
-	// FailoverAt (seconds since follow started) are the round in flight when the primary
-	// failed, finishing its load on the standby.
+	// standby stays is its rounds' capture and load times. The rounds after the first
+	// Rounds+Failed ended once the primary began to stop: the round in flight then,
+	// finishing its load on the standby. FailoverAt is when the traffic moved (seconds
+	// since follow started).
 	RoundLog   []FollowRound `json:"round_log,omitempty"`
 	FailoverAt float64       `json:"failover_at_s"`
 	// Follow is not told of the failover, as a sidecar is not: the load it was making goes
 	// on (the pages of the primary's last capture), and its next captures fail. LoadedAfter
-	// is what that round loaded, ending LoadedAfterEnd seconds after the failover;
+	// is what that round loaded, ending LoadedAfterEnd seconds after the traffic moved
+	// (negative: while the primary shut down);
 	// FailedAfter counts the captures that failed on the stopped primary.
 	LoadedAfter    int64   `json:"loaded_after_failover_pages,omitempty"`
 	LoadedAfterEnd float64 `json:"loaded_after_failover_end_s,omitempty"`
@@ -216,7 +218,7 @@ func (r *recRun) failover(ctx context.Context) (*RecoveryRun, error) {
 		fo.LoadedAfterEnd = rd.End - fo.FailoverAt
 	}
 	if fo.LoadedAfter > 0 {
-		r.log.Infof("follow's round in flight when the primary failed loaded %s more pages on the standby, ending %.1f s after the failover", commas(fo.LoadedAfter), fo.LoadedAfterEnd)
+		r.log.Infof("follow's round in flight when the primary failed loaded %s more pages on the standby, %s", commas(fo.LoadedAfter), afterFailoverText(fo.LoadedAfterEnd))
 	}
 	if _, err := primary.Start(ctx); err != nil {
 		return nil, fmt.Errorf("start the primary again: %w", err)
@@ -367,4 +369,13 @@ func copyFile(from, to string) error {
 	}
 	_, cerr := io.Copy(out, in)
 	return errors.Join(cerr, out.Close())
+}
+
+// afterFailoverText places the end of follow's round in flight against the moment the
+// traffic moved: a round can end while the primary shuts down, before it.
+func afterFailoverText(end float64) string {
+	if end < 0 {
+		return fmt.Sprintf("ending while the primary shut down, %.1f s before the traffic moved", -end)
+	}
+	return fmt.Sprintf("ending %.1f s after the traffic moved", end)
 }

@@ -157,7 +157,7 @@ func (r *RecoveryResult) notes() []string {
 					line += fmt.Sprintf("; %d rounds failed (%s)", fo.Failed, fo.LastError)
 				}
 				if fo.LoadedAfter > 0 {
-					line += fmt.Sprintf("; the round in flight at the failover loaded %s more pages, ending %.1f s after it", commas(fo.LoadedAfter), fo.LoadedAfterEnd)
+					line += fmt.Sprintf("; the round in flight at the failover loaded %s more pages, %s", commas(fo.LoadedAfter), afterFailoverText(fo.LoadedAfterEnd))
 				}
 				out = append(out, line)
 			}
