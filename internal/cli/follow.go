@@ -46,6 +46,12 @@ target lacks (as 'warm --from' does: hottest first, within --budget, paced by --
 --max-rate and --nice), and reports the lag: the share of the source's hot set resident on the
 target, and that hot set's age.
 
+A target that serves traffic (a read replica, a promoted standby) is loaded under --nice unless
+a pacing flag is given (--nice=false: full speed), hottest first. A load planned for an idle
+target stops once the target begins serving traffic (20 client statements/s or more, looked at
+every second), and the rest of the round's pages go hottest first under that pacing: the load
+would otherwise queue its reads ahead of the first queries of a promoted standby.
+
 A workload that shifts makes the source read its new hot set from disk: once the source has
 read --churn-pages pages since the last capture (default: a sixteenth of its pool), the next
 round starts at once rather than at the end of the interval, at most once every
@@ -126,6 +132,7 @@ lag can be exported in the Prometheus text format (--metrics-listen, --metrics-f
 		if o.Pacing, err = pf.config(0); err != nil {
 			return err
 		}
+		o.PacingChosen = pf.chosen()
 		if err := o.Validate(); err != nil {
 			return usagef("%v", err)
 		}
@@ -164,6 +171,13 @@ func printFollowStatus(w io.Writer, s follow.Status) {
 	if s.Early {
 		early = fmt.Sprintf(" (early: the source read %d pages from disk)", s.EarlyReads)
 	}
+	how := s.Method
+	if s.Pacing != "" {
+		how += ", paced " + s.Pacing
+	}
+	if s.TrafficArrived > 0 {
+		how += fmt.Sprintf("; the target began serving %.0f statements/s after %d pages, and the rest went hottest first", s.TrafficArrived, s.LoadedBeforeTraffic)
+	}
 	fmt.Fprintf(w, "%s round %d%s: hot set %d pages, %.1f%% resident on the target (lag %.1f%%, age %.1f s); loaded %d pages in %.2f s (%s), captured in %.2f s\n",
-		ts, s.Round, early, s.HotSetPages, 100*s.Coverage, 100*s.Lag, s.AgeSeconds, s.Loaded, s.LoadSeconds, s.Method, s.CaptureSeconds)
+		ts, s.Round, early, s.HotSetPages, 100*s.Coverage, 100*s.Lag, s.AgeSeconds, s.Loaded, s.LoadSeconds, how, s.CaptureSeconds)
 }

@@ -54,6 +54,10 @@ type FailoverFollow struct {
 	LoadedAfter    int64   `json:"loaded_after_failover_pages,omitempty"`
 	LoadedAfterEnd float64 `json:"loaded_after_failover_end_s,omitempty"`
 	FailedAfter    int     `json:"failed_after_failover,omitempty"`
+	// Switched: that round's load stopped when the traffic reached the standby, after
+	// SwitchedAfter pages, and went on hottest first under --nice.
+	Switched      bool  `json:"switched_for_traffic,omitempty"`
+	SwitchedAfter int64 `json:"switched_for_traffic_after_pages,omitempty"`
 }
 
 // FollowRound is one of follow's rounds before a failover.
@@ -66,6 +70,12 @@ type FollowRound struct {
 	Requested int64   `json:"requested_pages"`
 	Loaded    int64   `json:"loaded_pages"`
 	Error     string  `json:"error,omitempty"`
+	// Pacing is how the round's load was paced ("" unpaced); TrafficArrived the client
+	// statements per second the standby began to serve during a load planned for it idle,
+	// after LoadedBeforeTraffic pages: the rest went hottest first, paced (follow.Status).
+	Pacing              string  `json:"pacing,omitempty"`
+	TrafficArrived      float64 `json:"traffic_arrived_statements_per_s,omitempty"`
+	LoadedBeforeTraffic int64   `json:"loaded_before_traffic_pages,omitempty"`
 }
 
 // failover runs the promoted standby's scenario once: the standby, restarted cold, is kept
@@ -129,7 +139,8 @@ func (r *recRun) failover(ctx context.Context) (*RecoveryRun, error) {
 				return
 			}
 			fo.RoundLog = append(fo.RoundLog, FollowRound{End: time.Since(t0).Seconds(), OK: st.OK, Capture: st.CaptureSeconds, Load: st.LoadSeconds,
-				HotSet: st.HotSetPages, Requested: st.Requested, Loaded: st.Loaded, Error: st.Error})
+				HotSet: st.HotSetPages, Requested: st.Requested, Loaded: st.Loaded, Error: st.Error,
+				Pacing: st.Pacing, TrafficArrived: st.TrafficArrived, LoadedBeforeTraffic: st.LoadedBeforeTraffic})
 			if failedOver {
 				return // counted when follow has stopped
 			}
@@ -216,9 +227,12 @@ func (r *recRun) failover(ctx context.Context) (*RecoveryRun, error) {
 	for _, rd := range fo.RoundLog[fo.Rounds+fo.Failed:] {
 		fo.LoadedAfter += rd.Loaded
 		fo.LoadedAfterEnd = rd.End - fo.FailoverAt
+		if rd.TrafficArrived > 0 {
+			fo.Switched, fo.SwitchedAfter = true, rd.LoadedBeforeTraffic
+		}
 	}
 	if fo.LoadedAfter > 0 {
-		r.log.Infof("follow's round in flight when the primary failed loaded %s more pages on the standby, %s", commas(fo.LoadedAfter), afterFailoverText(fo.LoadedAfterEnd))
+		r.log.Infof("follow's round in flight when the primary failed loaded %s more pages on the standby, %s%s", commas(fo.LoadedAfter), afterFailoverText(fo.LoadedAfterEnd), fo.switchedText())
 	}
 	if _, err := primary.Start(ctx); err != nil {
 		return nil, fmt.Errorf("start the primary again: %w", err)
@@ -373,6 +387,15 @@ func copyFile(from, to string) error {
 
 // afterFailoverText places the end of follow's round in flight against the moment the
 // traffic moved: a round can end while the primary shuts down, before it.
+// switchedText says, after the round in flight's pages, that its load stopped for the
+// traffic ("" when it did not).
+func (f *FailoverFollow) switchedText() string {
+	if !f.Switched {
+		return ""
+	}
+	return fmt.Sprintf(" (the traffic stopped its load after %s pages; the rest went hottest first under --nice)", commas(f.SwitchedAfter))
+}
+
 func afterFailoverText(end float64) string {
 	if end < 0 {
 		return fmt.Sprintf("ending while the primary shut down, %.1f s before the traffic moved", -end)

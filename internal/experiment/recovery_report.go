@@ -157,7 +157,7 @@ func (r *RecoveryResult) notes() []string {
 					line += fmt.Sprintf("; %d rounds failed (%s)", fo.Failed, fo.LastError)
 				}
 				if fo.LoadedAfter > 0 {
-					line += fmt.Sprintf("; the round in flight at the failover loaded %s more pages, %s", commas(fo.LoadedAfter), afterFailoverText(fo.LoadedAfterEnd))
+					line += fmt.Sprintf("; the round in flight at the failover loaded %s more pages, %s%s", commas(fo.LoadedAfter), afterFailoverText(fo.LoadedAfterEnd), fo.switchedText())
 				}
 				out = append(out, line)
 			}

@@ -9,6 +9,7 @@
 package follow
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -37,11 +38,15 @@ type Options struct {
 	Filter   catalog.Filter
 	// Budget caps the pages one round may add to the target's pool (warm.ParseBudget);
 	// empty: up to the pool less the page cleaner's free-page target.
-	Budget      warm.Budget
-	Method      string // warm method on the target: auto, native or scan
-	Pacing      pacing.Config
-	PageList    string // how the source's page list is read (snapshot.Options.PageList)
-	ToolVersion string
+	Budget warm.Budget
+	Method string // warm method on the target: auto, native or scan
+	// Pacing is for a round whose target serves traffic when PacingChosen (the flags were
+	// given) and for every round on an idle target; a target that serves traffic is loaded
+	// under pacing.UnderTraffic (--nice) unless the flags chose.
+	Pacing       pacing.Config
+	PacingChosen bool
+	PageList     string // how the source's page list is read (snapshot.Options.PageList)
+	ToolVersion  string
 	// NoChurnRounds: rounds only every Interval. By default a round also starts early once
 	// the source has read ChurnPages pages from disk since the last capture (a sixteenth of
 	// its pool when 0), at most once every max(Interval/5, 1 s) after that capture.
@@ -104,6 +109,16 @@ type Status struct {
 	PageList       string  `json:"page_list,omitempty"`
 	CaptureSeconds float64 `json:"capture_seconds"`
 	LoadSeconds    float64 `json:"load_seconds"`
+	// TargetTraffic is the client statements per second the target ran as the load began;
+	// Pacing how the load was paced ("" unpaced).
+	TargetTraffic float64 `json:"target_statements_per_s"`
+	Pacing        string  `json:"pacing,omitempty"`
+	// TrafficArrived is the client statements per second the target began to serve during
+	// a load planned for an idle target: that load stopped, and the rest of the round's
+	// pages went hottest first under the pacing for traffic (LoadedBeforeTraffic of them
+	// were loaded before).
+	TrafficArrived      float64 `json:"traffic_arrived_statements_per_s,omitempty"`
+	LoadedBeforeTraffic int64   `json:"loaded_before_traffic_pages,omitempty"`
 	// Early: the round started before the interval was up, because the source had read
 	// EarlyReads pages from disk since the previous capture.
 	Early      bool  `json:"early,omitempty"`
@@ -359,10 +374,37 @@ func runRound(ctx context.Context, o Options, src, tgt *endpoint, path string, l
 		budget = roomToLoad(tot)
 	}
 	t1 := time.Now()
-	res, err := warm.FromManifest(ctx, tc, resolved, method, warm.Options{Budget: budget}, warm.RunOptions{Pacing: o.Pacing, Catalog: resolved.Catalog, ReplaceStale: true, Progress: o.LoadProgress})
+	rate, serving, err := warm.SampleTraffic(ctx, tc)
+	if err != nil {
+		return fail(tgt, err)
+	}
+	s.TargetTraffic = rate
+	pc, why := o.pacingFor(serving)
+	s.Pacing = why
+	ro := warm.RunOptions{Pacing: pc, Catalog: resolved.Catalog, ReplaceStale: true, Progress: o.LoadProgress,
+		StopOnTraffic: !serving && method == warm.MethodNative}
+	res, err := warm.FromManifest(ctx, tc, resolved, method, warm.Options{Budget: budget, ExpectTraffic: serving}, ro)
+	var first *warm.Result
+	if err == nil && res.StoppedForTraffic() {
+		// A promoted standby: the load planned for an idle pool (at full speed, coldest
+		// first into a tight one) would go on queueing its reads ahead of the queries.
+		first = res
+		s.TrafficArrived, s.LoadedBeforeTraffic = res.Native.TrafficArrived, max(res.PagesLoaded, 0)
+		pc, why = o.pacingFor(true)
+		s.Pacing = why
+		log.Infof("follow: the target began serving %.0f client statements/s during the load, after %d pages: the rest of the round's pages go hottest first, paced (%s)", s.TrafficArrived, s.LoadedBeforeTraffic, cmp.Or(why, "unpaced, as asked"))
+		ro.Pacing, ro.StopOnTraffic = pc, false
+		res, err = warm.FromManifest(ctx, tc, resolved, method, warm.Options{Budget: budgetLeft(budget, s.LoadedBeforeTraffic, tot), ExpectTraffic: true}, ro)
+	}
 	s.LoadSeconds = time.Since(t1).Seconds()
 	if err != nil {
 		return fail(tgt, err)
+	}
+	if first != nil {
+		res.PagesLoaded += first.PagesLoaded
+		if res.Manifest != nil && first.Manifest != nil {
+			res.Manifest.CoverageBefore = first.Manifest.CoverageBefore
+		}
 	}
 	if mr := res.Manifest; mr != nil {
 		s.CoverageBefore, s.Coverage = mr.CoverageBefore, mr.CoverageAfter
@@ -388,6 +430,39 @@ func runRound(ctx context.Context, o Options, src, tgt *endpoint, path string, l
 	s.OK, s.At = true, time.Now()
 	s.AgeSeconds = s.At.Sub(captured).Seconds()
 	return s, captured
+}
+
+// pacingFor is the pacing of a round's load, and how to say it ("" unpaced): the flags',
+// or, on a target that serves traffic and unless the flags chose, --nice, as for a warm
+// that starts with its traffic: on a disk the traffic keeps at its limit an unpaced load
+// queues its reads ahead of the queries' (docs/pacing.md).
+func (o Options) pacingFor(serving bool) (pacing.Config, string) {
+	c := o.Pacing
+	if !serving {
+		if c.Enabled() {
+			return c, "as asked"
+		}
+		return c, ""
+	}
+	if o.PacingChosen {
+		c.TrafficArrives = true
+		if c.Enabled() {
+			return c, "as asked"
+		}
+		return c, ""
+	}
+	return pacing.UnderTraffic(c), "--nice: the target serves traffic"
+}
+
+// budgetLeft is a round's budget less the pages a first load of it added.
+func budgetLeft(b warm.Budget, loaded int64, tot bufferpool.Totals) warm.Budget {
+	page := int64(max(tot.PageSize, 1))
+	total := b.Bytes
+	if total == 0 {
+		total = int64(float64(tot.PagesTotal)*b.Percent/100) * page
+	}
+	left := max(total-loaded*page, page)
+	return warm.Budget{Bytes: left, Raw: fmt.Sprintf("%d pages (the round's budget less the %d pages loaded before the traffic came)", left/page, loaded)}
 }
 
 // roomToLoad is the default budget of a round: the target's pool less the page cleaner's

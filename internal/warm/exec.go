@@ -33,6 +33,13 @@ type RunOptions struct {
 	makeYoungIfAllowed bool
 	// Until stops the run as soon as Measure says the target is Want resident (--until-coverage).
 	Until Until
+	// StopOnTraffic stops a native load, as a met coverage goal does, once the server
+	// serves client statements (20 a second or more, looked at every second): a load
+	// planned for an idle server (follow's standby) reads at full speed in whatever order
+	// suits an idle pool, and queues its reads ahead of the queries of a server that has
+	// just been given traffic (a promoted standby). The caller plans the rest for the
+	// traffic (NativeResult.TrafficArrived says it stopped for that).
+	StopOnTraffic bool
 	// Pacing holds units back while the server is busy (--max-load, --max-rate, --nice) and
 	// stops the run at --critical-load.
 	Pacing   pacing.Config

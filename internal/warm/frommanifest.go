@@ -651,7 +651,8 @@ func (mp *ManifestPlan) Run(ctx context.Context, conn *connection.Conn, ro RunOp
 		res, err = mp.Native.Run(ctx, conn, ro)
 	}
 	var keyed *Result
-	if mp.Keyed != nil && err == nil {
+	// A load stopped for traffic leaves the key ranges to the caller's plan for it, too.
+	if mp.Keyed != nil && err == nil && !res.StoppedForTraffic() {
 		kro := ro
 		kro.Until = Until{} // a coverage of page numbers says nothing about key ranges
 		kro.Progress.Title = "warm by key"

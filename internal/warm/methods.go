@@ -449,7 +449,7 @@ func runNativeLoad(ctx context.Context, conn *connection.Conn, cat *catalog.Cata
 		}
 		defer restore()
 	}
-	nr, err := loadNative(ctx, conn, tiers, prog, log, ro.Until, gov, chunk, ro.guard)
+	nr, err := loadNative(ctx, conn, tiers, prog, log, ro.Until, gov, chunk, ro.guard, ro.StopOnTraffic)
 	res.Native = nr
 	res.Stopped = nr.Stopped
 	if res.PoolResize = nr.PoolResize; res.PoolResize != nil && !res.PoolResize.Stopped {

@@ -43,9 +43,18 @@ type NativeResult struct {
 	Restored  string  `json:"dump_file_restored"`
 	Aborted   bool    `json:"aborted,omitempty"`
 	Stopped   string  `json:"stopped,omitempty"`
+	// TrafficArrived is the client statements per second that stopped a load planned for an
+	// idle server (RunOptions.StopOnTraffic); 0 when none did.
+	TrafficArrived float64 `json:"stopped_for_traffic_statements_per_s,omitempty"`
 	// PoolResize: the pool changed size during the load (the budget cut, chunks left out, or
 	// the load stopped).
 	PoolResize *PoolResize `json:"pool_resized,omitempty"`
+}
+
+// StoppedForTraffic says whether r's native load stopped because the server began serving
+// traffic (RunOptions.StopOnTraffic); r may be nil.
+func (r *Result) StoppedForTraffic() bool {
+	return r != nil && r.Native != nil && r.Native.TrafficArrived > 0
 }
 
 // LoadNative has the server load pages with its own loader (innodb_buffer_pool_load_now):
@@ -63,13 +72,13 @@ func LoadNative(ctx context.Context, conn *connection.Conn, pages []PageID, prog
 // old is innodb_old_blocks_pct's share: see hotnessTiers). With a governor, each tier loads
 // in chunks of chunkPages, each started when the governor allows.
 func LoadNativePaced(ctx context.Context, conn *connection.Conn, tiers [][]PageID, prog progress.Config, log *logx.Logger, until Until, gov *pacing.Governor, chunkPages int) (*NativeResult, error) {
-	return loadNative(ctx, conn, tiers, prog, log, until, gov, chunkPages, nil)
+	return loadNative(ctx, conn, tiers, prog, log, until, gov, chunkPages, nil, false)
 }
 
 // loadNative is LoadNativePaced under a pool guard: a pool that shrinks during the load
 // leaves the chunks past the cut budget out, and stops the server's load once the pages read
-// pass it.
-func loadNative(ctx context.Context, conn *connection.Conn, tiers [][]PageID, prog progress.Config, log *logx.Logger, until Until, gov *pacing.Governor, chunkPages int, guard *poolGuard) (_ *NativeResult, runErr error) {
+// pass it. stopOnTraffic stops the load once the server serves traffic (RunOptions).
+func loadNative(ctx context.Context, conn *connection.Conn, tiers [][]PageID, prog progress.Config, log *logx.Logger, until Until, gov *pacing.Governor, chunkPages int, guard *poolGuard, stopOnTraffic bool) (_ *NativeResult, runErr error) {
 	srv := conn.Server
 	var pages int
 	for _, t := range tiers {
@@ -135,11 +144,20 @@ func loadNative(ctx context.Context, conn *connection.Conn, tiers [][]PageID, pr
 	defer stopGoal()
 	reached := until.watch(goal, stopGoal, rep.Log())
 	resized := guard.watch(goal, stopGoal)
-	// stopped is why the load ended early: the coverage goal, or the pool shrinking.
+	arrived := func() float64 { return 0 }
+	if stopOnTraffic {
+		arrived = watchTraffic(goal, conn, stopGoal)
+	}
+	// stopped is why the load ended early: the coverage goal, traffic arriving, or the
+	// pool shrinking.
 	stopped := func() string {
 		res.PoolResize = resized()
 		if why := reached(); why != "" {
 			return why
+		}
+		if rate := arrived(); rate > 0 {
+			res.TrafficArrived = rate
+			return fmt.Sprintf("stopped: the server began serving traffic (%.0f client statements/s)", rate)
 		}
 		if res.PoolResize != nil && res.PoolResize.Stopped {
 			return "stopped: " + res.PoolResize.Text()

@@ -3,9 +3,11 @@ package warm
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/innowarm/innowarm/internal/connection"
+	"github.com/innowarm/innowarm/internal/periodic"
 )
 
 // trafficFloor is the client statements per second above which a server counts as
@@ -23,12 +25,67 @@ func sampleTraffic(ctx context.Context, conn *connection.Conn, window time.Durat
 	return reads + writes, err
 }
 
+// SampleTraffic is the client data statements per second the server runs, watched for a
+// moment, and whether that counts as serving traffic.
+func SampleTraffic(ctx context.Context, conn *connection.Conn) (rate float64, serving bool, err error) {
+	rate, err = sampleTraffic(ctx, conn, trafficWindow)
+	return rate, rate >= trafficFloor, err
+}
+
+// dataStatements are the status counters of client data statements.
+var dataStatements = []string{"Com_select", "Com_insert", "Com_update", "Com_delete", "Com_replace"}
+
+// watchTraffic calls stop once the server serves traffic: once a second it reads the
+// client data statements run since the last look, and at trafficFloor a second or more it
+// stops. The returned func gives the rate that stopped it (0: none). The warm's own
+// statements during a native load are SHOW statements and --nice's probes (six a second),
+// well under the floor.
+func watchTraffic(ctx context.Context, conn *connection.Conn, stop func()) func() float64 {
+	var mu sync.Mutex
+	var arrived float64
+	count := func(ctx context.Context) (int64, error) {
+		vals, err := conn.GlobalStatus(ctx, dataStatements...)
+		var n int64
+		for _, v := range vals {
+			n += v
+		}
+		return n, err
+	}
+	last, err := count(ctx)
+	lastAt := time.Now()
+	if err != nil {
+		return func() float64 { return 0 }
+	}
+	stopWatching := periodic.Every(ctx, time.Second, func(ctx context.Context) bool {
+		n, err := count(ctx)
+		if err != nil {
+			return ctx.Err() == nil // a failed read only skips a look
+		}
+		now := time.Now()
+		rate := float64(max(n-last, 0)) / max(now.Sub(lastAt).Seconds(), 1e-3)
+		last, lastAt = n, now
+		if rate < trafficFloor {
+			return true
+		}
+		mu.Lock()
+		arrived = rate
+		mu.Unlock()
+		stop()
+		return false
+	})
+	return func() float64 {
+		stopWatching()
+		mu.Lock()
+		defer mu.Unlock()
+		return arrived
+	}
+}
+
 // sampleActivity is the rate of client reads (SELECT) and writes (INSERT, UPDATE,
 // DELETE, REPLACE) per second over window.
 func sampleActivity(ctx context.Context, conn *connection.Conn, window time.Duration) (reads, writes float64, err error) {
-	names := []string{"Com_select", "Com_insert", "Com_update", "Com_delete", "Com_replace"}
 	read := func() (r, w int64, err error) {
-		vals, err := conn.GlobalStatus(ctx, names...)
+		vals, err := conn.GlobalStatus(ctx, dataStatements...)
 		for k, v := range vals {
 			if k == "com_select" {
 				r += v

@@ -1,0 +1,149 @@
+package follow_test
+
+import (
+	"context"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/innowarm/innowarm/internal/catalog"
+	"github.com/innowarm/innowarm/internal/connection"
+	"github.com/innowarm/innowarm/internal/follow"
+	"github.com/innowarm/innowarm/internal/logx"
+	"github.com/innowarm/innowarm/internal/pacing"
+	"github.com/innowarm/innowarm/internal/sandbox"
+)
+
+// clientTraffic runs point statements on sb, about 200 a second, until the returned func is
+// called; it returns how many ran.
+func clientTraffic(t *testing.T, sb *sandbox.Sandbox) func() int64 {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	conn, err := sb.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ran atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			var one int
+			if err := conn.DB.QueryRowContext(ctx, "SELECT 1").Scan(&one); err == nil {
+				ran.Add(1)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	return func() int64 {
+		cancel()
+		<-done
+		conn.Close()
+		return ran.Load()
+	}
+}
+
+// waitForPagesRead waits until sb has read n pages from disk since the call. It reads SHOW
+// statements only: bufferpool.ReadTotals's SELECT @@... would count as client traffic.
+func waitForPagesRead(t *testing.T, conn *connection.Conn, n int64, limit time.Duration) bool {
+	t.Helper()
+	ctx := context.Background()
+	read := func() int64 {
+		st, err := conn.GlobalStatus(ctx, "Innodb_buffer_pool_reads", "Innodb_buffer_pool_read_ahead")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st["innodb_buffer_pool_reads"] + st["innodb_buffer_pool_read_ahead"]
+	}
+	start := read()
+	for deadline := time.Now().Add(limit); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if read()-start >= n {
+			return true
+		}
+	}
+	return false
+}
+
+// A standby promoted while follow loads it: the load, planned for an idle pool, stops once
+// the target serves traffic, and the rest of the round's pages go hottest first under the
+// pacing for traffic. The load is held to 1 MB/s (64 pages a second) so that the traffic
+// starts while it runs, whatever the machine's speed.
+func TestFollowReplansWhenTheTargetGetsTraffic(t *testing.T) {
+	ctx := context.Background()
+	source, target, _ := followedPair(t)
+	tgtConn, err := target.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tgtConn.Close()
+	var logs strings.Builder // written by follow's goroutine until Run returns
+	o := follow.Options{Source: source.ConnOptions(), Target: target.ConnOptions(), Interval: time.Second, Rounds: 1,
+		Filter: catalog.Filter{Schemas: []string{"fw"}}, Log: logx.New(&logs, false), Method: "native",
+		Pacing: pacing.Config{MaxRate: 1 << 20}, PacingChosen: true}
+	var statuses []follow.Status
+	done := make(chan error, 1)
+	go func() { done <- follow.Run(ctx, o, nil, func(s follow.Status) { statuses = append(statuses, s) }) }()
+	// The hot table is about 400 pages: 6 s at 1 MB/s. Traffic starts after 100 of them.
+	if !waitForPagesRead(t, tgtConn, 100, 60*time.Second) {
+		t.Fatal("the target read no 100 pages within 60 s of follow's start")
+	}
+	stopTraffic := clientTraffic(t, target)
+	err = <-done
+	ran := stopTraffic()
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Stderr.WriteString(logs.String())
+	if len(statuses) != 1 {
+		t.Fatalf("%d rounds, want 1", len(statuses))
+	}
+	s := statuses[0]
+	t.Logf("round: %+v; %d client statements ran", s, ran)
+	if !s.OK {
+		t.Fatalf("round failed: %+v", s)
+	}
+	if s.TargetTraffic >= 20 {
+		t.Errorf("the target ran %.0f statements/s as the round began; want it idle", s.TargetTraffic)
+	}
+	if s.TrafficArrived < 50 || s.Pacing != "as asked" {
+		t.Errorf("want the load stopped for the traffic (50+ statements/s) and the rest paced as asked: %+v", s)
+	}
+	if s.LoadedBeforeTraffic < 100 || s.LoadedBeforeTraffic >= s.HotSetPages-50 {
+		t.Errorf("want the traffic to arrive mid-load: %d of %d pages loaded before it", s.LoadedBeforeTraffic, s.HotSetPages)
+	}
+	if s.Coverage < 0.95 || s.Loaded < s.HotSetPages*9/10 {
+		t.Errorf("want the rest of the hot set loaded after the switch: coverage %.3f, %d of %d pages loaded", s.Coverage, s.Loaded, s.HotSetPages)
+	}
+	if !strings.Contains(logs.String(), "the target began serving") {
+		t.Errorf("no log line says the load switched:\n%s", logs.String())
+	}
+}
+
+// A target that serves traffic as the round begins is loaded under --nice when no pacing
+// was asked for, and says so.
+func TestFollowPacesATargetThatServesTraffic(t *testing.T) {
+	ctx := context.Background()
+	source, target, _ := followedPair(t)
+	stopTraffic := clientTraffic(t, target)
+	defer stopTraffic()
+	time.Sleep(time.Second)
+	o := follow.Options{Source: source.ConnOptions(), Target: target.ConnOptions(), Interval: time.Second, Rounds: 1,
+		Filter: catalog.Filter{Schemas: []string{"fw"}}, Log: logx.New(os.Stderr, false)}
+	var statuses []follow.Status
+	if err := follow.Run(ctx, o, nil, func(s follow.Status) { statuses = append(statuses, s) }); err != nil {
+		t.Fatal(err)
+	}
+	if len(statuses) != 1 {
+		t.Fatalf("%d rounds, want 1", len(statuses))
+	}
+	s := statuses[0]
+	t.Logf("round: %+v", s)
+	if !s.OK || s.TargetTraffic < 20 || s.Pacing != "--nice: the target serves traffic" || s.TrafficArrived != 0 {
+		t.Errorf("want a round paced by --nice for the traffic it saw: %+v", s)
+	}
+	if s.Coverage < 0.95 {
+		t.Errorf("want the hot set loaded under --nice: coverage %.3f", s.Coverage)
+	}
+}
