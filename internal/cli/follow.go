@@ -176,7 +176,7 @@ func printFollowStatus(w io.Writer, s follow.Status) {
 		how += ", paced " + s.Pacing
 	}
 	if s.TrafficArrived > 0 {
-		how += fmt.Sprintf("; the target began serving %.0f statements/s after %d pages, and the rest went hottest first", s.TrafficArrived, s.LoadedBeforeTraffic)
+		how += fmt.Sprintf("; the target began serving %.0f statements/s %.1f s into the load, and the rest went hottest first", s.TrafficArrived, s.TrafficArrivedAfter)
 	}
 	fmt.Fprintf(w, "%s round %d%s: hot set %d pages, %.1f%% resident on the target (lag %.1f%%, age %.1f s); loaded %d pages in %.2f s (%s), captured in %.2f s\n",
 		ts, s.Round, early, s.HotSetPages, 100*s.Coverage, 100*s.Lag, s.AgeSeconds, s.Loaded, s.LoadSeconds, how, s.CaptureSeconds)

@@ -54,10 +54,13 @@ type FailoverFollow struct {
 	LoadedAfter    int64   `json:"loaded_after_failover_pages,omitempty"`
 	LoadedAfterEnd float64 `json:"loaded_after_failover_end_s,omitempty"`
 	FailedAfter    int     `json:"failed_after_failover,omitempty"`
-	// Switched: that round's load stopped when the traffic reached the standby, after
-	// SwitchedAfter pages, and went on hottest first under --nice.
-	Switched      bool  `json:"switched_for_traffic,omitempty"`
-	SwitchedAfter int64 `json:"switched_for_traffic_after_pages,omitempty"`
+	// Switched: that round's load stopped when the traffic reached the standby,
+	// SwitchedAfter seconds into it and SwitchedAt seconds after the traffic moved, and
+	// went on hottest first under --nice (a round still loading when the window ends is
+	// not in RoundLog).
+	Switched      bool    `json:"switched_for_traffic,omitempty"`
+	SwitchedAfter float64 `json:"switched_for_traffic_after_s,omitempty"`
+	SwitchedAt    float64 `json:"switched_for_traffic_at_s,omitempty"`
 }
 
 // FollowRound is one of follow's rounds before a failover.
@@ -72,9 +75,11 @@ type FollowRound struct {
 	Error     string  `json:"error,omitempty"`
 	// Pacing is how the round's load was paced ("" unpaced); TrafficArrived the client
 	// statements per second the standby began to serve during a load planned for it idle,
-	// after LoadedBeforeTraffic pages: the rest went hottest first, paced (follow.Status).
+	// TrafficArrivedAfter seconds into it, with LoadedBeforeTraffic more of the hot set's
+	// pages resident: the rest went hottest first, paced (follow.Status).
 	Pacing              string  `json:"pacing,omitempty"`
 	TrafficArrived      float64 `json:"traffic_arrived_statements_per_s,omitempty"`
+	TrafficArrivedAfter float64 `json:"traffic_arrived_after_s,omitempty"`
 	LoadedBeforeTraffic int64   `json:"loaded_before_traffic_pages,omitempty"`
 }
 
@@ -131,6 +136,14 @@ func (r *recRun) failover(ctx context.Context) (*RecoveryRun, error) {
 			Filter: catalog.Filter{Schemas: []string{r.o.Schema}}, Method: r.o.WarmMethod,
 			ToolVersion: "innowarm experiment recovery", Log: logx.New(io.Discard, true),
 			LoadProgress: progress.Config{Out: io.Discard, Quiet: true},
+			OnSwitch: func(st follow.Status) {
+				// The round may still be loading when follow stops, and go unreported.
+				mu.Lock()
+				defer mu.Unlock()
+				if failedOver {
+					fo.Switched, fo.SwitchedAfter, fo.SwitchedAt = true, st.TrafficArrivedAfter, time.Since(t0).Seconds()-fo.FailoverAt
+				}
+			},
 		}, nil, func(st follow.Status) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -140,7 +153,7 @@ func (r *recRun) failover(ctx context.Context) (*RecoveryRun, error) {
 			}
 			fo.RoundLog = append(fo.RoundLog, FollowRound{End: time.Since(t0).Seconds(), OK: st.OK, Capture: st.CaptureSeconds, Load: st.LoadSeconds,
 				HotSet: st.HotSetPages, Requested: st.Requested, Loaded: st.Loaded, Error: st.Error,
-				Pacing: st.Pacing, TrafficArrived: st.TrafficArrived, LoadedBeforeTraffic: st.LoadedBeforeTraffic})
+				Pacing: st.Pacing, TrafficArrived: st.TrafficArrived, TrafficArrivedAfter: st.TrafficArrivedAfter, LoadedBeforeTraffic: st.LoadedBeforeTraffic})
 			if failedOver {
 				return // counted when follow has stopped
 			}
@@ -227,12 +240,12 @@ func (r *recRun) failover(ctx context.Context) (*RecoveryRun, error) {
 	for _, rd := range fo.RoundLog[fo.Rounds+fo.Failed:] {
 		fo.LoadedAfter += rd.Loaded
 		fo.LoadedAfterEnd = rd.End - fo.FailoverAt
-		if rd.TrafficArrived > 0 {
-			fo.Switched, fo.SwitchedAfter = true, rd.LoadedBeforeTraffic
-		}
 	}
-	if fo.LoadedAfter > 0 {
+	switch {
+	case fo.LoadedAfter > 0:
 		r.log.Infof("follow's round in flight when the primary failed loaded %s more pages on the standby, %s%s", commas(fo.LoadedAfter), afterFailoverText(fo.LoadedAfterEnd), fo.switchedText())
+	case fo.Switched:
+		r.log.Infof("follow's round in flight when the primary failed was still loading when the window ended%s", fo.switchedText())
 	}
 	if _, err := primary.Start(ctx); err != nil {
 		return nil, fmt.Errorf("start the primary again: %w", err)
@@ -393,7 +406,7 @@ func (f *FailoverFollow) switchedText() string {
 	if !f.Switched {
 		return ""
 	}
-	return fmt.Sprintf(" (the traffic stopped its load after %s pages; the rest went hottest first under --nice)", commas(f.SwitchedAfter))
+	return fmt.Sprintf(" (the traffic stopped its load %.1f s in, %.1f s after the traffic moved; the rest went hottest first under --nice)", f.SwitchedAfter, f.SwitchedAt)
 }
 
 func afterFailoverText(end float64) string {

@@ -156,8 +156,11 @@ func (r *RecoveryResult) notes() []string {
 				if fo.Failed > 0 {
 					line += fmt.Sprintf("; %d rounds failed (%s)", fo.Failed, fo.LastError)
 				}
-				if fo.LoadedAfter > 0 {
+				switch {
+				case fo.LoadedAfter > 0:
 					line += fmt.Sprintf("; the round in flight at the failover loaded %s more pages, %s%s", commas(fo.LoadedAfter), afterFailoverText(fo.LoadedAfterEnd), fo.switchedText())
+				case fo.Switched:
+					line += "; the round in flight at the failover was still loading when the window ended" + fo.switchedText()
 				}
 				out = append(out, line)
 			}

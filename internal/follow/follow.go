@@ -54,7 +54,11 @@ type Options struct {
 	ChurnPages    int64
 	// Rounds stops after this many rounds (0: until the context ends); for tests.
 	Rounds int
-	Log    *logx.Logger
+	// OnSwitch, when set, is called as a round's load stops for traffic (the status so far:
+	// TrafficArrived and the rest), before the rest of the round loads: a round ended by
+	// its context is never reported.
+	OnSwitch func(Status)
+	Log      *logx.Logger
 	// LoadProgress is where each round's load logs (zero: standard error, as warm does).
 	LoadProgress progress.Config
 }
@@ -114,10 +118,12 @@ type Status struct {
 	TargetTraffic float64 `json:"target_statements_per_s"`
 	Pacing        string  `json:"pacing,omitempty"`
 	// TrafficArrived is the client statements per second the target began to serve during
-	// a load planned for an idle target: that load stopped, and the rest of the round's
-	// pages went hottest first under the pacing for traffic (LoadedBeforeTraffic of them
-	// were loaded before).
+	// a load planned for an idle target, TrafficArrivedAfter seconds into it: that load
+	// stopped, and the rest of the round's pages went hottest first under the pacing for
+	// traffic. LoadedBeforeTraffic is how many more of the hot set's pages were resident
+	// then than when the round began.
 	TrafficArrived      float64 `json:"traffic_arrived_statements_per_s,omitempty"`
+	TrafficArrivedAfter float64 `json:"traffic_arrived_after_s,omitempty"`
 	LoadedBeforeTraffic int64   `json:"loaded_before_traffic_pages,omitempty"`
 	// Early: the round started before the interval was up, because the source had read
 	// EarlyReads pages from disk since the previous capture.
@@ -389,10 +395,13 @@ func runRound(ctx context.Context, o Options, src, tgt *endpoint, path string, l
 		// A promoted standby: the load planned for an idle pool (at full speed, coldest
 		// first into a tight one) would go on queueing its reads ahead of the queries.
 		first = res
-		s.TrafficArrived, s.LoadedBeforeTraffic = res.Native.TrafficArrived, max(res.PagesLoaded, 0)
+		s.TrafficArrived, s.TrafficArrivedAfter, s.LoadedBeforeTraffic = res.Native.TrafficArrived, res.Native.Seconds, max(res.PagesLoaded, 0)
 		pc, why = o.pacingFor(true)
 		s.Pacing = why
-		log.Infof("follow: the target began serving %.0f client statements/s during the load, after %d pages: the rest of the round's pages go hottest first, paced (%s)", s.TrafficArrived, s.LoadedBeforeTraffic, cmp.Or(why, "unpaced, as asked"))
+		if o.OnSwitch != nil {
+			o.OnSwitch(s)
+		}
+		log.Infof("follow: the target began serving %.0f client statements/s %.1f s into the load (%d more of the hot set's pages resident): the rest of the round's pages go hottest first, paced (%s)", s.TrafficArrived, s.TrafficArrivedAfter, s.LoadedBeforeTraffic, cmp.Or(why, "unpaced, as asked"))
 		ro.Pacing, ro.StopOnTraffic = pc, false
 		res, err = warm.FromManifest(ctx, tc, resolved, method, warm.Options{Budget: budgetLeft(budget, s.LoadedBeforeTraffic, tot), ExpectTraffic: true}, ro)
 	}

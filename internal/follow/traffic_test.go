@@ -82,6 +82,12 @@ func TestFollowReplansWhenTheTargetGetsTraffic(t *testing.T) {
 	o := follow.Options{Source: source.ConnOptions(), Target: target.ConnOptions(), Interval: time.Second, Rounds: 1,
 		Filter: catalog.Filter{Schemas: []string{"fw"}}, Log: logx.New(&logs, false), Method: "native",
 		Pacing: pacing.Config{MaxRate: 1 << 20}, PacingChosen: true}
+	var switches atomic.Int32
+	o.OnSwitch = func(s follow.Status) {
+		if s.TrafficArrived >= 20 {
+			switches.Add(1)
+		}
+	}
 	var statuses []follow.Status
 	done := make(chan error, 1)
 	go func() { done <- follow.Run(ctx, o, nil, func(s follow.Status) { statuses = append(statuses, s) }) }()
@@ -107,7 +113,7 @@ func TestFollowReplansWhenTheTargetGetsTraffic(t *testing.T) {
 	if s.TargetTraffic >= 20 {
 		t.Errorf("the target ran %.0f statements/s as the round began; want it idle", s.TargetTraffic)
 	}
-	if s.TrafficArrived < 50 || s.Pacing != "as asked" {
+	if s.TrafficArrived < 50 || s.TrafficArrivedAfter <= 0 || s.Pacing != "as asked" {
 		t.Errorf("want the load stopped for the traffic (50+ statements/s) and the rest paced as asked: %+v", s)
 	}
 	if s.LoadedBeforeTraffic < 100 || s.LoadedBeforeTraffic >= s.HotSetPages-50 {
@@ -115,6 +121,9 @@ func TestFollowReplansWhenTheTargetGetsTraffic(t *testing.T) {
 	}
 	if s.Coverage < 0.95 || s.Loaded < s.HotSetPages*9/10 {
 		t.Errorf("want the rest of the hot set loaded after the switch: coverage %.3f, %d of %d pages loaded", s.Coverage, s.Loaded, s.HotSetPages)
+	}
+	if n := switches.Load(); n != 1 {
+		t.Errorf("OnSwitch was called %d times with the traffic's rate, want once", n)
 	}
 	if !strings.Contains(logs.String(), "the target began serving") {
 		t.Errorf("no log line says the load switched:\n%s", logs.String())
