@@ -206,6 +206,12 @@ func choosePageList(ctx context.Context, conn *connection.Conn, o Options) (page
 		*note = a.Reason
 		return bufferpool.StreamLRU, note, nil
 	}
+	if dumpfile.Busy(ctx, conn) {
+		// A native load holds the file, for minutes when it is paced under traffic (follow
+		// on a promoted standby): waiting for it would fail this capture after 30 s.
+		*note = "another innowarm holds the server's dump file (a native load)"
+		return bufferpool.StreamLRU, note, nil
+	}
 	return func(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, each func(bufferpool.LRUPage) error) (bufferpool.LRUStats, error) {
 		st, err := fromDump(ctx, conn, cat, each)
 		if errors.Is(err, bufferpool.ErrFilesUnreadable) {
