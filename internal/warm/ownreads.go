@@ -2,6 +2,7 @@ package warm
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"github.com/innowarm/innowarm/internal/connection"
@@ -90,12 +91,39 @@ func (c *chunkReads) drain(ctx context.Context) {
 	}
 }
 
+// boundedChunkPages is the chunk of a load that stops for traffic on a server whose loader
+// queues its reads: at most about one and a half chunks are queued when the traffic
+// arrives, 0.2 s of a disk capped at 1,000 reads per second.
+const boundedChunkPages = 128
+
+// waitQueuedBelow waits until the reads queued beyond the synchronous ones are down to
+// limit (or for drainTimeout, or ctx), counting its polls, which are SELECTs, in selects.
+func waitQueuedBelow(ctx context.Context, conn *connection.Conn, limit int64, selects *atomic.Int64) {
+	deadline := time.Now().Add(drainTimeout)
+	pause := 2 * time.Millisecond
+	for time.Now().Before(deadline) {
+		selects.Add(1)
+		queued, err := queuedReads(ctx, conn)
+		if err != nil || queued <= limit {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, 20*time.Millisecond)
+	}
+}
+
+func (c *chunkReads) queuedReads(ctx context.Context) (int64, error) { return queuedReads(ctx, c.conn) }
+
 // queuedReads is the pool's reads in flight (INNODB_BUFFER_POOL_STATS.PENDING_READS: every
 // read, queued ones included) less the synchronous ones (Innodb_data_pending_reads).
-func (c *chunkReads) queuedReads(ctx context.Context) (int64, error) {
+func queuedReads(ctx context.Context, conn *connection.Conn) (int64, error) {
 	qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	var all, sync int64
-	err := c.conn.DB.QueryRowContext(qctx, "SELECT (SELECT SUM(PENDING_READS) FROM information_schema.INNODB_BUFFER_POOL_STATS), (SELECT VARIABLE_VALUE FROM "+c.conn.Server.GlobalStatusTable()+" WHERE VARIABLE_NAME = 'INNODB_DATA_PENDING_READS')").Scan(&all, &sync)
+	err := conn.DB.QueryRowContext(qctx, "SELECT (SELECT SUM(PENDING_READS) FROM information_schema.INNODB_BUFFER_POOL_STATS), (SELECT VARIABLE_VALUE FROM "+conn.Server.GlobalStatusTable()+" WHERE VARIABLE_NAME = 'INNODB_DATA_PENDING_READS')").Scan(&all, &sync)
 	return all - sync, err
 }

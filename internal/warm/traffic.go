@@ -35,36 +35,53 @@ func SampleTraffic(ctx context.Context, conn *connection.Conn) (rate float64, se
 // dataStatements are the status counters of client data statements.
 var dataStatements = []string{"Com_select", "Com_insert", "Com_update", "Com_delete", "Com_replace"}
 
-// watchTraffic calls stop once the server serves traffic: once a second it reads the
+// trafficWatchEvery is how often watchTraffic looks: traffic that arrives waits behind
+// whatever the load does until it is seen.
+const trafficWatchEvery = 250 * time.Millisecond
+
+// watchTraffic calls stop once the server serves traffic: every trafficWatchEvery it reads the
 // client data statements run since the last look, and at trafficFloor a second or more it
-// stops. The returned func gives the rate that stopped it (0: none). The warm's own
-// statements during a native load are SHOW statements and --nice's probes (six a second),
-// well under the floor.
-func watchTraffic(ctx context.Context, conn *connection.Conn, stop func()) func() float64 {
+// stops. The returned func gives the rate that stopped it (0: none). own counts the
+// SELECTs the load itself runs many of (the bounded queue's polls), left out; its other
+// statements are SHOW statements, status reads and --nice's probes, under 8 a second.
+func watchTraffic(ctx context.Context, conn *connection.Conn, stop func(), own func() int64) func() float64 {
 	var mu sync.Mutex
 	var arrived float64
 	count := func(ctx context.Context) (int64, error) {
 		vals, err := conn.GlobalStatus(ctx, dataStatements...)
-		var n int64
+		n := -own()
 		for _, v := range vals {
 			n += v
 		}
 		return n, err
 	}
-	last, err := count(ctx)
-	lastAt := time.Now()
+	type sample struct {
+		at time.Time
+		n  int64
+	}
+	first, err := count(ctx)
 	if err != nil {
 		return func() float64 { return 0 }
 	}
-	stopWatching := periodic.Every(ctx, time.Second, func(ctx context.Context) bool {
+	// The rate is over the last second's looks: a quarter of a second holds a probe or
+	// two of the warm's own, which would read as 8 a second; twenty statements in it are
+	// traffic however short the window.
+	seen := []sample{{time.Now(), first}}
+	stopWatching := periodic.Every(ctx, trafficWatchEvery, func(ctx context.Context) bool {
 		n, err := count(ctx)
 		if err != nil {
 			return ctx.Err() == nil // a failed read only skips a look
 		}
 		now := time.Now()
-		rate := float64(max(n-last, 0)) / max(now.Sub(lastAt).Seconds(), 1e-3)
-		last, lastAt = n, now
-		if rate < trafficFloor {
+		seen = append(seen, sample{now, n})
+		for len(seen) > 2 && now.Sub(seen[1].at) >= time.Second {
+			seen = seen[1:]
+		}
+		from := seen[0]
+		window := now.Sub(from.at).Seconds()
+		ran := float64(max(n-from.n, 0))
+		rate := ran / max(window, 1e-3)
+		if rate < trafficFloor || (window < 0.75 && ran < trafficFloor) {
 			return true
 		}
 		mu.Lock()
