@@ -20,9 +20,10 @@ import (
 // foreground's misses waited behind them: 1-2 s seconds of p95 every 15-20 s, long after
 // the pool was hot (docs/experiments.md).
 type chunkReads struct {
-	gov    *pacing.Governor
-	conn   *connection.Conn
-	queued bool // the loader's reads may still be in flight when it says it is done
+	gov     *pacing.Governor
+	conn    *connection.Conn
+	queued  bool          // the loader's reads may still be in flight when it says it is done
+	selects *atomic.Int64 // the drain's polls, which are SELECTs (may be nil)
 }
 
 // Drain bounds: the warm's reads in flight at most drainSlack pages (the foreground's
@@ -33,11 +34,11 @@ const (
 	drainTimeout = 10 * time.Second
 )
 
-func newChunkReads(gov *pacing.Governor, conn *connection.Conn) *chunkReads {
+func newChunkReads(gov *pacing.Governor, conn *connection.Conn, selects *atomic.Int64) *chunkReads {
 	if gov == nil {
 		return nil
 	}
-	return &chunkReads{gov: gov, conn: conn, queued: conn.Server.LoadQueuesReads()}
+	return &chunkReads{gov: gov, conn: conn, queued: conn.Server.LoadQueuesReads(), selects: selects}
 }
 
 // start returns Innodb_pages_read as a chunk starts (<0: unknown).
@@ -75,20 +76,7 @@ func (c *chunkReads) end(ctx context.Context, size, from int64) {
 // drain waits until the reads in flight beyond the synchronous ones (the foreground's
 // misses wait for theirs) are down to drainSlack.
 func (c *chunkReads) drain(ctx context.Context) {
-	deadline := time.Now().Add(drainTimeout)
-	pause := 5 * time.Millisecond
-	for time.Now().Before(deadline) {
-		queued, err := c.queuedReads(ctx)
-		if err != nil || queued <= drainSlack {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(pause):
-		}
-		pause = min(2*pause, 50*time.Millisecond)
-	}
+	waitQueued(ctx, c.conn, drainSlack, 5*time.Millisecond, 50*time.Millisecond, c.selects)
 }
 
 // boundedChunkPages is the chunk of a load that stops for traffic on a server whose loader
@@ -96,13 +84,15 @@ func (c *chunkReads) drain(ctx context.Context) {
 // arrives, 0.2 s of a disk capped at 1,000 reads per second.
 const boundedChunkPages = 128
 
-// waitQueuedBelow waits until the reads queued beyond the synchronous ones are down to
-// limit (or for drainTimeout, or ctx), counting its polls, which are SELECTs, in selects.
-func waitQueuedBelow(ctx context.Context, conn *connection.Conn, limit int64, selects *atomic.Int64) {
+// waitQueued waits until the reads queued beyond the synchronous ones are down to limit
+// (or for drainTimeout, or ctx), polling after pause, doubled up to maxPause. Its polls are
+// SELECTs: each is counted in selects (may be nil), which the traffic watcher leaves out.
+func waitQueued(ctx context.Context, conn *connection.Conn, limit int64, pause, maxPause time.Duration, selects *atomic.Int64) {
 	deadline := time.Now().Add(drainTimeout)
-	pause := 2 * time.Millisecond
 	for time.Now().Before(deadline) {
-		selects.Add(1)
+		if selects != nil {
+			selects.Add(1)
+		}
 		queued, err := queuedReads(ctx, conn)
 		if err != nil || queued <= limit {
 			return
@@ -112,11 +102,9 @@ func waitQueuedBelow(ctx context.Context, conn *connection.Conn, limit int64, se
 			return
 		case <-time.After(pause):
 		}
-		pause = min(2*pause, 20*time.Millisecond)
+		pause = min(2*pause, maxPause)
 	}
 }
-
-func (c *chunkReads) queuedReads(ctx context.Context) (int64, error) { return queuedReads(ctx, c.conn) }
 
 // queuedReads is the pool's reads in flight (INNODB_BUFFER_POOL_STATS.PENDING_READS: every
 // read, queued ones included) less the synchronous ones (Innodb_data_pending_reads).

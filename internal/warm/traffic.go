@@ -42,7 +42,7 @@ const trafficWatchEvery = 250 * time.Millisecond
 // watchTraffic calls stop once the server serves traffic: every trafficWatchEvery it reads the
 // client data statements run since the last look, and at trafficFloor a second or more it
 // stops. The returned func gives the rate that stopped it (0: none). own counts the
-// SELECTs the load itself runs many of (the bounded queue's polls), left out; its other
+// SELECTs the load itself runs many of (the polls of its reads' queue), left out; its other
 // statements are SHOW statements, status reads and --nice's probes, under 8 a second.
 func watchTraffic(ctx context.Context, conn *connection.Conn, stop func(), own func() int64) func() float64 {
 	var mu sync.Mutex
