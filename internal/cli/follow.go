@@ -48,8 +48,8 @@ target, and that hot set's age.
 
 A target that serves traffic (a read replica, a promoted standby) is loaded under --nice unless
 a pacing flag is given (--nice=false: full speed), hottest first. A load planned for an idle
-target stops once the target begins serving traffic (20 client statements/s or more, looked at
-every second), and the rest of the round's pages go hottest first under that pacing: the load
+target stops once the target begins serving traffic (20 client statements/s or more over the
+last second, looked at every 250 ms), and the rest of the round's pages go hottest first under that pacing: the load
 would otherwise queue its reads ahead of the first queries of a promoted standby.
 
 A workload that shifts makes the source read its new hot set from disk: once the source has
