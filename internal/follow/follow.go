@@ -447,20 +447,14 @@ func runRound(ctx context.Context, o Options, src, tgt *endpoint, path string, l
 // queues its reads ahead of the queries' (docs/pacing.md).
 func (o Options) pacingFor(serving bool) (pacing.Config, string) {
 	c := o.Pacing
-	if !serving {
-		if c.Enabled() {
-			return c, "as asked"
-		}
-		return c, ""
+	if serving && !o.PacingChosen {
+		return pacing.UnderTraffic(c), "--nice: the target serves traffic"
 	}
-	if o.PacingChosen {
-		c.TrafficArrives = true
-		if c.Enabled() {
-			return c, "as asked"
-		}
-		return c, ""
+	c.TrafficArrives = serving
+	if c.Enabled() {
+		return c, "as asked"
 	}
-	return pacing.UnderTraffic(c), "--nice: the target serves traffic"
+	return c, ""
 }
 
 // budgetLeft is a round's budget less the pages a first load of it added.
