@@ -280,3 +280,36 @@ func ResidentFromLRUTable(ctx context.Context, conn *connection.Conn, spaces map
 	}
 	return set, nil
 }
+
+// LRUListFromTable is the pool's page list as the server's dump writes it (each pool
+// instance in turn, most recently used first, the tablespaces the dump lists), read from
+// INNODB_BUFFER_PAGE_LRU: for a sampler that must not wait while a native load holds the
+// dump file. It costs the server a row and a temporary table per page of the pool.
+func LRUListFromTable(ctx context.Context, conn *connection.Conn) ([]dumpfile.PageID, error) {
+	sess, err := conn.NewSession(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer sess.Close()
+	var list []dumpfile.PageID
+	// LRU_POSITION counts from the list's tail: DESC is the dump's order.
+	q := "SELECT /* innowarm:inspect */ SPACE, PAGE_NUMBER FROM " + conn.Server.BufferPageLRUTable() +
+		" ORDER BY POOL_ID, LRU_POSITION DESC"
+	err = sess.Query(ctx, q, nil, func(rows *sql.Rows) error {
+		var space, page uint32
+		if err := rows.Scan(&space, &page); err != nil {
+			return err
+		}
+		if conn.Server.DumpListsSpace(space) {
+			list = append(list, dumpfile.MakePageID(space, page))
+		}
+		return nil
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, catalog.ExplainPrivilege(err, conn.Server.BufferPageLRUTable())
+	}
+	return list, nil
+}

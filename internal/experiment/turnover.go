@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/innowarm/innowarm/internal/bufferpool"
 	"github.com/innowarm/innowarm/internal/connection"
 	"github.com/innowarm/innowarm/internal/dumpfile"
 	"github.com/innowarm/innowarm/internal/logx"
@@ -37,6 +38,9 @@ type PoolTurnover struct {
 	OutStartDecile [10]int `json:"out_start_decile"`
 	// StartLeft: of the first list's pages, how many are still in the list at To.
 	StartLeft int `json:"start_left"`
+	// ListFrom is where the list at To came from when not the server's dump: "lru-table"
+	// while another innowarm (follow's load) held the dump file.
+	ListFrom string `json:"list_from,omitempty"`
 }
 
 // turnoverTracker compares each list of the pool's pages with the one before it, the run's
@@ -107,9 +111,11 @@ func (tr *turnoverTracker) add(t float64, list []dumpfile.PageID) {
 }
 
 // sampleTurnover takes the server's list of its pages when the run starts and every
-// r.o.PoolPagesEvery until done, and returns what changed between each two. It needs the
-// server's dump file (a sandbox on this host), and must not run beside another borrower of
-// it (a native load), which would wait for it.
+// r.o.PoolPagesEvery until done, and returns what changed between each two. It reads the
+// server's dump (a sandbox on this host). While another innowarm holds the dump file (a
+// promoted standby's follow, whose paced load can hold it for minutes), it reads
+// INNODB_BUFFER_PAGE_LRU instead of waiting for the file: the same list, at the cost of a
+// table built per sample.
 func (r *recRun) sampleTurnover(ctx context.Context, opts connection.Options, answered time.Time, done <-chan struct{}) []PoolTurnover {
 	conn, err := connection.Open(ctx, opts)
 	if err != nil {
@@ -121,15 +127,18 @@ func (r *recRun) sampleTurnover(ctx context.Context, opts connection.Options, an
 	var tr turnoverTracker
 	tick := time.NewTicker(r.o.PoolPagesEvery)
 	defer tick.Stop()
+	saidBusy := false
 	for {
 		t := time.Since(answered).Seconds()
-		b, err := dumpfile.Borrow(ctx, conn, quiet)
+		list, fromTable, err := poolList(ctx, conn, quiet)
 		if err == nil {
-			var list []dumpfile.PageID
-			_, _, err = b.DumpEach(ctx, conn, quiet, func(p dumpfile.PageID) { list = append(list, p) })
-			b.Return()
-			if err == nil {
-				tr.add(t, list)
+			tr.add(t, list)
+			if fromTable && len(tr.turnovers) > 0 {
+				tr.turnovers[len(tr.turnovers)-1].ListFrom = bufferpool.SourceLRUTable
+			}
+			if fromTable && !saidBusy {
+				r.log.Infof("pool turnover at %.1f s: another innowarm holds the server's dump file; the lists come from %s while it does", t, conn.Server.BufferPageLRUTable())
+				saidBusy = true
 			}
 		}
 		if err != nil && ctx.Err() == nil {
@@ -143,4 +152,20 @@ func (r *recRun) sampleTurnover(ctx context.Context, opts connection.Options, an
 		case <-tick.C:
 		}
 	}
+}
+
+// poolList is the server's list of its pages, most recently used first: its dump, or
+// INNODB_BUFFER_PAGE_LRU (fromTable) while another innowarm holds the dump file.
+func poolList(ctx context.Context, conn *connection.Conn, log *logx.Logger) (list []dumpfile.PageID, fromTable bool, err error) {
+	if dumpfile.Busy(ctx, conn) {
+		list, err = bufferpool.LRUListFromTable(ctx, conn)
+		return list, true, err
+	}
+	b, err := dumpfile.Borrow(ctx, conn, log)
+	if err != nil {
+		return nil, false, err
+	}
+	defer b.Return()
+	_, _, err = b.DumpEach(ctx, conn, log, func(p dumpfile.PageID) { list = append(list, p) })
+	return list, false, err
 }

@@ -394,6 +394,16 @@ func (s Server) WithTimeLimit(selectStmt string, limit time.Duration) string {
 // (MySQL); on MariaDB the dump file is fixed in the datadir.
 func (s Server) DumpFileDynamic() bool { return !s.IsMariaDB() }
 
+// DumpListsSpace reports whether the server's buffer-pool dump lists the pages of a
+// tablespace: MariaDB leaves out its temporary tablespace (space id 0xFFFFFFFE); MySQL lists
+// every page, its temporary (0xFFFFFFFD) and dictionary (0xFFFFFFFE) tablespaces' too.
+func (s Server) DumpListsSpace(space uint32) bool {
+	return !(s.IsMariaDB() && space == mariaDBTempSpaceID)
+}
+
+// mariaDBTempSpaceID is MariaDB's SRV_TMP_SPACE_ID.
+const mariaDBTempSpaceID = 0xFFFFFFFE
+
 // DumpFilePath is where the server reads and writes its buffer-pool dump.
 func (s Server) DumpFilePath() string {
 	name := s.DumpFilename

@@ -195,6 +195,11 @@ func TestFixtures(t *testing.T) {
 			}
 			check("LRUOldExpr", s.LRUOldExpr(1000), wantLRU)
 			check("DumpFileDynamic", s.DumpFileDynamic(), c.dumpDynamic)
+			// The temporary tablespace: MariaDB's dump leaves it out, MySQL's lists it (and
+			// MySQL's 0xFFFFFFFE is its dictionary); both list the tables' spaces.
+			check("DumpListsSpace(0xFFFFFFFE)", s.DumpListsSpace(0xFFFFFFFE), c.kind == MySQL)
+			check("DumpListsSpace(0xFFFFFFFD)", s.DumpListsSpace(0xFFFFFFFD), true)
+			check("DumpListsSpace(7)", s.DumpListsSpace(7), true)
 			check("CachedIndexes", s.CachedIndexes(), c.cached)
 			check("ParallelReadThreads", s.ParallelReadThreads(), c.parallel)
 			check("TablespacesListAll", s.TablespacesListAll(), c.listAll)
