@@ -331,6 +331,9 @@ func printWarmResult(w io.Writer, res *warm.Result) {
 		fmt.Fprintf(w, "warm (native): %d pages requested, %d loaded by the server in %.2f s; %d pages read from disk (%.0f MB/s); %d pages now resident that were not\n",
 			n.Requested, n.Loaded, n.Seconds, res.PagesRead, n.MBps, res.PagesLoaded)
 		fmt.Fprintf(w, "server load status: %s; dump file %s: %s\n", n.Status, n.DumpFile, n.Restored)
+		if n.SkippedResident > 0 {
+			fmt.Fprintf(w, "%d of the requested pages were resident when their turn came (read by the traffic) and were left out of the load\n", n.SkippedResident)
+		}
 		if res.PagesRead == 0 && res.PagesLoaded == 0 && n.Loaded == n.Requested {
 			fmt.Fprintln(w, "every requested page was already resident: the server read none from disk")
 		}

@@ -3,6 +3,7 @@ package warm
 import (
 	"context"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -50,6 +51,9 @@ type NativeResult struct {
 	// PoolResize: the pool changed size during the load (the budget cut, chunks left out, or
 	// the load stopped).
 	PoolResize *PoolResize `json:"pool_resized,omitempty"`
+	// SkippedResident: pages of a paced load's later chunks that were resident when their
+	// turn came (the traffic had read them), left out of the load.
+	SkippedResident int64 `json:"pages_skipped_resident,omitempty"`
 }
 
 // StoppedForTraffic says whether r's native load stopped because the server began serving
@@ -178,7 +182,28 @@ func loadNative(ctx context.Context, conn *connection.Conn, tiers [][]PageID, pr
 	var loaded int64
 	final := false // the pool shrank: no chunk after this one fits
 	own := newChunkReads(gov, conn, &ownSelects)
+	residentCheck := time.Now().Add(residentCheckEvery)
 	for i, chunk := range chunks {
+		if i > 0 && gov != nil && !time.Now().Before(residentCheck) {
+			// A paced load under traffic can take minutes, and the traffic reads the hot pages
+			// itself meanwhile: a chunk of resident pages reads nothing, yet takes its turn
+			// (a second or two to be seen done), and the load holds the server's dump file
+			// and its LRU settings all that time.
+			t := time.Now()
+			n, err := dropResident(goal, borrowed, conn, chunks[i:], &ownSelects)
+			switch {
+			case err == nil:
+				res.SkippedResident += n
+				residentCheck = time.Now().Add(max(residentCheckEvery, 20*time.Since(t)))
+			case goal.Err() == nil:
+				log.Warnf("the load goes on without leaving out resident pages: %v", err)
+				residentCheck = time.Now().Add(time.Duration(1 << 62))
+			}
+			chunk = chunks[i]
+		}
+		if len(chunk) == 0 {
+			continue
+		}
 		if left := guard.left(); left >= 0 && int64(len(chunk)) > left {
 			// The pool shrank: this chunk's first pages fit what is left, the rest do not.
 			var later int64
@@ -277,6 +302,43 @@ func loadNative(ctx context.Context, conn *connection.Conn, tiers [][]PageID, pr
 	}
 	res.MBps = float64(read*int64(srv.PageSize)) / 1e6 / max(res.Seconds, 1e-9)
 	return res, nil
+}
+
+// residentCheckEvery is how often a paced load leaves out the pages of its later chunks
+// that are already resident (at most: a check that takes d waits 20d before the next).
+var residentCheckEvery = 5 * time.Second
+
+// dropResident removes from chunks the pages the pool holds now, read from the server's
+// dump into the borrowed file (the next chunk is written over it), and returns how many it
+// removed.
+func dropResident(ctx context.Context, b *dumpfile.Borrowed, conn *connection.Conn, chunks [][]PageID, ownSelects *atomic.Int64) (int64, error) {
+	want := map[PageID]bool{}
+	for _, c := range chunks {
+		for _, p := range c {
+			want[p] = false
+		}
+	}
+	ownSelects.Add(1) // the dump reads innodb_buffer_pool_dump_pct: not traffic
+	_, _, err := b.DumpEach(ctx, conn, logx.New(io.Discard, true), func(p PageID) {
+		if _, ok := want[p]; ok {
+			want[p] = true
+		}
+	})
+	if err != nil {
+		return 0, fmt.Errorf("read the pool's list: %w", err)
+	}
+	var dropped int64
+	for i, c := range chunks {
+		kept := make([]PageID, 0, len(c)) // the chunks are the caller's tiers' slices
+		for _, p := range c {
+			if !want[p] {
+				kept = append(kept, p)
+			}
+		}
+		dropped += int64(len(c) - len(kept))
+		chunks[i] = kept
+	}
+	return dropped, nil
 }
 
 // followPause shows the governor's reason to hold back on the progress line while a chunk
