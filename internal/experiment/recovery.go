@@ -929,12 +929,22 @@ func (r *recRun) summarize() {
 		}
 	}
 	r.res.HotQPS, r.res.HotNoise = medianOf(hots), medianOf(noise)
+	coldHot := map[int]float64{} // by round
+	if cs := r.res.Scenario(RecoveryCold); cs != nil {
+		for _, rn := range cs.Runs {
+			coldHot[rn.Round] = rn.HotLevel.QPS
+		}
+	}
 	for _, s := range r.res.Scenarios {
 		if len(s.Runs) == 0 {
 			continue
 		}
-		var t50, t95, t95f, lost, worst, served, pool, settled, settledCeiling, slow, slowMs []float64
+		var t50, t95, t95f, lost, worst, served, pool, settled, settledCeiling, slow, slowMs, lostCold []float64
 		for _, rn := range s.Runs {
+			if hot := coldHot[rn.Round]; hot > 0 && s.ID != RecoveryCold {
+				rn.Metrics.LostAtColdsHot = recoveryMetrics(rn.Curve, hot).Lost
+				lostCold = append(lostCold, rn.Metrics.LostAtColdsHot)
+			}
 			m := rn.Metrics
 			t50, t95, lost, worst, served = append(t50, m.T50), append(t95, m.T95), append(lost, m.Lost), append(worst, m.WorstP95), append(served, m.Served5)
 			t95f = append(t95f, m.T95Floor)
@@ -943,6 +953,9 @@ func (r *recRun) summarize() {
 			pool = append(pool, poolTime(rn.Pool, 0.9*float64(r.hotPool)))
 		}
 		s.Median = RecoveryMetrics{T50: medianTime(t50), T95: medianTime(t95), T95Floor: medianTime(t95f), Lost: medianOf(lost), WorstP95: medianOf(worst), Served5: medianOf(served), Window: s.Runs[0].Metrics.Window}
+		if len(lostCold) > 0 {
+			s.Median.LostAtColdsHot = medianOf(lostCold)
+		}
 		if r.rate > 0 {
 			s.Median.P95Settled, s.Median.Slow, s.Median.SlowMs = medianTime(settled), int64(medianOf(slow)), medianOf(slowMs)
 			s.Median.P95SettledCeiling = medianTime(settledCeiling)

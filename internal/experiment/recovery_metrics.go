@@ -36,6 +36,11 @@ type RecoveryMetrics struct {
 	// window, the time before the first query counting as no service. Seconds above hot
 	// count against it, so that a hot server's noise sums to about zero.
 	Lost float64 `json:"lost_s"`
+	// LostAtColdsHot is Lost against the hot level of the same round's cold run rather than
+	// the run's own: a scenario that leaves something running into its hot seconds (a
+	// follow load, LRU settings not yet put back) lowers its own hot level, and with it
+	// every figure measured by it. Not for cold itself.
+	LostAtColdsHot float64 `json:"lost_at_colds_hot_s,omitempty"`
 	// Served5 is the share of hot throughput served in the first 5 seconds.
 	Served5 float64 `json:"served_first_5s"`
 	// WorstP95 is the highest p95 of any second.

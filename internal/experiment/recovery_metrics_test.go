@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -190,5 +191,46 @@ func TestP95SettledAtHotsCeiling(t *testing.T) {
 	openLoopMetrics(&m, curve, quiet)
 	if m.P95Settled != -1 || m.P95SettledCeiling != -1 {
 		t.Errorf("against quiet hot seconds: settled %v, at the ceiling %v: want both -1", m.P95Settled, m.P95SettledCeiling)
+	}
+}
+
+// A run whose hot level sits below the same round's cold run's (something of the scenario
+// still running in its hot seconds) is also measured against cold's level, and a note says
+// so; one within the hot level's noise is not.
+func TestLostAgainstColdsHotLevel(t *testing.T) {
+	flat := func(q float64) []RecoveryPoint {
+		qs := make([]float64, 100)
+		for i := range qs {
+			qs[i] = q
+		}
+		return series(0, qs...)
+	}
+	cold := &RecoveryRun{Round: 1, HotLevel: HotLevel{QPS: 1000}, Curve: flat(500)}
+	standby := &RecoveryRun{Round: 1, HotLevel: HotLevel{QPS: 900}, Curve: flat(900)}
+	near := &RecoveryRun{Round: 1, HotLevel: HotLevel{QPS: 990}, Curve: flat(990)}
+	for _, rn := range []*RecoveryRun{cold, standby, near} {
+		rn.Metrics = recoveryMetrics(rn.Curve, rn.HotLevel.QPS)
+	}
+	res := &RecoveryResult{Scenarios: []*RecoveryScenario{
+		{ID: RecoveryCold, Label: "cold", Runs: []*RecoveryRun{cold}},
+		{ID: RecoveryFailover, Label: "standby", Runs: []*RecoveryRun{standby}},
+		{ID: RecoverySnapshot, Label: "snapshot", Runs: []*RecoveryRun{near}},
+	}}
+	(&recRun{res: res}).summarize()
+	if got := standby.Metrics.LostAtColdsHot; math.Abs(got-10) > 1e-9 {
+		t.Errorf("the standby lost %.2f s against cold's level; want 10 (100 s at 90%%)", got)
+	}
+	if cold.Metrics.LostAtColdsHot != 0 {
+		t.Errorf("cold measured against itself: %.2f", cold.Metrics.LostAtColdsHot)
+	}
+	if got := res.Scenario(RecoveryFailover).Median.LostAtColdsHot; math.Abs(got-10) > 1e-9 {
+		t.Errorf("median %.2f; want 10", got)
+	}
+	notes := strings.Join(res.notes(), "\n")
+	if !strings.Contains(notes, "standby, round 1: its hot level (900 qps) was 10.0% below the cold run's of the same round (1,000 qps); measured against cold's, it lost 10.0 s (0.0 s against its own)") {
+		t.Errorf("notes:\n%s", notes)
+	}
+	if strings.Contains(notes, "snapshot, round 1: its hot level") {
+		t.Errorf("a hot level 1%% apart has a note:\n%s", notes)
 	}
 }

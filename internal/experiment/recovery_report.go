@@ -128,6 +128,11 @@ func (r *RecoveryResult) Markdown() string {
 	for _, l := range r.ratioLines() {
 		b.WriteString(l + "\n")
 	}
+	for _, s := range r.Scenarios {
+		if s.ID != RecoveryCold && len(s.Runs) > 0 && s.Median.LostAtColdsHot != 0 {
+			fmt.Fprintf(&b, "lost seconds against the same round's cold hot level, %s: %.1f (median)\n", s.Label, s.Median.LostAtColdsHot)
+		}
+	}
 	for _, n := range r.notes() {
 		b.WriteString("Note: " + n + "\n")
 	}
@@ -141,6 +146,9 @@ func (r *RecoveryResult) notes() []string {
 	}
 	for _, s := range r.Scenarios {
 		for _, rn := range s.Runs {
+			if line := r.hotLevelNote(s, rn); line != "" {
+				out = append(out, line)
+			}
 			if rn.Warm != nil && rn.Warm.Error != "" {
 				out = append(out, fmt.Sprintf("%s, round %d: %s", s.Label, rn.Round, rn.Warm.Error))
 			}
@@ -167,6 +175,35 @@ func (r *RecoveryResult) notes() []string {
 		}
 	}
 	return out
+}
+
+// hotLevelApart is how far a run's hot level may be from the same round's cold run's
+// before a note says so: the mean of 60 seconds that vary by 3-5% moves by about 0.6%.
+const hotLevelApart = 0.02
+
+// hotLevelNote says when a run's hot level is apart from the same round's cold run's, and
+// what it lost measured against cold's; "" when it is not.
+func (r *RecoveryResult) hotLevelNote(s *RecoveryScenario, rn *RecoveryRun) string {
+	cs := r.Scenario(RecoveryCold)
+	if cs == nil || s.ID == RecoveryCold || rn.HotLevel.QPS <= 0 {
+		return ""
+	}
+	for _, c := range cs.Runs {
+		if c.Round != rn.Round || c.HotLevel.QPS <= 0 {
+			continue
+		}
+		d := rn.HotLevel.QPS/c.HotLevel.QPS - 1
+		if math.Abs(d) <= hotLevelApart {
+			return ""
+		}
+		way := "below"
+		if d > 0 {
+			way = "above"
+		}
+		return fmt.Sprintf("%s, round %d: its hot level (%s qps) was %.1f%% %s the cold run's of the same round (%s qps); measured against cold's, it lost %.1f s (%.1f s against its own)",
+			s.Label, rn.Round, qps(rn.HotLevel.QPS), 100*math.Abs(d), way, qps(c.HotLevel.QPS), rn.Metrics.LostAtColdsHot, rn.Metrics.Lost)
+	}
+	return ""
 }
 
 // definitions say how each figure is computed.
