@@ -433,7 +433,7 @@ func runNativeLoad(ctx context.Context, conn *connection.Conn, cat *catalog.Cata
 		return res, err
 	}
 	defer restoreVars()
-	if ro.makeYoungIfAllowed && !ro.MakeYoung {
+	if ro.makeYoungIfAllowed && !ro.MakeYoung && !ro.Pacing.Nice {
 		young := ro
 		young.MakeYoung = true
 		if restore, err := applyVariables(ctx, conn, young, log); err != nil {

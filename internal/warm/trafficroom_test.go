@@ -2,11 +2,16 @@ package warm_test
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/innowarm/innowarm/internal/connection"
 	"github.com/innowarm/innowarm/internal/manifest"
+	"github.com/innowarm/innowarm/internal/pacing"
+	"github.com/innowarm/innowarm/internal/progress"
 	"github.com/innowarm/innowarm/internal/sandbox/sandboxtest"
 	"github.com/innowarm/innowarm/internal/warm"
 )
@@ -107,4 +112,77 @@ func TestWarmUnderTrafficLeavesRoom(t *testing.T) {
 			t.Errorf("%s: budget %d (%s): want the free pages less the page cleaner's reserve, above %d", c.name, np.BudgetPages, np.BudgetSource, room)
 		}
 	}
+
+	// Under traffic an unpaced load makes the pages the traffic touches young
+	// (innodb_old_blocks_time=0), out of the way of the pages it loads after them; a load
+	// paced by --nice does not: the traffic's misses, not the load, fill the pool then, and
+	// making each of them young at its first touch lets the long tail into the young
+	// sublist (5-6% of a disk-bound server's hot throughput, measured).
+	for _, c := range []struct {
+		name  string
+		pace  pacing.Config
+		young bool
+	}{
+		{"--nice", pacing.UnderTraffic(pacing.Config{}), false},
+		{"unpaced", pacing.Config{}, true},
+	} {
+		cold()
+		leastFree()
+		// Planned before the traffic comes (a warm started with its server), the load fills
+		// the pool: it is tight, hottest first.
+		mp, err := warm.PlanFromManifest(ctx, conn, r, warm.MethodNative, warm.Options{ExpectTraffic: true}, false)
+		if err != nil {
+			t.Fatalf("%s: plan: %v", c.name, err)
+		}
+		stop := queries()
+		var before string
+		if err := conn.DB.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_load_status'").Scan(new(string), &before); err != nil {
+			stop()
+			t.Fatal(err)
+		}
+		// The load's variables are set before its first chunk: once the server loads, the
+		// paced one has shown what it does, and need not go on at its floor.
+		lctx, cancel := context.WithCancel(ctx)
+		var out sandboxtest.SyncBuffer
+		done := make(chan error, 1)
+		go func() {
+			_, err := mp.Run(lctx, conn, warm.RunOptions{Pacing: c.pace, Catalog: r.Catalog, Progress: progress.Config{Out: &out}})
+			done <- err
+		}()
+		var err2 error
+		select {
+		case err2 = <-done:
+		case <-waitLoadStarted(ctx, conn, before):
+			cancel()
+			err2 = <-done
+		}
+		cancel()
+		stop()
+		if err2 != nil && !errors.Is(err2, context.Canceled) {
+			t.Fatalf("%s: load: %v\n%s", c.name, err2, out.String())
+		}
+		if got := strings.Contains(out.String(), "innodb_old_blocks_time set to 0"); got != c.young {
+			t.Errorf("%s under traffic: innodb_old_blocks_time set to 0 %v, want %v; the plan: %d tiers, %s; the warm's log:\n%s", c.name, got, c.young, mp.Native.Tiers, strings.Join(mp.Native.Notes, "; "), out.String())
+		}
+		var now int
+		if err := conn.DB.QueryRowContext(ctx, "SELECT @@GLOBAL.innodb_old_blocks_time").Scan(&now); err != nil || now != 1000 {
+			t.Errorf("%s: innodb_old_blocks_time %d after the load (%v), want 1000 put back", c.name, now, err)
+		}
+	}
+}
+
+// waitLoadStarted is closed once the server's load status is no longer before.
+func waitLoadStarted(ctx context.Context, conn *connection.Conn, before string) <-chan struct{} {
+	ch := make(chan struct{})
+	go func() {
+		defer close(ch)
+		for ctx.Err() == nil {
+			var s string
+			if conn.DB.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_load_status'").Scan(new(string), &s) == nil && s != before {
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	return ch
 }
