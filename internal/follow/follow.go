@@ -387,7 +387,11 @@ func runRound(ctx context.Context, o Options, src, tgt *endpoint, path string, l
 	s.TargetTraffic = rate
 	pc, why := o.pacingFor(serving)
 	s.Pacing = why
-	ro := warm.RunOptions{Pacing: pc, Catalog: resolved.Catalog, ReplaceStale: true, Progress: o.LoadProgress,
+	// An idle standby's pool holds what earlier rounds loaded: the load replaces what went
+	// stale there (the old sublist raised for it). A target that serves traffic keeps its
+	// own LRU policy: raised for a load at --nice's pace, which lasts, the old sublist
+	// would hold the traffic's pages too, for minutes.
+	ro := warm.RunOptions{Pacing: pc, Catalog: resolved.Catalog, ReplaceStale: !serving, Progress: o.LoadProgress,
 		StopOnTraffic: !serving && method == warm.MethodNative}
 	res, err := warm.FromManifest(ctx, tc, resolved, method, warm.Options{Budget: budget, ExpectTraffic: serving}, ro)
 	var first *warm.Result
@@ -402,7 +406,7 @@ func runRound(ctx context.Context, o Options, src, tgt *endpoint, path string, l
 			o.OnSwitch(s)
 		}
 		log.Infof("follow: the target began serving %.0f client statements/s %.1f s into the load (%d more of the hot set's pages resident): the rest of the round's pages go hottest first, paced (%s)", s.TrafficArrived, s.TrafficArrivedAfter, s.LoadedBeforeTraffic, cmp.Or(why, "unpaced, as asked"))
-		ro.Pacing, ro.StopOnTraffic = pc, false
+		ro.Pacing, ro.StopOnTraffic, ro.ReplaceStale = pc, false, false
 		res, err = warm.FromManifest(ctx, tc, resolved, method, warm.Options{Budget: budgetLeft(budget, s.LoadedBeforeTraffic, tot), ExpectTraffic: true}, ro)
 	}
 	s.LoadSeconds = time.Since(t1).Seconds()

@@ -3,7 +3,9 @@ package follow_test
 import (
 	"context"
 	"os"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -83,9 +85,11 @@ func TestFollowReplansWhenTheTargetGetsTraffic(t *testing.T) {
 		Filter: catalog.Filter{Schemas: []string{"fw"}}, Log: logx.New(&logs, false), Method: "native",
 		Pacing: pacing.Config{MaxRate: 1 << 20}, PacingChosen: true}
 	var switches atomic.Int32
+	pct := watchOldBlocksPct(t, tgtConn)
 	o.OnSwitch = func(s follow.Status) {
 		if s.TrafficArrived >= 20 {
 			switches.Add(1)
+			pct.mark()
 		}
 	}
 	var statuses []follow.Status
@@ -128,6 +132,72 @@ func TestFollowReplansWhenTheTargetGetsTraffic(t *testing.T) {
 	if !strings.Contains(logs.String(), "the target began serving") {
 		t.Errorf("no log line says the load switched:\n%s", logs.String())
 	}
+	// The load for the idle target raised the old sublist; the rest, under traffic, keeps
+	// the server's own LRU policy.
+	before, after := pct.stop()
+	if !slices.Contains(before, 95) {
+		t.Errorf("innodb_old_blocks_pct before the switch: %v, want 95 seen while the idle target loaded", before)
+	}
+	if len(after) == 0 || slices.Max(after) != 37 || slices.Min(after) != 37 {
+		t.Errorf("innodb_old_blocks_pct after the switch: %v, want the server's 37 throughout", after)
+	}
+}
+
+// oldBlocksPct records a target's innodb_old_blocks_pct, before and after a mark.
+type oldBlocksPct struct {
+	mu            sync.Mutex
+	marked        bool
+	before, after []int
+	quit          chan struct{}
+	done          chan struct{}
+}
+
+// watchOldBlocksPct polls the variable every 20 ms with SHOW statements only: a SELECT
+// would count as the target's client traffic.
+func watchOldBlocksPct(t *testing.T, conn *connection.Conn) *oldBlocksPct {
+	w := &oldBlocksPct{quit: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		for {
+			var v int
+			if err := conn.DB.QueryRow("SHOW GLOBAL VARIABLES LIKE 'innodb_old_blocks_pct'").Scan(new(string), &v); err == nil {
+				w.mu.Lock()
+				if w.marked {
+					w.after = append(w.after, v)
+				} else {
+					w.before = append(w.before, v)
+				}
+				w.mu.Unlock()
+			}
+			select {
+			case <-w.quit:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-w.done:
+		default:
+			close(w.quit)
+			<-w.done
+		}
+	})
+	return w
+}
+
+func (w *oldBlocksPct) mark() {
+	w.mu.Lock()
+	w.marked = true
+	w.mu.Unlock()
+}
+
+// stop ends the watch and returns what it saw before and after the mark.
+func (w *oldBlocksPct) stop() (before, after []int) {
+	close(w.quit)
+	<-w.done
+	return w.before, w.after
 }
 
 // A target that serves traffic as the round begins is loaded under --nice when no pacing
@@ -141,8 +211,18 @@ func TestFollowPacesATargetThatServesTraffic(t *testing.T) {
 	o := follow.Options{Source: source.ConnOptions(), Target: target.ConnOptions(), Interval: time.Second, Rounds: 1,
 		Filter: catalog.Filter{Schemas: []string{"fw"}}, Log: logx.New(os.Stderr, false)}
 	var statuses []follow.Status
+	tgtConn, err := target.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tgtConn.Close()
+	pct := watchOldBlocksPct(t, tgtConn)
+	pct.mark()
 	if err := follow.Run(ctx, o, nil, func(s follow.Status) { statuses = append(statuses, s) }); err != nil {
 		t.Fatal(err)
+	}
+	if _, seen := pct.stop(); len(seen) == 0 || slices.Max(seen) != 37 {
+		t.Errorf("innodb_old_blocks_pct while follow loaded a target serving traffic: %v, want the server's 37 throughout", seen)
 	}
 	if len(statuses) != 1 {
 		t.Fatalf("%d rounds, want 1", len(statuses))
