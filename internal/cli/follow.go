@@ -178,6 +178,9 @@ func printFollowStatus(w io.Writer, s follow.Status) {
 	if s.TrafficArrived > 0 {
 		how += fmt.Sprintf("; the target began serving %.0f statements/s %.1f s into the load, and the rest went hottest first", s.TrafficArrived, s.TrafficArrivedAfter)
 	}
+	if s.SkippedResident > 0 {
+		how += fmt.Sprintf("; %d pages left out, resident by their turn", s.SkippedResident)
+	}
 	fmt.Fprintf(w, "%s round %d%s: hot set %d pages, %.1f%% resident on the target (lag %.1f%%, age %.1f s); loaded %d pages in %.2f s (%s), captured in %.2f s\n",
 		ts, s.Round, early, s.HotSetPages, 100*s.Coverage, 100*s.Lag, s.AgeSeconds, s.Loaded, s.LoadSeconds, how, s.CaptureSeconds)
 }

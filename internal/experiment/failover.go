@@ -81,6 +81,7 @@ type FollowRound struct {
 	TrafficArrived      float64 `json:"traffic_arrived_statements_per_s,omitempty"`
 	TrafficArrivedAfter float64 `json:"traffic_arrived_after_s,omitempty"`
 	LoadedBeforeTraffic int64   `json:"loaded_before_traffic_pages,omitempty"`
+	SkippedResident     int64   `json:"skipped_resident_pages,omitempty"`
 }
 
 // failover runs the promoted standby's scenario once: the standby, restarted cold, is kept
@@ -153,7 +154,7 @@ func (r *recRun) failover(ctx context.Context) (*RecoveryRun, error) {
 			}
 			fo.RoundLog = append(fo.RoundLog, FollowRound{End: time.Since(t0).Seconds(), OK: st.OK, Capture: st.CaptureSeconds, Load: st.LoadSeconds,
 				HotSet: st.HotSetPages, Requested: st.Requested, Loaded: st.Loaded, Error: st.Error,
-				Pacing: st.Pacing, TrafficArrived: st.TrafficArrived, TrafficArrivedAfter: st.TrafficArrivedAfter, LoadedBeforeTraffic: st.LoadedBeforeTraffic})
+				Pacing: st.Pacing, TrafficArrived: st.TrafficArrived, TrafficArrivedAfter: st.TrafficArrivedAfter, LoadedBeforeTraffic: st.LoadedBeforeTraffic, SkippedResident: st.SkippedResident})
 			if failedOver {
 				return // counted when follow has stopped
 			}

@@ -125,6 +125,9 @@ type Status struct {
 	TrafficArrived      float64 `json:"traffic_arrived_statements_per_s,omitempty"`
 	TrafficArrivedAfter float64 `json:"traffic_arrived_after_s,omitempty"`
 	LoadedBeforeTraffic int64   `json:"loaded_before_traffic_pages,omitempty"`
+	// SkippedResident: pages of the load's later chunks left out because they were
+	// resident when their turn came (a paced load on a target whose traffic read them).
+	SkippedResident int64 `json:"skipped_resident_pages,omitempty"`
 	// Early: the round started before the interval was up, because the source had read
 	// EarlyReads pages from disk since the previous capture.
 	Early      bool  `json:"early,omitempty"`
@@ -412,6 +415,9 @@ func runRound(ctx context.Context, o Options, src, tgt *endpoint, path string, l
 	s.LoadSeconds = time.Since(t1).Seconds()
 	if err != nil {
 		return fail(tgt, err)
+	}
+	if res != nil && res.Native != nil {
+		s.SkippedResident = res.Native.SkippedResident
 	}
 	if first != nil {
 		res.PagesLoaded += first.PagesLoaded
