@@ -255,28 +255,14 @@ func residentFromDump(ctx context.Context, conn *connection.Conn, spaces map[uin
 // while a native load holds the dump file (warm --until-coverage), which Resident would
 // wait for.
 func ResidentFromLRUTable(ctx context.Context, conn *connection.Conn, spaces map[uint32]bool) (PageSet, error) {
-	sess, err := conn.NewSession(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer sess.Close()
 	set := PageSet{}
-	q := "SELECT /* innowarm:inspect */ SPACE, PAGE_NUMBER FROM " + conn.Server.BufferPageLRUTable()
-	err = sess.Query(ctx, q, nil, func(rows *sql.Rows) error {
-		var space, page uint32
-		if err := rows.Scan(&space, &page); err != nil {
-			return err
-		}
+	err := eachLRUTablePage(ctx, conn, "", func(space, page uint32) {
 		if spaces == nil || spaces[space] {
 			set.Add(space, page)
 		}
-		return nil
 	})
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, catalog.ExplainPrivilege(err, conn.Server.BufferPageLRUTable())
+		return nil, err
 	}
 	return set, nil
 }
@@ -286,30 +272,41 @@ func ResidentFromLRUTable(ctx context.Context, conn *connection.Conn, spaces map
 // INNODB_BUFFER_PAGE_LRU: for a sampler that must not wait while a native load holds the
 // dump file. It costs the server a row and a temporary table per page of the pool.
 func LRUListFromTable(ctx context.Context, conn *connection.Conn) ([]dumpfile.PageID, error) {
-	sess, err := conn.NewSession(ctx)
+	var list []dumpfile.PageID
+	// LRU_POSITION counts from the list's tail: DESC is the dump's order.
+	err := eachLRUTablePage(ctx, conn, " ORDER BY POOL_ID, LRU_POSITION DESC", func(space, page uint32) {
+		if conn.Server.DumpListsSpace(space) {
+			list = append(list, dumpfile.MakePageID(space, page))
+		}
+	})
 	if err != nil {
 		return nil, err
 	}
+	return list, nil
+}
+
+// eachLRUTablePage calls each for every page INNODB_BUFFER_PAGE_LRU lists, in order (an
+// ORDER BY clause, or "").
+func eachLRUTablePage(ctx context.Context, conn *connection.Conn, order string, each func(space, page uint32)) error {
+	sess, err := conn.NewSession(ctx)
+	if err != nil {
+		return err
+	}
 	defer sess.Close()
-	var list []dumpfile.PageID
-	// LRU_POSITION counts from the list's tail: DESC is the dump's order.
-	q := "SELECT /* innowarm:inspect */ SPACE, PAGE_NUMBER FROM " + conn.Server.BufferPageLRUTable() +
-		" ORDER BY POOL_ID, LRU_POSITION DESC"
+	q := "SELECT /* innowarm:inspect */ SPACE, PAGE_NUMBER FROM " + conn.Server.BufferPageLRUTable() + order
 	err = sess.Query(ctx, q, nil, func(rows *sql.Rows) error {
 		var space, page uint32
 		if err := rows.Scan(&space, &page); err != nil {
 			return err
 		}
-		if conn.Server.DumpListsSpace(space) {
-			list = append(list, dumpfile.MakePageID(space, page))
-		}
+		each(space, page)
 		return nil
 	})
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return ctx.Err()
 		}
-		return nil, catalog.ExplainPrivilege(err, conn.Server.BufferPageLRUTable())
+		return catalog.ExplainPrivilege(err, conn.Server.BufferPageLRUTable())
 	}
-	return list, nil
+	return nil
 }
