@@ -2,6 +2,7 @@ package bufferpool
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -92,6 +93,14 @@ func StreamDump(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog
 	for _, n := range namer.unreadable {
 		log.Infof("%s: its pages are listed by table, without their index", n)
 	}
+	fromHeaders, err := nameFreshPages(namer, spaces, func(yield func(space, page uint32)) {
+		for _, k := range kept {
+			yield(k.id.Space(), k.id.Page())
+		}
+	}, log)
+	if err != nil {
+		return st, err
+	}
 	pos := newInstanceWalker(instances, total)
 	st.Pages = total
 	st.Unattributed = total - int64(len(kept))
@@ -101,6 +110,9 @@ func StreamDump(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog
 		if o, ok := spaces[p.Space]; ok {
 			p.Schema, p.Table, p.Partition = o.t.Schema, o.t.Name, o.p.Name
 			p.PageType, p.Index = namer.name(p.Space, p.Page)
+			if name, ok := fromHeaders[k.id]; ok {
+				p.PageType, p.Index = PageTypeSegment, name
+			}
 			if p.PageType == PageTypeUnnamed {
 				st.Unnamed++
 			}
@@ -115,6 +127,37 @@ func StreamDump(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog
 	}
 	st.Seconds = time.Since(t0).Seconds()
 	return st, nil
+}
+
+// nameFreshPages names the listed pages of namer's fresh tablespaces from their headers
+// (fileNamer.headerNames), keyed by page id, and says for each such tablespace how many it
+// could name: the rest are listed by table only.
+func nameFreshPages(namer *fileNamer, spaces map[uint32]spaceOwner, listed func(yield func(space, page uint32)), log *logx.Logger) (map[dumpfile.PageID]string, error) {
+	if len(namer.fresh) == 0 {
+		return nil, nil
+	}
+	bySpace := map[uint32][]uint32{}
+	listed(func(space, page uint32) {
+		if namer.fresh[space] {
+			bySpace[space] = append(bySpace[space], page)
+		}
+	})
+	out := map[dumpfile.PageID]string{}
+	for space, pages := range bySpace {
+		clustered := ""
+		if c := spaces[space].t.Clustered(); c != nil {
+			clustered = c.Name
+		}
+		names, err := namer.headerNames(space, pages, clustered)
+		if err != nil {
+			return nil, fmt.Errorf("read the page headers of tablespace %d: %w", space, err)
+		}
+		for page, name := range names {
+			out[dumpfile.MakePageID(space, page)] = name
+		}
+		log.Infof("%s: its header page is not written yet (a table created since the server last flushed it): %d of its %d resident pages named from their own headers, the rest listed by table", namer.paths[space], len(names), len(pages))
+	}
+	return out, nil
 }
 
 type poolInstance struct{ pages, old int64 }
@@ -194,6 +237,15 @@ type fileNamer struct {
 	names      map[uint64]string // index id -> name
 	spaceOf    map[uint64]uint32 // index id -> tablespace
 	unreadable []string
+	// fresh: tablespaces whose header page is not written yet (ibd.ErrHeaderNotWritten):
+	// no map, but the pages the server has written name themselves (headerNames).
+	fresh map[uint32]bool
+	// pageSize: the server's innodb_page_size, the fresh files' page size (a compressed
+	// table's smaller pages fail ReadHeaders' offset check and stay unnamed).
+	pageSize int
+	// sdiRoot: the page a new tablespace's SDI is rooted at (MySQL), 0 for none: file
+	// metadata to a fresh tablespace's reader, as the layout's own pages are.
+	sdiRoot uint32
 	// unlisted: tablespaces whose indexes the dictionary view does not list (their pages
 	// are named FileMetadata or Unnamed only).
 	unlisted []string
@@ -212,7 +264,7 @@ func (fn *fileNamer) unlistedError(indexesTable string) error {
 // newFileNamer reads the allocation metadata of the present tablespaces: a few pages per
 // file (one descriptor page per 256 MiB, the inode pages, the index roots), not the data.
 func newFileNamer(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, present map[uint32]bool) (*fileNamer, error) {
-	fn := &fileNamer{maps: map[uint32]*ibd.Map{}, names: map[uint64]string{}, spaceOf: map[uint64]uint32{}}
+	fn := &fileNamer{maps: map[uint32]*ibd.Map{}, names: map[uint64]string{}, spaceOf: map[uint64]uint32{}, fresh: map[uint32]bool{}, pageSize: conn.Server.PageSize, sdiRoot: conn.Server.NewTablespaceSDIRoot()}
 	if len(present) == 0 {
 		return fn, nil
 	}
@@ -248,6 +300,10 @@ func newFileNamer(ctx context.Context, conn *connection.Conn, cat *catalog.Catal
 			fn.unlisted = append(fn.unlisted, fmt.Sprintf("tablespace %d: no index of it is listed in %s", space, srv.IndexesTable()))
 		}
 		m, err := ibd.Open(path, srv.PageSize, roots[space])
+		if errors.Is(err, ibd.ErrHeaderNotWritten) {
+			fn.fresh[space] = true
+			continue
+		}
 		if err != nil {
 			// Encrypted or compressed files, a file dropped since: its pages stay unnamed.
 			fn.unreadable = append(fn.unreadable, fmt.Sprintf("%s: %v", path, err))
@@ -256,6 +312,33 @@ func newFileNamer(ctx context.Context, conn *connection.Conn, cat *catalog.Catal
 		fn.maps[space] = m
 	}
 	return fn, nil
+}
+
+// headerNames names pages of a fresh tablespace (fn.fresh) from their own headers on disk:
+// a B-tree page of one of the space's indexes by that index, an off-page column page by
+// the clustered index (when the table has one). A page not written since its allocation,
+// one whose header names another page (not the server's page size) and any other page
+// are left out.
+func (fn *fileNamer) headerNames(space uint32, pages []uint32, clustered string) (map[uint32]string, error) {
+	out := make(map[uint32]string, len(pages))
+	err := ibd.ReadHeaders(fn.paths[space], fn.pageSize, pages, func(page uint32, h ibd.Header) {
+		switch {
+		case !h.Written || h.Offset != page || fn.freshMetadata(page):
+		case h.IsIndex():
+			if name, ok := fn.names[h.IndexID]; ok && fn.spaceOf[h.IndexID] == space {
+				out[page] = name
+			}
+		case h.IsLOB() && clustered != "":
+			out[page] = clustered
+		}
+	})
+	return out, err
+}
+
+// freshMetadata says whether page of a fresh tablespace is file metadata by the layout of
+// a new tablespace alone: ibd.FixedMetadataPage, and MySQL's SDI root.
+func (fn *fileNamer) freshMetadata(page uint32) bool {
+	return ibd.FixedMetadataPage(page, fn.pageSize) || (fn.sdiRoot != 0 && page == fn.sdiRoot)
 }
 
 // name returns the page's type and index name (empty for metadata and unnamed pages).

@@ -24,7 +24,9 @@ var ErrFilesUnreadable = errors.New("tablespace files unreadable")
 
 // ReadSelection is Read from the page list source asks for: SourceDump (ReadDump),
 // SourceLRUTable (Read), or PageListAuto (the dump where dumpfile.Check allows it and every
-// file it needs is readable, with the reason in PageListNote when not).
+// file it needs is readable, and where it names every page or the pool is too large to
+// list cheaply (cheapLRUTablePages); the LRU table otherwise, with the reason in
+// PageListNote).
 //
 // A whole-pool read (OnlyCatalog false; cat holds every user table) from the dump names
 // the user tables' pages and counts every other page in Other: the system tablespace, undo
@@ -53,8 +55,18 @@ func ReadSelection(ctx context.Context, conn *connection.Conn, cat *catalog.Cata
 	if errors.Is(err, ErrFilesUnreadable) && source != SourceDump {
 		return readWithNote(ctx, conn, cat, o, err.Error())
 	}
+	if err == nil && source != SourceDump && res.Unnamed > 0 && res.Totals.PagesTotal <= cheapLRUTablePages {
+		return readWithNote(ctx, conn, cat, o, fmt.Sprintf("the files cannot name %d resident pages yet (written since the server last flushed them), and a pool of %d pages costs little to read from the LRU table", res.Unnamed, res.Totals.PagesTotal))
+	}
 	return res, err
 }
+
+// cheapLRUTablePages: a pool of at most this many pages (1 GiB of 16 KiB pages) costs the
+// server about 0.3 s and a temporary table of some 20 MB to list in
+// INNODB_BUFFER_PAGE_LRU, so where the files leave resident pages unnamed (tables created
+// or grown since the server last flushed their pages), ReadSelection reads it instead of
+// listing them under UnknownIndex. A larger pool keeps the dump's cheaper, coarser answer.
+const cheapLRUTablePages = 65536
 
 // sharedSpaces lists the tablespaces the catalog's tables share (MySQL's general
 // tablespaces): a page there names its index by id only, and ReadDump keeps one table per
@@ -208,6 +220,10 @@ func ReadDump(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, 
 		space, page := k.id.Space(), k.id.Page()
 		owner := spaces[space]
 		res.Selected++
+		if namer.fresh[space] {
+			pending[space] = append(pending[space], pendingPage{page, old})
+			continue
+		}
 		kind, id, leaf := namer.maps[space].Segment(page)
 		name, named := namer.names[id]
 		switch {
@@ -229,23 +245,34 @@ func ReadDump(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, 
 	clean := totals.PagesDirty == 0
 	for space, pages := range pending {
 		owner := spaces[space]
+		// m is nil for a fresh tablespace (its header page not written yet): its pages are
+		// named by their own headers only.
 		m := namer.maps[space]
+		pageSize := namer.pageSize
+		if m != nil {
+			pageSize = m.PageSize
+		}
 		olds := make(map[uint32]bool, len(pages))
 		nums := make([]uint32, len(pages))
 		for i, p := range pages {
 			nums[i] = p.page
 			olds[p.page] = p.old
 		}
-		err := ibd.ReadHeaders(namer.paths[space], m.PageSize, nums, func(page uint32, h ibd.Header) {
+		err := ibd.ReadHeaders(namer.paths[space], pageSize, nums, func(page uint32, h ibd.Header) {
 			old := olds[page]
 			var r *IndexResidency
 			switch {
-			case clean && m.FreeOnDisk(page):
+			case m == nil && namer.freshMetadata(page):
+				res.Other++
+				return
+			case clean && m != nil && m.FreeOnDisk(page):
 				// With no dirty page in the pool the descriptors on disk are current: a free
 				// page read in by read-ahead, which the server lists as ALLOCATED.
 				res.Other++
 				return
-			case !h.Written:
+			case !h.Written || h.Offset != page:
+				// Not written since its allocation; or, in a fresh tablespace, read at a
+				// page size that is not the file's.
 				unknown(space, old)
 				return
 			case h.IsIndex():

@@ -259,6 +259,119 @@ func TestReadDumpFreshPages(t *testing.T) {
 	}
 }
 
+// A table created since the server last flushed its tablespace's header page (MariaDB
+// writes a new file's page 0 through the buffer pool, and with few writes flushes it
+// minutes or hours later) no longer turns the whole read over to the LRU table: the dump
+// still serves it, the table's pages counted in full, those the server has written named
+// by their own headers and the rest as of an unknown index. Once the header page is
+// written, every page is named as the LRU table names it.
+func TestReadDumpBeforeTheHeaderPageIsWritten(t *testing.T) {
+	ctx := context.Background()
+	db := sandboxtest.Schema(t)
+	srv := sandboxtest.Flavor(t)
+	conn := sandboxtest.Conn(t)
+	var pct, datadir string
+	if err := conn.DB.QueryRowContext(ctx, "SELECT @@GLOBAL.innodb_max_dirty_pages_pct, @@datadir").Scan(&pct, &datadir); err != nil {
+		t.Fatal(err)
+	}
+	// Nothing but a checkpoint flushes the new pages while the test reads them: MariaDB
+	// flushes nothing below innodb_max_dirty_pages_pct (its low-water mark is 0); MySQL also
+	// flushes from its low-water mark (10%) and when idle.
+	sandboxtest.Exec(t, "SET GLOBAL innodb_max_dirty_pages_pct = 99")
+	defer sandboxtest.Exec(t, "SET GLOBAL innodb_max_dirty_pages_pct = "+pct)
+	for _, v := range []string{"innodb_max_dirty_pages_pct_lwm", "innodb_idle_flush_pct"} {
+		var was string
+		if err := conn.DB.QueryRowContext(ctx, "SELECT @@GLOBAL."+v).Scan(&was); err != nil {
+			continue // not this server's
+		}
+		sandboxtest.Exec(t, "SET GLOBAL "+v+" = 0")
+		defer sandboxtest.Exec(t, "SET GLOBAL "+v+" = "+was)
+	}
+	tbl := sqltext.Table(db, "newborn")
+	sandboxtest.Exec(t,
+		"CREATE TABLE "+tbl+" (id INT PRIMARY KEY, k INT, note VARCHAR(200), KEY kk (k))",
+		"INSERT INTO "+tbl+" SELECT seq, seq MOD 97, REPEAT('n', 150) FROM "+srv.Series(db, 1, 6000)+" ORDER BY seq",
+	)
+	path := datadir + "/" + db + "/newborn.ibd"
+	// FIL_PAGE_TYPE of page 0: 0 until the server writes its header page (MariaDB's zeros,
+	// MySQL's stub), 8 (FSP_HDR) after.
+	headerWritten := func() bool {
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		head := make([]byte, 26)
+		if _, err := f.ReadAt(head, 0); err != nil {
+			t.Fatal(err)
+		}
+		return head[24] != 0 || head[25] != 0
+	}
+	if headerWritten() {
+		t.Fatalf("%s: the new table's header page was written before the test could read it", srv.Release())
+	}
+	cat, err := catalog.Load(ctx, conn, catalog.Filter{Schemas: []string{db}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := bufferpool.ReadOptions{IncludeZero: true, OnlyCatalog: true}
+	read := func() (fromSelection, fromTable *bufferpool.Residency) {
+		t.Helper()
+		if fromSelection, err = bufferpool.ReadSelection(ctx, conn, cat, o, bufferpool.SourceDump, logx.New(os.Stderr, true)); err != nil {
+			t.Fatal(err)
+		}
+		if fromTable, err = bufferpool.Read(ctx, conn, cat, o); err != nil {
+			t.Fatal(err)
+		}
+		return fromSelection, fromTable
+	}
+	total := func(res *bufferpool.Residency) (n int64) {
+		for _, r := range res.Indexes {
+			n += r.Resident
+		}
+		return n
+	}
+	sel, table := read()
+	fresh := !headerWritten()
+	t.Logf("header page written: %v; from %s (%s): %+v; LRU table: %+v", !fresh, sel.PageList, sel.PageListNote, byIndex(sel), byIndex(table))
+	if sel.PageList != bufferpool.SourceDump {
+		t.Fatalf("read from %s (%s), want the dump", sel.PageList, sel.PageListNote)
+	}
+	if total(sel) != total(table) || total(table) == 0 {
+		t.Errorf("%d of the table's pages from the dump, %d from the LRU table", total(sel), total(table))
+	}
+	for k, r := range byIndex(sel) {
+		if x := byIndex(table)[k]; k.index != bufferpool.UnknownIndex && r.Resident > x.Resident {
+			t.Errorf("%v: the dump names %d pages, more than the server's %d", k, r.Resident, x.Resident)
+		}
+	}
+	// Where some pages go unnamed, a pool this small is read from the LRU table by default:
+	// exact, for a fraction of a second.
+	if sel.Unnamed > 0 {
+		auto, err := bufferpool.ReadSelection(ctx, conn, cat, o, bufferpool.PageListAuto, logx.New(os.Stderr, true))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if auto.PageList != bufferpool.SourceLRUTable || !strings.Contains(auto.PageListNote, "cannot name") {
+			t.Errorf("auto, %d pages unnamed in the dump: read from %s (%s), want the LRU table", sel.Unnamed, auto.PageList, auto.PageListNote)
+		}
+	}
+	// Written out, the header page gives every page its index.
+	sandboxtest.Exec(t, "FLUSH TABLES "+tbl+" FOR EXPORT", "UNLOCK TABLES")
+	if !headerWritten() {
+		t.Fatal("header page still zeros after FLUSH TABLES ... FOR EXPORT")
+	}
+	sel, table = read()
+	if sel.PageList != bufferpool.SourceDump || sel.Unnamed != 0 {
+		t.Errorf("after the flush: from %s, %d unnamed pages", sel.PageList, sel.Unnamed)
+	}
+	for k, x := range byIndex(table) {
+		if y := byIndex(sel)[k]; y.Resident != x.Resident {
+			t.Errorf("after the flush, %v: %d from the dump, %d from the LRU table", k, y.Resident, x.Resident)
+		}
+	}
+}
+
 // inspect -D reads the dump by default where it can, the LRU table when asked, and lists
 // the same resident pages per index either way.
 func TestInspectPageList(t *testing.T) {

@@ -401,6 +401,17 @@ func (s Server) DumpListsSpace(space uint32) bool {
 	return !(s.IsMariaDB() && space == mariaDBTempSpaceID)
 }
 
+// NewTablespaceSDIRoot is the page of a new file-per-table tablespace that roots its
+// serialized dictionary (SDI), 0 where there is none: MySQL 8.0 and later keep each
+// table's dictionary in its tablespace and put the SDI's root at page 3, the first page
+// after the inode page, where MariaDB puts the first index's root.
+func (s Server) NewTablespaceSDIRoot() uint32 {
+	if s.Kind == MySQL && s.Version.AtLeast(8, 0, 0) {
+		return 3
+	}
+	return 0
+}
+
 // mariaDBTempSpaceID is MariaDB's SRV_TMP_SPACE_ID.
 const mariaDBTempSpaceID = 0xFFFFFFFE
 

@@ -200,6 +200,9 @@ func TestFixtures(t *testing.T) {
 			check("DumpListsSpace(0xFFFFFFFE)", s.DumpListsSpace(0xFFFFFFFE), c.kind == MySQL)
 			check("DumpListsSpace(0xFFFFFFFD)", s.DumpListsSpace(0xFFFFFFFD), true)
 			check("DumpListsSpace(7)", s.DumpListsSpace(7), true)
+			// MySQL 8.0's tablespaces root their dictionary (SDI) at page 3; MariaDB's and
+			// MySQL 5.7's hold the first index's root there.
+			check("NewTablespaceSDIRoot", s.NewTablespaceSDIRoot(), map[bool]uint32{true: 3}[c.kind == MySQL && c.file != "mysql-5.7.44.json"])
 			check("CachedIndexes", s.CachedIndexes(), c.cached)
 			check("ParallelReadThreads", s.ParallelReadThreads(), c.parallel)
 			check("TablespacesListAll", s.TablespacesListAll(), c.listAll)

@@ -35,6 +35,10 @@ type Header struct {
 	// Written is false for a page that reads as zeros, or lies past the end of the file:
 	// the server allocated it but has not written it yet.
 	Written bool
+	// Offset is FIL_PAGE_OFFSET, the number the page gives itself: where the page size is
+	// not known from the file (its header page not written yet), a header read at the
+	// wrong size names another page.
+	Offset uint32
 }
 
 // IsIndex says whether the page is a B-tree node.
@@ -42,6 +46,18 @@ func (h Header) IsIndex() bool { return h.Type == TypeIndex || h.Type == TypeRTr
 
 // IsLOB says whether the page holds off-page column data (BLOB/TEXT/JSON parts).
 func (h Header) IsLOB() bool { return lobTypes[h.Type] }
+
+// FixedMetadataPage says whether a tablespace's layout alone makes page file metadata,
+// whatever is written on it: the space header (0), the change buffer bitmap (1) and the
+// first inode page (2), and in each later group of physPageSize pages the extent
+// descriptor page and the bitmap page after it.
+func FixedMetadataPage(page uint32, physPageSize int) bool {
+	if page <= 2 {
+		return true
+	}
+	r := page % uint32(physPageSize)
+	return r == 0 || r == 1
+}
 
 // headerBytes covers FIL_PAGE_TYPE and the B-tree page header up to PAGE_INDEX_ID.
 const headerBytes = pageHeader + pageIndexID + 8
@@ -95,7 +111,7 @@ func ReadHeaders(path string, pageSize int, pages []uint32, each func(page uint3
 			if off+headerBytes <= int64(len(got)) {
 				b := got[off : off+headerBytes]
 				if !allZero(b) {
-					h = Header{Type: be16(b, filPageType), Written: true}
+					h = Header{Type: be16(b, filPageType), Written: true, Offset: be32(b, filPageOffset)}
 					if h.IsIndex() {
 						h.IndexID = be64(b, pageHeader+pageIndexID)
 						h.Level = be16(b, pageHeader+pageLevel)

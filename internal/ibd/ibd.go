@@ -30,11 +30,12 @@ const (
 	filPageSpaceID = 34 // FIL_PAGE_ARCH_LOG_NO_OR_SPACE_ID
 	filPageData    = 38 // FIL_PAGE_DATA: the page body starts here
 
-	typeIndex  = 17855 // FIL_PAGE_INDEX
-	typeRTree  = 17854 // FIL_PAGE_RTREE
-	typeInode  = 3     // FIL_PAGE_INODE
-	typeFSPHdr = 8     // FIL_PAGE_TYPE_FSP_HDR
-	typeXDES   = 9     // FIL_PAGE_TYPE_XDES
+	typeAllocated = 0     // FIL_PAGE_TYPE_ALLOCATED: allocated, not yet initialised
+	typeIndex     = 17855 // FIL_PAGE_INDEX
+	typeRTree     = 17854 // FIL_PAGE_RTREE
+	typeInode     = 3     // FIL_PAGE_INODE
+	typeFSPHdr    = 8     // FIL_PAGE_TYPE_FSP_HDR
+	typeXDES      = 9     // FIL_PAGE_TYPE_XDES
 
 	fspHeader     = filPageData // FSP_HEADER_OFFSET
 	fspSpaceID    = 0
@@ -121,6 +122,16 @@ type Map struct {
 // page-compressed, or not an InnoDB tablespace at all.
 var ErrUnreadable = errors.New("tablespace metadata unreadable")
 
+// ErrHeaderNotWritten (an ErrUnreadable) means page 0 of the file is not a space header
+// yet: its type is FIL_PAGE_TYPE_ALLOCATED (0). Both servers create a tablespace's file
+// without its header page and write that page through the buffer pool like any other:
+// MariaDB (10.5 and later) leaves page 0 zero-filled, MySQL writes a stub of it (space id
+// and flags). So a table created since the page cleaner last flushed that page has no
+// allocation metadata on disk: for seconds on MySQL, for minutes or hours on a MariaDB
+// with few writes. The pages the server has written since carry their own headers
+// (ReadHeaders).
+var ErrHeaderNotWritten = fmt.Errorf("%w: page 0 not written yet (a tablespace created since the server last flushed its header page)", ErrUnreadable)
+
 // Open reads path's allocation metadata. logicalPageSize is the server's innodb_page_size.
 func Open(path string, logicalPageSize int, indexes []Index) (*Map, error) {
 	f, err := os.Open(path)
@@ -140,6 +151,9 @@ func Read(r io.ReaderAt, size int64, logicalPageSize int, indexes []Index) (*Map
 	head := make([]byte, 1024)
 	if _, err := r.ReadAt(head, 0); err != nil && !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("read the space header: %w", err)
+	}
+	if be16(head, filPageType) == typeAllocated {
+		return nil, ErrHeaderNotWritten
 	}
 	if t := be16(head, filPageType); t != typeFSPHdr {
 		return nil, fmt.Errorf("%w: page 0 has type %d, not a space header", ErrUnreadable, t)

@@ -195,6 +195,62 @@ func TestUnreadableFiles(t *testing.T) {
 	}
 }
 
+// A file whose header page is not written yet (MariaDB's zeros, MySQL's stub: both write a
+// new tablespace's header page through the buffer pool) is unreadable in a way of its own:
+// its other pages may already name themselves. An empty file is the same; a header of
+// another type is not.
+func TestHeaderPageNotWritten(t *testing.T) {
+	const ps = 16384
+	f := newFakeSpace(ps, 128, 3, 0x15)
+	f.pages[0] = make([]byte, ps)
+	r, size := f.reader()
+	if _, err := Read(r, size, ps, nil); !errors.Is(err, ErrHeaderNotWritten) || !errors.Is(err, ErrUnreadable) {
+		t.Errorf("zero page 0: got %v, want ErrHeaderNotWritten, an ErrUnreadable", err)
+	}
+	if _, err := Read(bytes.NewReader(nil), 0, ps, nil); !errors.Is(err, ErrHeaderNotWritten) {
+		t.Errorf("empty file: got %v, want ErrHeaderNotWritten", err)
+	}
+	// MySQL's stub: the space id and the flags, no page type.
+	stub := newFakeSpace(ps, 128, 3, 0x21)
+	binary.BigEndian.PutUint16(stub.pages[0][filPageType:], 0)
+	r, size = stub.reader()
+	if _, err := Read(r, size, ps, nil); !errors.Is(err, ErrHeaderNotWritten) {
+		t.Errorf("MySQL's stub of page 0: got %v, want ErrHeaderNotWritten", err)
+	}
+	g := newFakeSpace(ps, 128, 3, 0x15)
+	binary.BigEndian.PutUint16(g.pages[0][filPageType:], typeIndex)
+	r, size = g.reader()
+	if _, err := Read(r, size, ps, nil); errors.Is(err, ErrHeaderNotWritten) || !errors.Is(err, ErrUnreadable) {
+		t.Errorf("page 0 of another type: got %v, want ErrUnreadable only", err)
+	}
+	// Read at half its page size, a page's header is found at another page's number.
+	path := filepath.Join(t.TempDir(), "t.ibd")
+	if err := os.WriteFile(path, bytes.Join(f.pages, nil), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err := ReadHeaders(path, ps/2, []uint32{20}, func(p uint32, h Header) {
+		if !h.Written || h.Offset != 10 {
+			t.Errorf("page 20 at 8 KiB: %+v, want the header of page 10", h)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestFixedMetadataPage(t *testing.T) {
+	for _, c := range []struct {
+		page uint32
+		ps   int
+		want bool
+	}{{0, 16384, true}, {1, 16384, true}, {2, 16384, true}, {3, 16384, false}, {16383, 16384, false},
+		{16384, 16384, true}, {16385, 16384, true}, {16386, 16384, false}, {8192, 8192, true}, {8192, 16384, false}} {
+		if got := FixedMetadataPage(c.page, c.ps); got != c.want {
+			t.Errorf("page %d at %d bytes: %v, want %v", c.page, c.ps, got, c.want)
+		}
+	}
+}
+
 func TestPhysicalPageSize(t *testing.T) {
 	for _, c := range []struct {
 		name  string
@@ -265,10 +321,10 @@ func TestReadHeaders(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[uint32]Header{
-		10:   {Type: TypeIndex, IndexID: 42, Written: true},
-		12:   {Type: 10, Written: true},
-		13:   {Type: 23, Written: true},
-		200:  {Type: TypeIndex, IndexID: 43, Written: true},
+		10:   {Type: TypeIndex, IndexID: 42, Written: true, Offset: 10},
+		12:   {Type: 10, Written: true, Offset: 12},
+		13:   {Type: 23, Written: true, Offset: 13},
+		200:  {Type: TypeIndex, IndexID: 43, Written: true, Offset: 200},
 		250:  {},
 		5000: {}, // past the end of the file
 	}
