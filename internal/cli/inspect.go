@@ -360,7 +360,11 @@ func printResidency(w io.Writer, rows []bufferpool.IndexResidency, res *bufferpo
 	t.Render()
 	for _, r := range rows {
 		if r.SizeNote != "" {
-			fmt.Fprintf(w, "size of %s.%s %s: %s: pages from the %s (ANALYZE TABLE refreshes the statistics)\n", r.Schema, r.Table, r.Index, r.SizeNote, r.SizeSource)
+			part := ""
+			if r.Partition != "" {
+				part = " partition " + r.Partition
+			}
+			fmt.Fprintf(w, "size of %s.%s%s %s: %s: pages from the %s (ANALYZE TABLE refreshes the statistics)\n", r.Schema, r.Table, part, r.Index, r.SizeNote, r.SizeSource)
 		}
 	}
 	tot := res.Totals

@@ -322,7 +322,7 @@ func printWarmResult(w io.Writer, res *warm.Result) {
 	nothing := (res.Native != nil && res.Native.Requested == 0) || (res.Native == nil && res.Units == 0)
 	switch n := res.Native; {
 	case nothing && (len(res.LeftOut) > 0 || (res.Manifest != nil && res.Manifest.LeftOut > 0)):
-		fmt.Fprintf(w, "warm (%s): nothing loaded: what is resident stays, what is not is over the budget (left out below)\n", res.Method)
+		fmt.Fprintf(w, "warm (%s): nothing loaded: what is resident stays, what is not is over the budget (left out below; --budget, a size or a percent of the pool, lets the warm evict other pages)\n", res.Method)
 	case n != nil && n.Requested == 0 && res.Manifest != nil:
 		fmt.Fprintln(w, "warm (native): nothing to load: every page of the manifest that resolves here was already resident")
 	case n != nil && n.Requested == 0:
