@@ -421,12 +421,15 @@ func PlanFromManifest(ctx context.Context, conn *connection.Conn, full *Resolved
 		return nil, err
 	}
 	mr := NewManifestReport(full)
-	mr.CoverageBefore, _ = r.Coverage(mp.before)
+	var coveredBefore int64
+	mr.CoverageBefore, coveredBefore = r.Coverage(mp.before)
 	mp.Report = mr
 	if mp.totals, err = bufferpool.ReadTotals(ctx, conn); err != nil {
 		return nil, err
 	}
-	budget, source := budgetPages(o.Budget, mp.totals)
+	// The manifest's own resident pages stay: the rest of its tablespaces' pages are what a
+	// budget beyond the free pages replaces (follow's stale pages).
+	budget, source := budgetPages(o.Budget, mp.totals, coveredBefore)
 	if reserve := mp.totals.PagesTotal / 10; o.ExpectTraffic && o.Budget.Bytes == 0 && o.Budget.Percent == 0 && budget > mp.totals.PagesFree-reserve {
 		// Traffic that has arrived needs room for its own misses: a load that fills the
 		// pool makes them evict its pages, and a load in hottest-first order its

@@ -264,7 +264,7 @@ func PlanNative(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog
 			spaces[i].pages = min(m.InUsePages(), spaces[i].filePages)
 		}
 	}
-	budget, source := budgetPages(o.Budget, before.Totals)
+	budget, source := budgetPages(o.Budget, before.Totals, before.Selected)
 	np := &NativePlan{PageSize: page, PoolPages: before.Totals.PagesTotal, FreePages: before.Totals.PagesFree, BudgetPages: budget, BudgetSource: source,
 		Skipped: res.Skipped, Notes: res.Notes, cat: cat, res: res}
 	remaining := budget

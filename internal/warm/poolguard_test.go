@@ -75,3 +75,35 @@ func TestPoolGuardAdmitsWithinTheCutBudget(t *testing.T) {
 		}
 	}
 }
+
+// An explicit budget is held to what the pool can hold beside the page cleaner's free pages
+// and the selection's pages already resident: past that the warm evicts its own pages.
+func TestBudgetCappedAtWhatThePoolHolds(t *testing.T) {
+	tot := bufferpool.Totals{PageSize: 16384, PagesTotal: 4056, PagesFree: 1300, FreeTarget: 1536}
+	for _, c := range []struct {
+		name     string
+		b        Budget
+		resident int64
+		want     int64
+		capped   bool
+	}{
+		{"the whole pool, nothing of the selection resident", Budget{Percent: 100, Raw: "100%"}, 0, 2520, true},
+		{"the whole pool, part of the selection resident", Budget{Percent: 100, Raw: "100%"}, 1000, 1520, true},
+		{"more resident than the pool holds", Budget{Percent: 100, Raw: "100%"}, 3000, 0, true},
+		{"a size that fits", Budget{Bytes: 16 << 20, Raw: "16M"}, 1000, 1024, false},
+		{"a size that does not", Budget{Bytes: 64 << 20, Raw: "64M"}, 0, 2520, true},
+		{"the default: the free pages less the reserve", Budget{}, 1000, 0, false},
+	} {
+		got, source := budgetPages(c.b, tot, c.resident)
+		if got != c.want || strings.Contains(source, "capped") != c.capped {
+			t.Errorf("%s: %d pages (%s), want %d, capped %v", c.name, got, source, c.want, c.capped)
+		}
+	}
+	// Totals the server did not give (a pool of 0 pages) leave the budget as asked.
+	if got, _ := budgetPages(Budget{Percent: 50, Raw: "50%"}, bufferpool.Totals{PageSize: 16384}, 10); got != 0 {
+		t.Errorf("no pool: %d", got)
+	}
+	if got, _ := budgetPages(Budget{Bytes: 1 << 20, Raw: "1M"}, bufferpool.Totals{PageSize: 16384}, 10); got != 64 {
+		t.Errorf("no pool, a size: %d, want 64", got)
+	}
+}
