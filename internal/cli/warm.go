@@ -268,9 +268,11 @@ func printPlan(w io.Writer, pl *warm.Plan, verbose bool, limit time.Duration) {
 			fmt.Fprintf(w, "%d: %s\n", u.ID, warm.SQLText(pl.Server, u, limit))
 		}
 	}
+	var resident []string
 	for _, tg := range pl.Resident {
-		fmt.Fprintf(w, "already resident: %s (%d pages)\n", tg.Name(), tg.ResidentBefore)
+		resident = append(resident, fmt.Sprintf("%s (%d pages)", tg.Name(), tg.ResidentBefore))
 	}
+	printAlreadyResident(w, resident)
 	printLeftOut(w, pl.LeftOut)
 	printSkipped(w, pl.Skipped)
 	for _, n := range pl.Notes {
@@ -528,9 +530,7 @@ func printNativePlan(w io.Writer, np *warm.NativePlan) {
 		}
 		t.Render()
 	}
-	for _, name := range np.Resident {
-		fmt.Fprintf(w, "already resident: %s\n", name)
-	}
+	printAlreadyResident(w, np.Resident)
 	printLeftOut(w, np.LeftOut)
 	printSkipped(w, np.Skipped)
 	for _, n := range np.Notes {
@@ -575,12 +575,36 @@ func printBudget(w io.Writer, budget int64, source string, pool, free, pageSize 
 	fmt.Fprintf(w, "budget %d pages (%s): %s; pool %d pages (%s), %d free\n", budget, size(budget), source, pool, size(pool), free)
 }
 
+// listedInText is how many lines of one kind (left out, already resident) the text output
+// gives before it sums up the rest: a schema of thousands of tables would otherwise print
+// a line for each. --json lists them all.
+const listedInText = 20
+
 func printLeftOut(w io.Writer, leftOut []warm.LeftOut) {
-	for _, l := range leftOut {
+	var restPages int64
+	for i, l := range leftOut {
+		if i >= listedInText {
+			restPages += l.Pages
+			continue
+		}
 		what := ""
 		if l.Table != "" {
 			what = l.Name() + ": "
 		}
 		fmt.Fprintf(w, "left out: %s%s\n", what, l.Reason)
+	}
+	if n := len(leftOut) - listedInText; n > 0 {
+		fmt.Fprintf(w, "left out: %d more (%d pages; --json lists them all)\n", n, restPages)
+	}
+}
+
+// printAlreadyResident lists what the plan found resident, listedInText names at most.
+func printAlreadyResident(w io.Writer, names []string) {
+	for i, name := range names {
+		if i == listedInText {
+			fmt.Fprintf(w, "already resident: %d more (--json lists them all)\n", len(names)-listedInText)
+			break
+		}
+		fmt.Fprintf(w, "already resident: %s\n", name)
 	}
 }
