@@ -42,7 +42,20 @@ type Filter struct {
 	All     bool      // --all-databases
 	Tables  []Pattern // --tables
 	Exclude []Pattern // --exclude
+	// Exact, when set, keeps only these tables (within the rest of the filter), and names
+	// them in the queries: MariaDB's information_schema then opens only their definitions,
+	// where a schema filter opens every table of the schema (STATISTICS, PARTITIONS and the
+	// sizes of TABLES took 4-5 s each for a schema of 20,000 tables, 0.08 s for 200 of them
+	// named). For callers that know their tables: a manifest's, a page list's.
+	Exact []TableName
 }
+
+// TableName names one table.
+type TableName struct{ Schema, Table string }
+
+// maxExactNames: past this many tables Load filters by schema only (and keeps the named
+// tables in Go), well below a prepared statement's 65,535 placeholders.
+const maxExactNames = 20000
 
 // Empty reports whether nothing was chosen.
 func (f Filter) Empty() bool { return len(f.Schemas) == 0 && !f.All && len(f.Tables) == 0 }
@@ -437,18 +450,31 @@ func Load(ctx context.Context, conn *connection.Conn, f Filter) (*Catalog, error
 		return cat, nil
 	}
 	in, args := inList(schemas)
+	// where selects the tables in the information_schema queries.
+	where, whereArgs := "TABLE_SCHEMA IN ("+in+")", args
+	var exact map[TableName]bool
+	if len(f.Exact) > 0 {
+		exact = make(map[TableName]bool, len(f.Exact))
+		for _, n := range f.Exact {
+			exact[n] = true
+		}
+	}
+	if n := exactNames(f.Exact); len(n) > 0 && len(n) <= maxExactNames {
+		nin, nargs := inList(n)
+		where, whereArgs = where+" AND TABLE_NAME IN ("+nin+")", append(append([]any(nil), args...), nargs...)
+	}
 
 	tables := map[string]*Table{}
 	key := func(schema, table string) string { return schema + "\x00" + table }
 	err = sess.Query(ctx, `SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE, COALESCE(ENGINE, ''),
 		COALESCE(TABLE_ROWS, 0), COALESCE(DATA_LENGTH, 0), COALESCE(INDEX_LENGTH, 0), COALESCE(TABLE_COMMENT, '')
-		FROM information_schema.TABLES WHERE TABLE_SCHEMA IN (`+in+`) ORDER BY TABLE_SCHEMA, TABLE_NAME`, args, func(rows *sql.Rows) error {
+		FROM information_schema.TABLES WHERE `+where+` ORDER BY TABLE_SCHEMA, TABLE_NAME`, whereArgs, func(rows *sql.Rows) error {
 		var t Table
 		var typ, comment string
 		if err := rows.Scan(&t.Schema, &t.Name, &typ, &t.Engine, &t.Rows, &t.DataLength, &t.IndexLength, &comment); err != nil {
 			return err
 		}
-		if !f.selects(t.Schema, t.Name) || IsOwnerMark(t.Name, comment) {
+		if (exact != nil && !exact[TableName{t.Schema, t.Name}]) || !f.selects(t.Schema, t.Name) || IsOwnerMark(t.Name, comment) {
 			return nil
 		}
 		switch {
@@ -482,13 +508,13 @@ func Load(ctx context.Context, conn *connection.Conn, f Filter) (*Catalog, error
 		return cat, nil
 	}
 
-	if err := loadColumns(ctx, sess, in, args, tables, key); err != nil {
+	if err := loadColumns(ctx, sess, where, whereArgs, tables, key); err != nil {
 		return nil, err
 	}
-	if err := loadIndexes(ctx, sess, srv, in, args, tables, key, cat); err != nil {
+	if err := loadIndexes(ctx, sess, srv, where, whereArgs, tables, key, cat); err != nil {
 		return nil, err
 	}
-	if err := loadPartitions(ctx, sess, srv, in, args, tables, key); err != nil {
+	if err := loadPartitions(ctx, sess, srv, where, whereArgs, tables, key); err != nil {
 		return nil, err
 	}
 	if err := loadSizes(ctx, sess, srv, in, args, cat); err != nil {
@@ -502,6 +528,20 @@ func Load(ctx context.Context, conn *connection.Conn, f Filter) (*Catalog, error
 		cat.Notes = append(cat.Notes, cat.estimateNotes...)
 	}
 	return cat, nil
+}
+
+// exactNames is the distinct table names of names, sorted.
+func exactNames(names []TableName) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, n := range names {
+		if !seen[n.Table] {
+			seen[n.Table] = true
+			out = append(out, n.Table)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 func (f Filter) selects(schema, table string) bool {
@@ -588,10 +628,10 @@ func inList(vals []string) (string, []any) {
 	return strings.TrimSuffix(strings.Repeat("?,", len(vals)), ","), args
 }
 
-func loadColumns(ctx context.Context, sess *connection.Session, in string, args []any, tables map[string]*Table, key func(string, string) string) error {
+func loadColumns(ctx context.Context, sess *connection.Session, where string, args []any, tables map[string]*Table, key func(string, string) string) error {
 	err := sess.Query(ctx, `SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, DATA_TYPE, COLUMN_TYPE,
 		COALESCE(COLLATION_NAME, ''), COALESCE(CHARACTER_OCTET_LENGTH, 0), IS_NULLABLE, COALESCE(EXTRA, '')
-		FROM information_schema.COLUMNS WHERE TABLE_SCHEMA IN (`+in+`) ORDER BY TABLE_SCHEMA, TABLE_NAME, ORDINAL_POSITION`, args, func(rows *sql.Rows) error {
+		FROM information_schema.COLUMNS WHERE `+where+` ORDER BY TABLE_SCHEMA, TABLE_NAME, ORDINAL_POSITION`, args, func(rows *sql.Rows) error {
 		var schema, table, nullable, extra string
 		var c Column
 		if err := rows.Scan(&schema, &table, &c.Name, &c.DataType, &c.ColumnType, &c.Collation, &c.OctetLength, &nullable, &extra); err != nil {
@@ -617,7 +657,7 @@ func loadColumns(ctx context.Context, sess *connection.Session, in string, args 
 	return nil
 }
 
-func loadIndexes(ctx context.Context, sess *connection.Session, srv flavor.Server, in string, args []any, tables map[string]*Table, key func(string, string) string, cat *Catalog) error {
+func loadIndexes(ctx context.Context, sess *connection.Session, srv flavor.Server, where string, args []any, tables map[string]*Table, key func(string, string) string, cat *Catalog) error {
 	// No ORDER BY: the natural order lists each table's keys in definition order, which decides
 	// InnoDB's clustered index when there is no primary key; key parts are sorted below.
 	type ixKey struct {
@@ -627,7 +667,7 @@ func loadIndexes(ctx context.Context, sess *connection.Session, srv flavor.Serve
 	byKey := map[ixKey]*Index{}
 	err := sess.Query(ctx, `SELECT TABLE_SCHEMA, TABLE_NAME, INDEX_NAME, NON_UNIQUE, SEQ_IN_INDEX,
 		COALESCE(COLUMN_NAME, ''), COALESCE(SUB_PART, 0), COALESCE(COLLATION, 'A') = 'D', INDEX_TYPE, `+srv.IndexUsableExpr()+`
-		FROM information_schema.STATISTICS WHERE TABLE_SCHEMA IN (`+in+`)`, args, func(rows *sql.Rows) error {
+		FROM information_schema.STATISTICS WHERE `+where, args, func(rows *sql.Rows) error {
 		var schema, table, name, col, typ string
 		var nonUnique, seq, sub int
 		var usable, desc bool
@@ -697,10 +737,10 @@ func markClustered(t *Table) {
 	t.Indexes = append([]*Index{{Name: GenClustIndex, Clustered: true, Hidden: true, Type: "BTREE", Usable: true, Sizes: map[string]IndexSize{}}}, t.Indexes...)
 }
 
-func loadPartitions(ctx context.Context, sess *connection.Session, srv flavor.Server, in string, args []any, tables map[string]*Table, key func(string, string) string) error {
+func loadPartitions(ctx context.Context, sess *connection.Session, srv flavor.Server, where string, args []any, tables map[string]*Table, key func(string, string) string) error {
 	err := sess.Query(ctx, `SELECT TABLE_SCHEMA, TABLE_NAME, COALESCE(PARTITION_NAME, ''), COALESCE(SUBPARTITION_NAME, ''),
 		COALESCE(TABLE_ROWS, 0), COALESCE(DATA_LENGTH, 0), COALESCE(INDEX_LENGTH, 0)
-		FROM information_schema.PARTITIONS WHERE TABLE_SCHEMA IN (`+in+`)
+		FROM information_schema.PARTITIONS WHERE `+where+`
 		ORDER BY TABLE_SCHEMA, TABLE_NAME, PARTITION_ORDINAL_POSITION, SUBPARTITION_ORDINAL_POSITION`, args, func(rows *sql.Rows) error {
 		var schema, table string
 		var p Part

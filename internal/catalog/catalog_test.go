@@ -230,6 +230,22 @@ func TestFilters(t *testing.T) {
 		t.Errorf("sel?ct: %d tables", len(cat.Tables))
 	}
 
+	// Exact names the tables (partitioned ones too, with their partitions and indexes); a
+	// name of another schema or of no table selects nothing more.
+	full := load(t, catalog.Filter{Schemas: []string{zoo}})
+	exact := load(t, catalog.Filter{Schemas: []string{zoo}, Exact: []catalog.TableName{{Schema: zoo, Table: "select"}, {Schema: zoo, Table: "parts"},
+		{Schema: "elsewhere", Table: "lobs"}, {Schema: zoo, Table: "no_such_table"}}})
+	if len(exact.Tables) != 2 {
+		t.Fatalf("exact: %d tables, want select and parts", len(exact.Tables))
+	}
+	for _, name := range []string{"select", "parts"} {
+		got, want := table(t, exact, name), table(t, full, name)
+		if len(got.Parts) != len(want.Parts) || len(got.Indexes) != len(want.Indexes) || len(got.Columns) != len(want.Columns) || got.Parts[0].Space != want.Parts[0].Space {
+			t.Errorf("%s named exactly: %d parts, %d indexes, %d columns, space %d; by schema %d, %d, %d, %d", name,
+				len(got.Parts), len(got.Indexes), len(got.Columns), got.Parts[0].Space, len(want.Parts), len(want.Indexes), len(want.Columns), want.Parts[0].Space)
+		}
+	}
+
 	for _, f := range []catalog.Filter{
 		{},
 		{Schemas: []string{"no_such_schema"}},

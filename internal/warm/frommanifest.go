@@ -94,7 +94,13 @@ func Resolve(ctx context.Context, conn *connection.Conn, m *manifest.Manifest) (
 	sort.Strings(schemas)
 	cat := &catalog.Catalog{Server: conn.Server}
 	if len(schemas) > 0 {
-		if cat, err = catalog.Load(ctx, conn, catalog.Filter{Schemas: schemas}); err != nil {
+		// Named, the manifest's tables are all the server reads the definitions of: a
+		// follow round resolves a manifest of a few hundred tables on a server of thousands.
+		var exact []catalog.TableName
+		for _, o := range m.Objects {
+			exact = append(exact, catalog.TableName{Schema: o.Schema, Table: o.Table})
+		}
+		if cat, err = catalog.Load(ctx, conn, catalog.Filter{Schemas: schemas, Exact: exact}); err != nil {
 			return nil, err
 		}
 	}
