@@ -100,6 +100,9 @@ type Residency struct {
 	Proof string `json:"proof,omitempty"`
 
 	proof *loadProof // what ReadDump saw, for AfterLoad
+	// unnamedFresh: the part of Unnamed in tablespaces whose header page is not written
+	// yet (fileNamer.fresh), where every unwritten page of the table goes unnamed.
+	unnamedFresh int64
 }
 
 type pageGroup struct {

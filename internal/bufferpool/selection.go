@@ -55,17 +55,20 @@ func ReadSelection(ctx context.Context, conn *connection.Conn, cat *catalog.Cata
 	if errors.Is(err, ErrFilesUnreadable) && source != SourceDump {
 		return readWithNote(ctx, conn, cat, o, err.Error())
 	}
-	if err == nil && source != SourceDump && res.Unnamed > 0 && res.Totals.PagesTotal <= cheapLRUTablePages {
-		return readWithNote(ctx, conn, cat, o, fmt.Sprintf("the files cannot name %d resident pages yet (written since the server last flushed them), and a pool of %d pages costs little to read from the LRU table", res.Unnamed, res.Totals.PagesTotal))
+	if err == nil && source != SourceDump && res.unnamedFresh > 0 && res.Totals.PagesTotal <= cheapLRUTablePages {
+		return readWithNote(ctx, conn, cat, o, fmt.Sprintf("the files cannot name %d resident pages of tables whose header page the server has not written yet, and a pool of %d pages costs little to read from the LRU table", res.unnamedFresh, res.Totals.PagesTotal))
 	}
 	return res, err
 }
 
 // cheapLRUTablePages: a pool of at most this many pages (1 GiB of 16 KiB pages) costs the
 // server about 0.3 s and a temporary table of some 20 MB to list in
-// INNODB_BUFFER_PAGE_LRU, so where the files leave resident pages unnamed (tables created
-// or grown since the server last flushed their pages), ReadSelection reads it instead of
-// listing them under UnknownIndex. A larger pool keeps the dump's cheaper, coarser answer.
+// INNODB_BUFFER_PAGE_LRU, so where a table's header page is not written yet and the files
+// leave its unwritten pages unnamed (every page of a table created since the last flush),
+// ReadSelection reads it instead of listing them under UnknownIndex. A larger pool keeps
+// the dump's cheaper, coarser answer. The few pages of other tables that a file cannot name
+// (allocated since, or on MySQL never-written pages its read-ahead reads, which the LRU
+// table counts as no index's) do not make the switch, as before.
 const cheapLRUTablePages = 65536
 
 // sharedSpaces lists the tablespaces the catalog's tables share (MySQL's general
@@ -198,6 +201,9 @@ func ReadDump(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, 
 			r.Old++
 		}
 		res.Unnamed++
+		if namer.fresh[space] {
+			res.unnamedFresh++
+		}
 	}
 	type pendingPage struct {
 		page uint32

@@ -352,7 +352,7 @@ func TestReadDumpBeforeTheHeaderPageIsWritten(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if auto.PageList != bufferpool.SourceLRUTable || !strings.Contains(auto.PageListNote, "cannot name") {
+		if auto.PageList != bufferpool.SourceLRUTable || !strings.Contains(auto.PageListNote, "header page") {
 			t.Errorf("auto, %d pages unnamed in the dump: read from %s (%s), want the LRU table", sel.Unnamed, auto.PageList, auto.PageListNote)
 		}
 	}
@@ -368,6 +368,82 @@ func TestReadDumpBeforeTheHeaderPageIsWritten(t *testing.T) {
 	for k, x := range byIndex(table) {
 		if y := byIndex(sel)[k]; y.Resident != x.Resident {
 			t.Errorf("after the flush, %v: %d from the dump, %d from the LRU table", k, y.Resident, x.Resident)
+		}
+	}
+}
+
+// A fresh tablespace whose other pages the server has written (a table created, then
+// partly flushed, its header page last): the dump names those pages from their own
+// headers, as the LRU table names them. The header page on disk is zeroed for the test,
+// the rest of the file written by FLUSH TABLES ... FOR EXPORT, and the page put back
+// before the server could write it (nothing dirties it meanwhile: reads only).
+func TestDumpNamesAFreshTablespacesPagesByTheirHeaders(t *testing.T) {
+	ctx := context.Background()
+	db := sandboxtest.Schema(t)
+	srv := sandboxtest.Flavor(t)
+	conn := sandboxtest.Conn(t)
+	tbl := sqltext.Table(db, "flushed")
+	sandboxtest.Exec(t,
+		"CREATE TABLE "+tbl+" (id INT PRIMARY KEY, k INT, note VARCHAR(200), KEY kk (k))",
+		"INSERT INTO "+tbl+" SELECT seq, seq MOD 97, REPEAT('f', 150) FROM "+srv.Series(db, 1, 6000)+" ORDER BY seq",
+		"FLUSH TABLES "+tbl+" FOR EXPORT", "UNLOCK TABLES",
+		// MySQL's export leaves none of the table's pages resident: read them back, with
+		// the header page still on disk (MySQL reads it to open the tablespace).
+		"SELECT COUNT(*) FROM "+tbl+" FORCE INDEX (PRIMARY)", "SELECT COUNT(*) FROM "+tbl+" FORCE INDEX (kk)",
+	)
+	var datadir string
+	if err := conn.DB.QueryRowContext(ctx, "SELECT @@datadir").Scan(&datadir); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(datadir+"/"+db+"/flushed.ibd", os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	header := make([]byte, srv.PageSize)
+	if _, err := f.ReadAt(header, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt(make([]byte, srv.PageSize), 0); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if _, err := f.WriteAt(header, 0); err != nil {
+			t.Errorf("put the header page back: %v", err)
+		}
+	}()
+	cat, err := catalog.Load(ctx, conn, catalog.Filter{Schemas: []string{db}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := bufferpool.ReadOptions{IncludeZero: true, OnlyCatalog: true}
+	fromDump, err := bufferpool.ReadSelection(ctx, conn, cat, o, bufferpool.SourceDump, logx.New(os.Stderr, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromTable, err := bufferpool.Read(ctx, conn, cat, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	streamed := map[string]int64{}
+	if _, err := bufferpool.StreamDump(ctx, conn, cat, logx.New(os.Stderr, true), func(p bufferpool.LRUPage) error {
+		if p.PageType == bufferpool.PageTypeSegment {
+			streamed[p.Index]++
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("dump %+v (%d unnamed); streamed %v; LRU table %+v", byIndex(fromDump), fromDump.Unnamed, streamed, byIndex(fromTable))
+	if fromDump.Unnamed != 0 {
+		t.Errorf("%d pages unnamed, with every page but the header written", fromDump.Unnamed)
+	}
+	for k, x := range byIndex(fromTable) {
+		if y := byIndex(fromDump)[k]; y.Resident != x.Resident || x.Resident == 0 {
+			t.Errorf("%v: %d from the dump, %d from the LRU table", k, y.Resident, x.Resident)
+		}
+		if streamed[k.index] != x.Resident {
+			t.Errorf("%v: %d streamed from the dump, %d from the LRU table", k, streamed[k.index], x.Resident)
 		}
 	}
 }

@@ -63,11 +63,12 @@ tables' pages and names each one's index from the tablespace files ("dump": the 
 cost is the dump, about 0.2 µs per resident page; innowarm's grows with the selection's
 resident pages). "auto" (the default) takes the dump when it can. The dump knows no dirty
 pages; a page allocated since the server last wrote it to disk cannot be named from the
-file (nor any unwritten page of a table whose file header the server has not flushed yet,
-which MariaDB may hold back for hours): "auto" then reads the LRU table if the pool is
-1 GiB or less, and lists such pages as "(unknown index)" in a larger one. Without a selection, the dump names the user
-tables' pages and counts the rest (system tablespace, undo logs, the mysql schema's
-tables) as other pages; --page-list lru-table lists the system tables' indexes by name.
+file and is listed as "(unknown index)"; so is every unwritten page of a table whose file
+header the server has not flushed yet (MariaDB may hold it back for hours), for which
+"auto" reads the LRU table instead where the pool is 1 GiB or less. Without a selection,
+the dump names the user tables' pages and counts the rest (system tablespace, undo logs,
+the mysql schema's tables) as other pages; --page-list lru-table lists the system tables'
+indexes by name.
 Tables sharing a tablespace (MySQL's general tablespaces) are read from the LRU table.`,
 		Example: `  innowarm inspect -u admin -p --top 20
   innowarm inspect -D shop --tables 'shop.order*' --by table
