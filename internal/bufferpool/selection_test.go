@@ -259,6 +259,22 @@ func TestReadDumpFreshPages(t *testing.T) {
 	}
 }
 
+// newTable makes table name in schema db, 6,000 rows with a secondary index (about 80
+// pages), and returns its quoted name and its file's path.
+func newTable(t *testing.T, db, name string) (quoted, path string) {
+	t.Helper()
+	var datadir string
+	if err := sandboxtest.Conn(t).DB.QueryRowContext(context.Background(), "SELECT @@datadir").Scan(&datadir); err != nil {
+		t.Fatal(err)
+	}
+	quoted = sqltext.Table(db, name)
+	sandboxtest.Exec(t,
+		"CREATE TABLE "+quoted+" (id INT PRIMARY KEY, k INT, note VARCHAR(200), KEY kk (k))",
+		"INSERT INTO "+quoted+" SELECT seq, seq MOD 97, REPEAT('n', 150) FROM "+sandboxtest.Flavor(t).Series(db, 1, 6000)+" ORDER BY seq",
+	)
+	return quoted, datadir + "/" + db + "/" + name + ".ibd"
+}
+
 // A table created since the server last flushed its tablespace's header page (MariaDB
 // writes a new file's page 0 through the buffer pool, and with few writes flushes it
 // minutes or hours later) no longer turns the whole read over to the LRU table: the dump
@@ -270,8 +286,8 @@ func TestReadDumpBeforeTheHeaderPageIsWritten(t *testing.T) {
 	db := sandboxtest.Schema(t)
 	srv := sandboxtest.Flavor(t)
 	conn := sandboxtest.Conn(t)
-	var pct, datadir string
-	if err := conn.DB.QueryRowContext(ctx, "SELECT @@GLOBAL.innodb_max_dirty_pages_pct, @@datadir").Scan(&pct, &datadir); err != nil {
+	var pct string
+	if err := conn.DB.QueryRowContext(ctx, "SELECT @@GLOBAL.innodb_max_dirty_pages_pct").Scan(&pct); err != nil {
 		t.Fatal(err)
 	}
 	// Nothing but a checkpoint flushes the new pages while the test reads them: MariaDB
@@ -287,12 +303,7 @@ func TestReadDumpBeforeTheHeaderPageIsWritten(t *testing.T) {
 		sandboxtest.Exec(t, "SET GLOBAL "+v+" = 0")
 		defer sandboxtest.Exec(t, "SET GLOBAL "+v+" = "+was)
 	}
-	tbl := sqltext.Table(db, "newborn")
-	sandboxtest.Exec(t,
-		"CREATE TABLE "+tbl+" (id INT PRIMARY KEY, k INT, note VARCHAR(200), KEY kk (k))",
-		"INSERT INTO "+tbl+" SELECT seq, seq MOD 97, REPEAT('n', 150) FROM "+srv.Series(db, 1, 6000)+" ORDER BY seq",
-	)
-	path := datadir + "/" + db + "/newborn.ibd"
+	tbl, path := newTable(t, db, "newborn")
 	// FIL_PAGE_TYPE of page 0: 0 until the server writes its header page (MariaDB's zeros,
 	// MySQL's stub), 8 (FSP_HDR) after.
 	headerWritten := func() bool {
@@ -382,20 +393,13 @@ func TestDumpNamesAFreshTablespacesPagesByTheirHeaders(t *testing.T) {
 	db := sandboxtest.Schema(t)
 	srv := sandboxtest.Flavor(t)
 	conn := sandboxtest.Conn(t)
-	tbl := sqltext.Table(db, "flushed")
-	sandboxtest.Exec(t,
-		"CREATE TABLE "+tbl+" (id INT PRIMARY KEY, k INT, note VARCHAR(200), KEY kk (k))",
-		"INSERT INTO "+tbl+" SELECT seq, seq MOD 97, REPEAT('f', 150) FROM "+srv.Series(db, 1, 6000)+" ORDER BY seq",
-		"FLUSH TABLES "+tbl+" FOR EXPORT", "UNLOCK TABLES",
+	tbl, path := newTable(t, db, "flushed")
+	sandboxtest.Exec(t, "FLUSH TABLES "+tbl+" FOR EXPORT", "UNLOCK TABLES",
 		// MySQL's export leaves none of the table's pages resident: read them back, with
 		// the header page still on disk (MySQL reads it to open the tablespace).
 		"SELECT COUNT(*) FROM "+tbl+" FORCE INDEX (PRIMARY)", "SELECT COUNT(*) FROM "+tbl+" FORCE INDEX (kk)",
 	)
-	var datadir string
-	if err := conn.DB.QueryRowContext(ctx, "SELECT @@datadir").Scan(&datadir); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.OpenFile(datadir+"/"+db+"/flushed.ibd", os.O_RDWR, 0)
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
