@@ -24,9 +24,9 @@ var ErrFilesUnreadable = errors.New("tablespace files unreadable")
 
 // ReadSelection is Read from the page list source asks for: SourceDump (ReadDump),
 // SourceLRUTable (Read), or PageListAuto (the dump where dumpfile.Check allows it and every
-// file it needs is readable, and where it names every page or the pool is too large to
-// list cheaply (cheapLRUTablePages); the LRU table otherwise, with the reason in
-// PageListNote).
+// file it needs is readable, and where it names the pages of tables whose header page is
+// not written yet or the pool is too large to list cheaply (cheapLRUTablePages); the LRU
+// table otherwise, with the reason in PageListNote).
 //
 // A whole-pool read (OnlyCatalog false; cat holds every user table) from the dump names
 // the user tables' pages and counts every other page in Other: the system tablespace, undo
