@@ -144,11 +144,7 @@ func nameFreshPages(namer *fileNamer, spaces map[uint32]spaceOwner, listed func(
 	})
 	out := map[dumpfile.PageID]string{}
 	for space, pages := range bySpace {
-		clustered := ""
-		if c := spaces[space].t.Clustered(); c != nil {
-			clustered = c.Name
-		}
-		names, err := namer.headerNames(space, pages, clustered)
+		names, err := namer.headerNames(space, pages, clusteredName(spaces[space].t))
 		if err != nil {
 			return nil, fmt.Errorf("read the page headers of tablespace %d: %w", space, err)
 		}
@@ -322,17 +318,54 @@ func newFileNamer(ctx context.Context, conn *connection.Conn, cat *catalog.Catal
 func (fn *fileNamer) headerNames(space uint32, pages []uint32, clustered string) (map[uint32]string, error) {
 	out := make(map[uint32]string, len(pages))
 	err := ibd.ReadHeaders(fn.paths[space], fn.pageSize, pages, func(page uint32, h ibd.Header) {
-		switch {
-		case !h.Written || h.Offset != page || fn.freshMetadata(page):
-		case h.IsIndex():
-			if name, ok := fn.names[h.IndexID]; ok && fn.spaceOf[h.IndexID] == space {
-				out[page] = name
-			}
-		case h.IsLOB() && clustered != "":
-			out[page] = clustered
+		if kind, name := fn.headerOwner(space, page, h, nil, false, clustered); kind == ownedIndex || kind == ownedLOB {
+			out[page] = name
 		}
 	})
 	return out, err
+}
+
+// clusteredName is t's clustered index's name, "" for none.
+func clusteredName(t *catalog.Table) string {
+	if c := t.Clustered(); c != nil {
+		return c.Name
+	}
+	return ""
+}
+
+// What a page's header on disk says it is, to headerOwner.
+type headerKind int
+
+const (
+	ownedOther   headerKind = iota // file metadata, SDI, undo, a stale page: no index's
+	ownedUnknown                   // not written since its allocation: some index's, which one unknown
+	ownedIndex                     // a B-tree page of the named index
+	ownedLOB                       // an off-page column page of the named (clustered) index
+)
+
+// headerOwner places page of space from its header h. m is the file's map, nil for a fresh
+// tablespace (whose layout alone then marks the metadata pages); clean says that no page
+// of the pool is dirty, so that a page the map calls free is nobody's (MySQL's read-ahead
+// reads a segment's unused pages). clustered names the table's clustered index, "" for none.
+func (fn *fileNamer) headerOwner(space, page uint32, h ibd.Header, m *ibd.Map, clean bool, clustered string) (headerKind, string) {
+	switch {
+	case m == nil && fn.freshMetadata(page):
+		return ownedOther, ""
+	case clean && m != nil && m.FreeOnDisk(page):
+		return ownedOther, ""
+	case !h.Written || h.Offset != page:
+		// Not written since its allocation; or, in a fresh tablespace, read at a page size
+		// that is not the file's.
+		return ownedUnknown, ""
+	case h.IsIndex():
+		if name, ok := fn.names[h.IndexID]; ok && fn.spaceOf[h.IndexID] == space {
+			return ownedIndex, name
+		}
+		return ownedOther, "" // an SDI page (MySQL: an index of no table), or a stale page
+	case h.IsLOB() && clustered != "":
+		return ownedLOB, clustered
+	}
+	return ownedOther, ""
 }
 
 // freshMetadata says whether page of a fresh tablespace is file metadata by the layout of

@@ -258,6 +258,7 @@ func ReadDump(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, 
 		if m != nil {
 			pageSize = m.PageSize
 		}
+		clustered := clusteredName(owner.t)
 		olds := make(map[uint32]bool, len(pages))
 		nums := make([]uint32, len(pages))
 		for i, p := range pages {
@@ -267,34 +268,18 @@ func ReadDump(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, 
 		err := ibd.ReadHeaders(namer.paths[space], pageSize, nums, func(page uint32, h ibd.Header) {
 			old := olds[page]
 			var r *IndexResidency
-			switch {
-			case m == nil && namer.freshMetadata(page):
-				res.Other++
-				return
-			case clean && m != nil && m.FreeOnDisk(page):
-				// With no dirty page in the pool the descriptors on disk are current: a free
-				// page read in by read-ahead, which the server lists as ALLOCATED.
-				res.Other++
-				return
-			case !h.Written || h.Offset != page:
-				// Not written since its allocation; or, in a fresh tablespace, read at a
-				// page size that is not the file's.
+			kind, name := namer.headerOwner(space, page, h, m, clean, clustered)
+			switch kind {
+			case ownedUnknown:
 				unknown(space, old)
 				return
-			case h.IsIndex():
-				name, ok := namer.names[h.IndexID]
-				if !ok || namer.spaceOf[h.IndexID] != space {
-					// An SDI page (MySQL: an index of no table), or a stale page.
-					res.Other++
-					return
-				}
+			case ownedIndex:
 				r = rb.get(space, owner, name)
 				r.Resident++
-			case h.IsLOB() && owner.t.Clustered() != nil:
-				r = rb.get(space, owner, owner.t.Clustered().Name)
+			case ownedLOB:
+				r = rb.get(space, owner, name)
 				r.LOBResident++
 			default:
-				// SDI, undo or bookkeeping pages: no index's.
 				res.Other++
 				return
 			}

@@ -452,15 +452,9 @@ func Load(ctx context.Context, conn *connection.Conn, f Filter) (*Catalog, error
 	in, args := inList(schemas)
 	// where selects the tables in the information_schema queries.
 	where, whereArgs := "TABLE_SCHEMA IN ("+in+")", args
-	var exact map[TableName]bool
-	if len(f.Exact) > 0 {
-		exact = make(map[TableName]bool, len(f.Exact))
-		for _, n := range f.Exact {
-			exact[n] = true
-		}
-	}
-	if n := exactNames(f.Exact); len(n) > 0 && len(n) <= maxExactNames {
-		nin, nargs := inList(n)
+	exact, names := exactSet(f.Exact)
+	if len(names) > 0 && len(names) <= maxExactNames {
+		nin, nargs := inList(names)
 		where, whereArgs = where+" AND TABLE_NAME IN ("+nin+")", append(append([]any(nil), args...), nargs...)
 	}
 
@@ -530,18 +524,23 @@ func Load(ctx context.Context, conn *connection.Conn, f Filter) (*Catalog, error
 	return cat, nil
 }
 
-// exactNames is the distinct table names of names, sorted.
-func exactNames(names []TableName) []string {
+// exactSet is names as a set (nil for none) and their distinct table names, sorted.
+func exactSet(names []TableName) (map[TableName]bool, []string) {
+	if len(names) == 0 {
+		return nil, nil
+	}
+	set := make(map[TableName]bool, len(names))
 	seen := map[string]bool{}
-	var out []string
+	var tables []string
 	for _, n := range names {
+		set[n] = true
 		if !seen[n.Table] {
 			seen[n.Table] = true
-			out = append(out, n.Table)
+			tables = append(tables, n.Table)
 		}
 	}
-	sort.Strings(out)
-	return out
+	sort.Strings(tables)
+	return set, tables
 }
 
 func (f Filter) selects(schema, table string) bool {

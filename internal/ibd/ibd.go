@@ -375,10 +375,7 @@ func (m *Map) InUsePages() int64 {
 // isMetadata: the space header or a descriptor page (every PageSize pages), the
 // change-buffer bitmap page after each, and the inode pages.
 func (m *Map) isMetadata(n uint32) bool {
-	if r := n % uint32(m.PageSize); r == 0 || r == 1 {
-		return true
-	}
-	return n == 2 || m.inodePages[n]
+	return FixedMetadataPage(n, m.PageSize) || m.inodePages[n]
 }
 
 // physicalPageSize decodes the space flags: MariaDB's full_crc32 format (bit 4 set, the page
