@@ -869,18 +869,9 @@ func loadSpaces(ctx context.Context, sess *connection.Session, srv flavor.Server
 	if err != nil {
 		return explainPrivilege(err, srv.TablesTable())
 	}
-	sizes := map[uint32]int64{}
-	err = sess.Query(ctx, "SELECT SPACE, COALESCE(FILE_SIZE, 0) FROM "+srv.TablespacesTable(), nil, func(rows *sql.Rows) error {
-		var space uint32
-		var size int64
-		if err := rows.Scan(&space, &size); err != nil {
-			return err
-		}
-		sizes[space] = size
-		return nil
-	})
+	sizes, err := readFileSizes(ctx, sess, srv)
 	if err != nil {
-		return explainPrivilege(err, srv.TablespacesTable())
+		return err
 	}
 	// FULLTEXT auxiliary tables are named after their parent's table id, in hex.
 	type ftsKey struct {
@@ -962,6 +953,24 @@ func loadSpaces(ctx context.Context, sess *connection.Session, srv flavor.Server
 		}
 	}
 	return nil
+}
+
+// readFileSizes is each tablespace's file size, by space id.
+func readFileSizes(ctx context.Context, sess *connection.Session, srv flavor.Server) (map[uint32]int64, error) {
+	sizes := map[uint32]int64{}
+	err := sess.Query(ctx, "SELECT SPACE, COALESCE(FILE_SIZE, 0) FROM "+srv.TablespacesTable(), nil, func(rows *sql.Rows) error {
+		var space uint32
+		var size int64
+		if err := rows.Scan(&space, &size); err != nil {
+			return err
+		}
+		sizes[space] = size
+		return nil
+	})
+	if err != nil {
+		return nil, explainPrivilege(err, srv.TablespacesTable())
+	}
+	return sizes, nil
 }
 
 // ftsName matches a FULLTEXT auxiliary table: schema, the parent's table id in hex, and the

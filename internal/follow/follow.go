@@ -197,6 +197,9 @@ type endpoint struct {
 	name string
 	opts connection.Options
 	conn *connection.Conn
+	// catalogs keeps this server's catalog between rounds (see catalog.Cache): a round
+	// reads it on both servers, and on MariaDB each full read opens every table.
+	catalogs catalog.Cache
 }
 
 func (e *endpoint) get(ctx context.Context) (*connection.Conn, error) {
@@ -345,7 +348,7 @@ func runRound(ctx context.Context, o Options, src, tgt *endpoint, path string, l
 	if tot, err := bufferpool.ReadTotals(ctx, sc); err == nil {
 		s.sourceReads, s.sourcePoolPages = pagesRead(tot), tot.PagesTotal
 	}
-	capture, err := snapshot.Capture(ctx, sc, snapshot.Options{Path: path, AllowEmpty: true, Filter: o.Filter, ToolVersion: o.ToolVersion, PageList: o.PageList, Log: log})
+	capture, err := snapshot.Capture(ctx, sc, snapshot.Options{Path: path, AllowEmpty: true, Filter: o.Filter, ToolVersion: o.ToolVersion, PageList: o.PageList, Log: log, Catalogs: &src.catalogs})
 	if err != nil {
 		return fail(src, err)
 	}
@@ -355,7 +358,7 @@ func runRound(ctx context.Context, o Options, src, tgt *endpoint, path string, l
 	if err != nil {
 		return fail(src, err)
 	}
-	resolved, err := warm.Resolve(ctx, tc, mf)
+	resolved, err := warm.ResolveCached(ctx, tc, mf, &tgt.catalogs)
 	if err != nil {
 		return fail(tgt, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/innowarm/innowarm/internal/catalog"
 	"os"
 	"time"
 
@@ -84,6 +85,9 @@ func CaptureObserving(ctx context.Context, conn *connection.Conn, o Options, win
 	}
 	if window <= 0 {
 		return Capture(ctx, conn, o)
+	}
+	if o.Catalogs == nil {
+		o.Catalogs = &catalog.Cache{}
 	}
 	var why string
 	if auto {

@@ -39,6 +39,9 @@ type Options struct {
 	// remembers, scored over the captures (format version 2's history fields): Every uses
 	// one. Without it a manifest is this capture's LRU list alone.
 	History *History
+	// Catalogs, when set, gives repeated captures the catalog of the last one while the
+	// server's dictionary has not changed (Every and CaptureObserving set one).
+	Catalogs *catalog.Cache
 	// ObserveOnly feeds the capture to History and writes nothing.
 	ObserveOnly bool
 	// NoKeys leaves out the pages' key ranges (format version 3), which need the
@@ -109,7 +112,7 @@ func Capture(ctx context.Context, conn *connection.Conn, o Options) (*Result, er
 	if f.Empty() {
 		f.All = true
 	}
-	cat, err := catalog.Load(ctx, conn, f)
+	cat, err := o.Catalogs.Load(ctx, conn, f)
 	if err != nil {
 		return nil, err
 	}
@@ -246,6 +249,9 @@ func Every(ctx context.Context, conn *connection.Conn, o Options, interval time.
 	}
 	if o.History == nil {
 		o.History = NewHistory(HalfLifeFor(interval))
+	}
+	if o.Catalogs == nil {
+		o.Catalogs = &catalog.Cache{}
 	}
 	failures, churnCaptures := 0, 0
 	var lastWrite time.Time

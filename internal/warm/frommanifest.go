@@ -72,6 +72,12 @@ type TargetKey struct {
 // and partition name (space ids differ between servers), dropping entries of objects this
 // server lacks and pages past the end of the file. The manifest must have been verified.
 func Resolve(ctx context.Context, conn *connection.Conn, m *manifest.Manifest) (*Resolved, error) {
+	return ResolveCached(ctx, conn, m, nil)
+}
+
+// ResolveCached is Resolve reading the catalog through cats, for a caller that resolves
+// manifests on the same server again and again (each round of follow).
+func ResolveCached(ctx context.Context, conn *connection.Conn, m *manifest.Manifest, cats *catalog.Cache) (*Resolved, error) {
 	r := &Resolved{Source: m.Header, Name: m.Name, Entries: int64(len(m.Entries)), Dropped: map[string]int64{}, ByTarget: map[TargetKey]int64{},
 		m: m, keyColumns: map[TargetKey]string{}}
 	if err := m.CheckPageSize(conn.Server.PageSize); err != nil {
@@ -100,7 +106,7 @@ func Resolve(ctx context.Context, conn *connection.Conn, m *manifest.Manifest) (
 		for _, o := range m.Objects {
 			exact = append(exact, catalog.TableName{Schema: o.Schema, Table: o.Table})
 		}
-		if cat, err = catalog.Load(ctx, conn, catalog.Filter{Schemas: schemas, Exact: exact}); err != nil {
+		if cat, err = cats.Load(ctx, conn, catalog.Filter{Schemas: schemas, Exact: exact}); err != nil {
 			return nil, err
 		}
 	}

@@ -1,0 +1,181 @@
+package catalog
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"reflect"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/innowarm/innowarm/internal/connection"
+	"github.com/innowarm/innowarm/internal/flavor"
+)
+
+// Cache gives a caller that loads the same selection again and again (snapshot --every,
+// each round of follow on both of its servers) the catalog it loaded last, for as long as
+// InnoDB's dictionary says no table, partition, index or column changed. On MariaDB,
+// information_schema's TABLES sizes, STATISTICS and PARTITIONS open every selected table:
+// 11-16 s for a server of 20,000 tables, paid at each capture, and each time the selected
+// tables go through the server's table cache, pushing out the ones its clients use. The
+// dictionary's fingerprint reads only InnoDB's own views, which open no table.
+//
+// What the fingerprint does not see (index sizes growing, a table's comment, MariaDB's
+// IGNORED indexes and MySQL's invisible ones, both changed without a rebuild) is at most
+// MaxAge old; the tablespaces' file sizes are read again at every reuse.
+type Cache struct {
+	// MaxAge bounds how long one load is given again; 0 means DefaultCacheAge.
+	MaxAge time.Duration
+
+	mu     sync.Mutex
+	filter Filter // the filter of the cached load, Exact aside
+	exact  map[TableName]bool
+	print  fingerprint
+	cat    *Catalog
+	at     time.Time
+	// Loads and Reuses count what Load did, for tests and logs.
+	Loads, Reuses int
+}
+
+// DefaultCacheAge is how long a cached catalog lasts when Cache.MaxAge is 0: sizes the
+// dictionary does not fingerprint are at most this old, and a server of 20,000 tables pays
+// its full catalog read once per this time instead of once per capture.
+const DefaultCacheAge = 10 * time.Minute
+
+// fingerprint sums InnoDB's dictionary: any CREATE, DROP, RENAME, TRUNCATE, rebuild,
+// partition change, index or column change moves one of these.
+type fingerprint struct {
+	server                                 string
+	tables, tablesSum, indexes, indexesSum int64
+	columns, columnsSum                    int64
+}
+
+func readFingerprint(ctx context.Context, sess *connection.Session, srv flavor.Server) (fingerprint, error) {
+	fp := fingerprint{server: srv.String()}
+	// SUM of CRC32s rather than BIT_XOR: a swap of two tables' names (RENAME a TO tmp, b TO a,
+	// tmp TO b) changes each row, and rows are distinct, so no two cancel out.
+	q := `SELECT
+		(SELECT COUNT(*) FROM ` + srv.TablesTable() + `),
+		(SELECT COALESCE(SUM(CRC32(CONCAT_WS(' ', TABLE_ID, NAME, SPACE, N_COLS))), 0) FROM ` + srv.TablesTable() + `),
+		(SELECT COUNT(*) FROM ` + srv.IndexesTable() + `),
+		(SELECT COALESCE(SUM(CRC32(CONCAT_WS(' ', INDEX_ID, TABLE_ID, NAME))), 0) FROM ` + srv.IndexesTable() + `),
+		(SELECT COUNT(*) FROM ` + srv.ColumnsTable() + `),
+		(SELECT COALESCE(SUM(CRC32(CONCAT_WS(' ', TABLE_ID, POS, NAME, MTYPE, PRTYPE, LEN))), 0) FROM ` + srv.ColumnsTable() + `)`
+	err := sess.QueryRow(ctx, q, nil, &fp.tables, &fp.tablesSum, &fp.indexes, &fp.indexesSum, &fp.columns, &fp.columnsSum)
+	if err != nil {
+		return fp, fmt.Errorf("read the dictionary's fingerprint: %w", explainPrivilege(err, srv.TablesTable()))
+	}
+	return fp, nil
+}
+
+// Load is catalog.Load, given again from the cache when the filter is the one of the cached
+// load (or, with Exact, names a subset of its tables) and the dictionary has not changed.
+// A filter whose Exact tables the cache lacks loads the union of both, so that a follow
+// round whose hot set moved to a few new tables reuses the catalog from the next round on.
+// The catalog returned is the caller's to change (its slices are its own; the tables are
+// shared and must not be changed). A nil Cache loads every time.
+func (c *Cache) Load(ctx context.Context, conn *connection.Conn, f Filter) (*Catalog, error) {
+	if c == nil {
+		return Load(ctx, conn, f)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	sess, err := conn.NewSession(ctx)
+	if err != nil {
+		return nil, err
+	}
+	fp, err := readFingerprint(ctx, sess, conn.Server)
+	sess.Close()
+	if err != nil {
+		return nil, err
+	}
+	maxAge := cmp.Or(c.MaxAge, DefaultCacheAge)
+	base := f
+	base.Exact = nil
+	same := c.cat != nil && fp == c.print && time.Since(c.at) < maxAge && reflect.DeepEqual(base, c.filter)
+	want, _ := exactSet(f.Exact)
+	if same && c.covers(want) {
+		if err := refreshFileSizes(ctx, conn, c.cat); err != nil {
+			return nil, err
+		}
+		c.Reuses++
+		return c.cat.subset(want), nil
+	}
+	load := f
+	if same && c.exact != nil && want != nil {
+		// The union, so that the cached set only grows while the dictionary stays put.
+		for n := range c.exact {
+			if !want[n] {
+				load.Exact = append(load.Exact, n)
+			}
+		}
+	}
+	cat, err := Load(ctx, conn, load)
+	if err != nil {
+		return nil, err
+	}
+	c.Loads++
+	c.filter, c.print, c.cat, c.at = base, fp, cat, time.Now()
+	c.exact, _ = exactSet(load.Exact)
+	return cat.subset(want), nil
+}
+
+// covers reports whether the cached load holds every table of want (nil: all of the filter).
+func (c *Cache) covers(want map[TableName]bool) bool {
+	if c.exact == nil {
+		return true
+	}
+	if want == nil {
+		return false
+	}
+	for n := range want {
+		if !c.exact[n] {
+			return false
+		}
+	}
+	return true
+}
+
+// subset is a copy of c with its own slices, keeping only the tables (and skips) of want;
+// nil keeps them all.
+func (c *Catalog) subset(want map[TableName]bool) *Catalog {
+	out := *c
+	out.Tables = slices.Clone(c.Tables)
+	out.Skipped = slices.Clone(c.Skipped)
+	out.Notes = slices.Clone(c.Notes)
+	out.estimateNotes = slices.Clone(c.estimateNotes)
+	if want == nil {
+		return &out
+	}
+	out.Tables = slices.DeleteFunc(out.Tables, func(t *Table) bool { return !want[TableName{t.Schema, t.Name}] })
+	out.Skipped = slices.DeleteFunc(out.Skipped, func(s Skip) bool { return !want[TableName{s.Schema, s.Table}] })
+	return &out
+}
+
+// refreshFileSizes reads the tablespaces' sizes again: they grow between captures, and the
+// key capture chooses how to read the files by them.
+func refreshFileSizes(ctx context.Context, conn *connection.Conn, cat *Catalog) error {
+	sess, err := conn.NewSession(ctx)
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	sizes, err := readFileSizes(ctx, sess, conn.Server)
+	if err != nil {
+		return err
+	}
+	for _, t := range cat.Tables {
+		for _, p := range t.Parts {
+			if s, ok := sizes[p.Space]; ok && p.SpaceKnown {
+				p.FileSize = s
+			}
+		}
+		for i := range t.Aux {
+			if s, ok := sizes[t.Aux[i].Space]; ok {
+				t.Aux[i].FileSize = s
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,129 @@
+package catalog_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/innowarm/innowarm/internal/catalog"
+	"github.com/innowarm/innowarm/internal/sandbox/sandboxtest"
+	"github.com/innowarm/innowarm/internal/sqltext"
+)
+
+// TestCacheReloadsOnEveryDictionaryChange: a catalog is given again only while InnoDB's
+// dictionary is unchanged; each kind of change a DBA makes between two captures forces a
+// new read, and what the new read says is the change.
+func TestCacheReloadsOnEveryDictionaryChange(t *testing.T) {
+	db := sandboxtest.Schema(t)
+	q := func(name string) string { return sqltext.Table(db, name) }
+	sandboxtest.Exec(t,
+		"CREATE TABLE "+q("a")+" (id INT PRIMARY KEY, v INT, KEY kv (v)) ENGINE=InnoDB",
+		"CREATE TABLE "+q("b")+" (id INT PRIMARY KEY, w VARCHAR(10)) ENGINE=InnoDB",
+		"CREATE TABLE "+q("c")+" (id INT PRIMARY KEY) ENGINE=InnoDB")
+	ctx := context.Background()
+	conn := sandboxtest.Conn(t)
+	f := catalog.Filter{Schemas: []string{db}}
+	var cache catalog.Cache
+	loads, reuses := 0, 0
+	get := func(f catalog.Filter, wantLoad bool, why string) *catalog.Catalog {
+		t.Helper()
+		cat, err := cache.Load(ctx, conn, f)
+		if err != nil {
+			t.Fatalf("%s: %v", why, err)
+		}
+		if wantLoad {
+			loads++
+		} else {
+			reuses++
+		}
+		if cache.Loads != loads || cache.Reuses != reuses {
+			t.Fatalf("%s: %d loads and %d reuses, want %d and %d", why, cache.Loads, cache.Reuses, loads, reuses)
+		}
+		return cat
+	}
+	indexNames := func(cat *catalog.Catalog, table string) map[string]bool {
+		out := map[string]bool{}
+		for _, tb := range cat.Tables {
+			if tb.Name == table {
+				for _, ix := range tb.Indexes {
+					out[ix.Name] = true
+				}
+			}
+		}
+		return out
+	}
+	first := get(f, true, "first")
+	if len(first.Tables) != 3 {
+		t.Fatalf("first load: %d tables", len(first.Tables))
+	}
+	// A caller's changes to its copy do not reach the cache.
+	first.Tables, first.Skipped = first.Tables[:1], nil
+	if cat := get(f, false, "unchanged"); len(cat.Tables) != 3 {
+		t.Errorf("unchanged: %d tables", len(cat.Tables))
+	}
+	// Data changes the dictionary does not see.
+	sandboxtest.Exec(t, "INSERT INTO "+q("a")+" VALUES (1, 1), (2, 2)")
+	get(f, false, "after an insert")
+
+	sandboxtest.Exec(t, "ALTER TABLE "+q("a")+" ADD KEY kid (id, v)")
+	if cat := get(f, true, "index added"); !indexNames(cat, "a")["kid"] {
+		t.Errorf("index added: a's indexes %v", indexNames(cat, "a"))
+	}
+	sandboxtest.Exec(t, "ALTER TABLE "+q("a")+" RENAME INDEX kid TO kid2")
+	if cat := get(f, true, "index renamed"); !indexNames(cat, "a")["kid2"] {
+		t.Errorf("index renamed: a's indexes %v", indexNames(cat, "a"))
+	}
+	sandboxtest.Exec(t, "ALTER TABLE "+q("b")+" ADD COLUMN x INT")
+	get(f, true, "column added (instant)")
+	sandboxtest.Exec(t, "ALTER TABLE "+q("b")+" RENAME COLUMN x TO y")
+	get(f, true, "column renamed")
+	sandboxtest.Exec(t, "RENAME TABLE "+q("b")+" TO "+q("tmp")+", "+q("c")+" TO "+q("b")+", "+q("tmp")+" TO "+q("c"))
+	if cat := get(f, true, "two tables' names swapped"); len(indexNames(cat, "b")) != 1 {
+		t.Errorf("after the swap b has indexes %v, want the old c's PRIMARY alone", indexNames(cat, "b"))
+	}
+	sandboxtest.Exec(t, "ALTER TABLE "+q("a")+" FORCE")
+	get(f, true, "table rebuilt")
+	sandboxtest.Exec(t, "TRUNCATE TABLE "+q("a"))
+	get(f, true, "table truncated")
+	sandboxtest.Exec(t, "CREATE TABLE "+q("d")+" (id INT PRIMARY KEY) ENGINE=InnoDB")
+	if cat := get(f, true, "table created"); len(cat.Tables) != 4 {
+		t.Errorf("table created: %d tables", len(cat.Tables))
+	}
+	sandboxtest.Exec(t, "DROP TABLE "+q("d"))
+	if cat := get(f, true, "table dropped"); len(cat.Tables) != 3 {
+		t.Errorf("table dropped: %d tables", len(cat.Tables))
+	}
+	get(f, false, "unchanged again")
+
+	// Named tables are a subset of a load of their schema; a filter with other schemas or
+	// patterns loads.
+	exactA := catalog.Filter{Schemas: []string{db}, Exact: []catalog.TableName{{Schema: db, Table: "a"}}}
+	if cat := get(exactA, false, "a named table of the cached schema"); len(cat.Tables) != 1 || cat.Tables[0].Name != "a" {
+		t.Errorf("exact a: %d tables", len(cat.Tables))
+	}
+	get(catalog.Filter{Schemas: []string{db, "mysql"}}, true, "another filter")
+
+	// A cache of named tables: a name it lacks loads the union, which then covers both; the
+	// whole schema is not in it.
+	cache, loads, reuses = catalog.Cache{}, 0, 0
+	get(exactA, true, "a named table, first")
+	exactB := catalog.Filter{Schemas: []string{db}, Exact: []catalog.TableName{{Schema: db, Table: "b"}}}
+	if cat := get(exactB, true, "a name the cached load lacks"); len(cat.Tables) != 1 || cat.Tables[0].Name != "b" {
+		t.Errorf("exact b: %d tables", len(cat.Tables))
+	}
+	if cat := get(exactA, false, "a name of the union"); len(cat.Tables) != 1 || cat.Tables[0].Name != "a" {
+		t.Errorf("exact a from the union: %d tables", len(cat.Tables))
+	}
+	if cat := get(f, true, "the schema's every table, after named ones"); len(cat.Tables) != 3 {
+		t.Errorf("whole schema after named ones: %d tables", len(cat.Tables))
+	}
+
+	aged := catalog.Cache{MaxAge: 1}
+	for i := range 2 {
+		if _, err := aged.Load(ctx, conn, f); err != nil {
+			t.Fatal(err)
+		}
+		if aged.Loads != i+1 {
+			t.Errorf("past MaxAge: %d loads after %d calls", aged.Loads, i+1)
+		}
+	}
+}
