@@ -88,7 +88,13 @@ func (c *Cache) Load(ctx context.Context, conn *connection.Conn, f Filter) (*Cat
 	fp, err := readFingerprint(ctx, sess, conn.Server)
 	sess.Close()
 	if err != nil {
-		return nil, err
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		// A dictionary view this user or server does not give: every load reads in full,
+		// as without a cache.
+		c.cat = nil
+		return Load(ctx, conn, f)
 	}
 	maxAge := cmp.Or(c.MaxAge, DefaultCacheAge)
 	base := f
