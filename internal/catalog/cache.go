@@ -53,8 +53,8 @@ type fingerprint struct {
 
 func readFingerprint(ctx context.Context, sess *connection.Session, srv flavor.Server) (fingerprint, error) {
 	fp := fingerprint{server: srv.String()}
-	// SUM of CRC32s rather than BIT_XOR: a swap of two tables' names (RENAME a TO tmp, b TO a,
-	// tmp TO b) changes each row, and rows are distinct, so no two cancel out.
+	// Each row's id goes into its checksum with its name: a swap of two tables' names
+	// (RENAME a TO tmp, b TO a, tmp TO b) keeps the set of names and the set of ids.
 	q := `SELECT
 		(SELECT COUNT(*) FROM ` + srv.TablesTable() + `),
 		(SELECT COALESCE(SUM(CRC32(CONCAT_WS(' ', TABLE_ID, NAME, SPACE, N_COLS))), 0) FROM ` + srv.TablesTable() + `),
