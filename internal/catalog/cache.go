@@ -85,8 +85,8 @@ func (c *Cache) Load(ctx context.Context, conn *connection.Conn, f Filter) (*Cat
 	if err != nil {
 		return nil, err
 	}
+	defer sess.Close()
 	fp, err := readFingerprint(ctx, sess, conn.Server)
-	sess.Close()
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, err
@@ -102,7 +102,7 @@ func (c *Cache) Load(ctx context.Context, conn *connection.Conn, f Filter) (*Cat
 	same := c.cat != nil && fp == c.print && time.Since(c.at) < maxAge && reflect.DeepEqual(base, c.filter)
 	want, _ := exactSet(f.Exact)
 	if same && c.covers(want) {
-		if err := refreshFileSizes(ctx, conn, c.cat); err != nil {
+		if err := refreshFileSizes(ctx, sess, conn.Server, c.cat); err != nil {
 			return nil, err
 		}
 		c.Reuses++
@@ -161,13 +161,8 @@ func (c *Catalog) subset(want map[TableName]bool) *Catalog {
 
 // refreshFileSizes reads the tablespaces' sizes again: they grow between captures, and the
 // key capture chooses how to read the files by them.
-func refreshFileSizes(ctx context.Context, conn *connection.Conn, cat *Catalog) error {
-	sess, err := conn.NewSession(ctx)
-	if err != nil {
-		return err
-	}
-	defer sess.Close()
-	sizes, err := readFileSizes(ctx, sess, conn.Server)
+func refreshFileSizes(ctx context.Context, sess *connection.Session, srv flavor.Server, cat *Catalog) error {
+	sizes, err := readFileSizes(ctx, sess, srv)
 	if err != nil {
 		return err
 	}

@@ -51,18 +51,31 @@ func TestCacheReloadsOnEveryDictionaryChange(t *testing.T) {
 		}
 		return out
 	}
+	fileSize := func(cat *catalog.Catalog, table string) int64 {
+		for _, tb := range cat.Tables {
+			if tb.Name == table {
+				return tb.Parts[0].FileSize
+			}
+		}
+		return -1
+	}
 	first := get(f, true, "first")
 	if len(first.Tables) != 3 {
 		t.Fatalf("first load: %d tables", len(first.Tables))
 	}
+	before := fileSize(first, "b")
 	// A caller's changes to its copy do not reach the cache.
 	first.Tables, first.Skipped = first.Tables[:1], nil
 	if cat := get(f, false, "unchanged"); len(cat.Tables) != 3 {
 		t.Errorf("unchanged: %d tables", len(cat.Tables))
 	}
-	// Data changes the dictionary does not see.
-	sandboxtest.Exec(t, "INSERT INTO "+q("a")+" VALUES (1, 1), (2, 2)")
-	get(f, false, "after an insert")
+	// Data changes the dictionary does not see; the file sizes are read again.
+	digit := "(SELECT 0 AS i UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9)"
+	sandboxtest.Exec(t, "INSERT INTO "+q("b")+" SELECT 1 + d1.i + 10 * d2.i + 100 * d3.i + 1000 * d4.i, 'xxxxxxxxxx' FROM "+
+		digit+" d1, "+digit+" d2, "+digit+" d3, "+digit+" d4")
+	if after := fileSize(get(f, false, "after an insert"), "b"); after <= before {
+		t.Errorf("b's file: %d bytes before 10,000 rows were inserted, %d after", before, after)
+	}
 
 	sandboxtest.Exec(t, "ALTER TABLE "+q("a")+" ADD KEY kid (id, v)")
 	if cat := get(f, true, "index added"); !indexNames(cat, "a")["kid"] {
