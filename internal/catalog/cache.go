@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -15,15 +16,15 @@ import (
 
 // Cache gives a caller that loads the same selection again and again (snapshot --every,
 // each round of follow on both of its servers) the catalog it loaded last, for as long as
-// InnoDB's dictionary says no table, partition, index or column changed. On MariaDB,
+// the server's dictionary says no table, partition, index or column changed. On MariaDB,
 // information_schema's TABLES sizes, STATISTICS and PARTITIONS open every selected table:
 // 11-16 s for a server of 20,000 tables, paid at each capture, and each time the selected
 // tables go through the server's table cache, pushing out the ones its clients use. The
-// dictionary's fingerprint reads only InnoDB's own views, which open no table.
+// dictionary's fingerprint reads views that open no table (flavor.DictionaryFingerprint).
 //
 // What the fingerprint does not see (index sizes growing, a table's comment, MariaDB's
-// IGNORED indexes and MySQL's invisible ones, both changed without a rebuild) is at most
-// MaxAge old; the tablespaces' file sizes are read again at every reuse.
+// IGNORED indexes, changed without a rebuild) is at most MaxAge old; the tablespaces' file
+// sizes are read again at every reuse.
 type Cache struct {
 	// MaxAge bounds how long one load is given again; 0 means DefaultCacheAge.
 	MaxAge time.Duration
@@ -34,6 +35,8 @@ type Cache struct {
 	print  fingerprint
 	cat    *Catalog
 	at     time.Time
+	// derived holds what Derived built from the cached load, dropped with it.
+	derived map[string]any
 	// Loads and Reuses count what Load did, for tests and logs.
 	Loads, Reuses int
 }
@@ -43,30 +46,22 @@ type Cache struct {
 // its full catalog read once per this time instead of once per capture.
 const DefaultCacheAge = 10 * time.Minute
 
-// fingerprint sums InnoDB's dictionary: any CREATE, DROP, RENAME, TRUNCATE, rebuild,
-// partition change, index or column change moves one of these.
-type fingerprint struct {
-	server                                 string
-	tables, tablesSum, indexes, indexesSum int64
-	columns, columnsSum                    int64
-}
+// fingerprint is the server and a count and a checksum of each of its dictionary views
+// (flavor.DictionaryFingerprint): any CREATE, DROP, RENAME, TRUNCATE, rebuild, partition
+// change, index or column change moves one of them.
+type fingerprint string
 
 func readFingerprint(ctx context.Context, sess *connection.Session, srv flavor.Server) (fingerprint, error) {
-	fp := fingerprint{server: srv.String()}
-	// Each row's id goes into its checksum with its name: a swap of two tables' names
-	// (RENAME a TO tmp, b TO a, tmp TO b) keeps the set of names and the set of ids.
-	q := `SELECT
-		(SELECT COUNT(*) FROM ` + srv.TablesTable() + `),
-		(SELECT COALESCE(SUM(CRC32(CONCAT_WS(' ', TABLE_ID, NAME, SPACE, N_COLS))), 0) FROM ` + srv.TablesTable() + `),
-		(SELECT COUNT(*) FROM ` + srv.IndexesTable() + `),
-		(SELECT COALESCE(SUM(CRC32(CONCAT_WS(' ', INDEX_ID, TABLE_ID, NAME))), 0) FROM ` + srv.IndexesTable() + `),
-		(SELECT COUNT(*) FROM ` + srv.ColumnsTable() + `),
-		(SELECT COALESCE(SUM(CRC32(CONCAT_WS(' ', TABLE_ID, POS, NAME, MTYPE, PRTYPE, LEN))), 0) FROM ` + srv.ColumnsTable() + `)`
-	err := sess.QueryRow(ctx, q, nil, &fp.tables, &fp.tablesSum, &fp.indexes, &fp.indexesSum, &fp.columns, &fp.columnsSum)
-	if err != nil {
-		return fp, fmt.Errorf("read the dictionary's fingerprint: %w", explainPrivilege(err, srv.TablesTable()))
+	var parts []string
+	for _, src := range srv.DictionaryFingerprint() {
+		var n, sum int64
+		q := "SELECT COUNT(*), COALESCE(SUM(CRC32(CONCAT_WS(' ', " + src.Columns + "))), 0) FROM " + src.From
+		if err := sess.QueryRow(ctx, q, nil, &n, &sum); err != nil {
+			return "", fmt.Errorf("read the dictionary's fingerprint: %w", explainPrivilege(err, src.From))
+		}
+		parts = append(parts, fmt.Sprintf("%s %d %d", src.From, n, sum))
 	}
-	return fp, nil
+	return fingerprint(srv.String() + "\n" + strings.Join(parts, "\n")), nil
 }
 
 // Load is catalog.Load, given again from the cache when the filter is the one of the cached
@@ -93,7 +88,7 @@ func (c *Cache) Load(ctx context.Context, conn *connection.Conn, f Filter) (*Cat
 		}
 		// A dictionary view this user or server does not give: every load reads in full,
 		// as without a cache.
-		c.cat = nil
+		c.cat, c.derived = nil, nil
 		return Load(ctx, conn, f)
 	}
 	maxAge := cmp.Or(c.MaxAge, DefaultCacheAge)
@@ -122,9 +117,36 @@ func (c *Cache) Load(ctx context.Context, conn *connection.Conn, f Filter) (*Cat
 		return nil, err
 	}
 	c.Loads++
-	c.filter, c.print, c.cat, c.at = base, fp, cat, time.Now()
+	c.filter, c.print, c.cat, c.at, c.derived = base, fp, cat, time.Now(), nil
 	c.exact, _ = exactSet(load.Exact)
 	return cat.subset(want), nil
+}
+
+// Derived gives what build made of the same cached load before (another dictionary read
+// beside the catalog, for the same tables), building it once per load under key: it is as
+// current as the catalog Load gave last. Without a cache or a cached load, build runs each
+// time; a failed build is not kept.
+func (c *Cache) Derived(key string, build func() (any, error)) (any, error) {
+	if c == nil {
+		return build()
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cat == nil {
+		return build()
+	}
+	if v, ok := c.derived[key]; ok {
+		return v, nil
+	}
+	v, err := build()
+	if err != nil {
+		return nil, err
+	}
+	if c.derived == nil {
+		c.derived = map[string]any{}
+	}
+	c.derived[key] = v
+	return v, nil
 }
 
 // covers reports whether the cached load holds every table of want (nil: all of the filter).

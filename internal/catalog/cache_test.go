@@ -140,3 +140,45 @@ func TestCacheReloadsOnEveryDictionaryChange(t *testing.T) {
 		}
 	}
 }
+
+// TestCacheDerivedLastsOneLoad: what is built beside a cached load (the key capture's
+// dictionary reads) is given again while the load is, and built again after a change.
+func TestCacheDerivedLastsOneLoad(t *testing.T) {
+	db := sandboxtest.Schema(t)
+	sandboxtest.Exec(t, "CREATE TABLE "+sqltext.Table(db, "a")+" (id INT PRIMARY KEY) ENGINE=InnoDB")
+	ctx := context.Background()
+	conn := sandboxtest.Conn(t)
+	f := catalog.Filter{Schemas: []string{db}}
+	builds := 0
+	build := func() (any, error) { builds++; return builds, nil }
+	derive := func(c *catalog.Cache, want int, why string) {
+		t.Helper()
+		if v, err := c.Derived("k", build); err != nil || v.(int) != want {
+			t.Errorf("%s: %v, %v; want build %d", why, v, err, want)
+		}
+	}
+	var nilCache *catalog.Cache
+	derive(nilCache, 1, "no cache")
+	derive(nilCache, 2, "no cache, again")
+	var cache catalog.Cache
+	derive(&cache, 3, "nothing loaded yet")
+	load := func() {
+		t.Helper()
+		if _, err := cache.Load(ctx, conn, f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	load()
+	derive(&cache, 4, "first load")
+	load()
+	derive(&cache, 4, "the same load, given again")
+	sandboxtest.Exec(t, "ALTER TABLE "+sqltext.Table(db, "a")+" ADD COLUMN v INT")
+	load()
+	derive(&cache, 5, "a new load after a change")
+	if _, err := cache.Derived("other", func() (any, error) { return nil, context.Canceled }); err == nil {
+		t.Error("a failed build gave no error")
+	}
+	if v, err := cache.Derived("other", func() (any, error) { return "built", nil }); err != nil || v != "built" {
+		t.Errorf("after a failed build: %v, %v", v, err)
+	}
+}

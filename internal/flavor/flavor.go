@@ -313,6 +313,34 @@ func (s Server) dictTable(mariadb, mysql string) string {
 	return "information_schema." + mysql
 }
 
+// DictionarySource is one view a catalog fingerprint sums: its rows' Columns, checksummed.
+type DictionarySource struct{ From, Columns string }
+
+// DictionaryFingerprint is what a catalog cache sums to learn that no table, partition,
+// index or column changed, from views that open no table. MariaDB and MySQL before 8.0:
+// InnoDB's own dictionary views (0.12-0.14 s at 20,000 tables), where information_schema's
+// STATISTICS opens each table; a rebuild or TRUNCATE gives the table a new id. MySQL 8.0+:
+// information_schema's views of its data dictionary (0.8 s at 20,000 tables), where its
+// INNODB_TABLES, INNODB_INDEXES and INNODB_COLUMNS build every table's InnoDB definition
+// (5.5-5.8 s each); a rebuild or TRUNCATE gives the table a new tablespace.
+func (s Server) DictionaryFingerprint() []DictionarySource {
+	if s.IsMariaDB() || !s.Version.AtLeast(8, 0, 0) {
+		return []DictionarySource{
+			// A row's id with its name: swapping two tables' names keeps the set of each.
+			{s.TablesTable(), "TABLE_ID, NAME, SPACE, N_COLS"},
+			{s.IndexesTable(), "INDEX_ID, TABLE_ID, NAME"},
+			{s.ColumnsTable(), "TABLE_ID, POS, NAME, MTYPE, PRTYPE, LEN"},
+		}
+	}
+	return []DictionarySource{
+		{"information_schema.TABLES", "TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE, ENGINE, CREATE_TIME"},
+		{"information_schema.STATISTICS", "TABLE_SCHEMA, TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX, COLUMN_NAME, SUB_PART, IS_VISIBLE"},
+		{"information_schema.COLUMNS", "TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, ORDINAL_POSITION, COLUMN_TYPE"},
+		// A space's id with its name: a rebuild, a TRUNCATE, a swap of two tables' names.
+		{s.TablespacesTable(), "SPACE, NAME"},
+	}
+}
+
 // GlobalStatusTable is the table of SHOW GLOBAL STATUS's rows (VARIABLE_NAME,
 // VARIABLE_VALUE), for a status variable inside a query: MySQL 5.7 moved it to
 // performance_schema and 8.0 removed information_schema's.

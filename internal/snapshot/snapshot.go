@@ -355,7 +355,7 @@ func collect(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, o
 	if o.History != nil {
 		objs = o.History.objects
 	}
-	kc := &keyCapture{conn: conn, cat: cat, history: o.History != nil}
+	kc := &keyCapture{conn: conn, cat: cat, history: o.History != nil, catalogs: o.Catalogs}
 	if !o.NoKeys {
 		// The dictionary's queries run while the page list is read.
 		prepCtx, cancel := context.WithCancel(ctx)
