@@ -122,23 +122,24 @@ func (c *Cache) Load(ctx context.Context, conn *connection.Conn, f Filter) (*Cat
 	return cat.subset(want), nil
 }
 
-// Derived gives what build made of the same cached load before (another dictionary read
-// beside the catalog, for the same tables), building it once per load under key: it is as
-// current as the catalog Load gave last. Without a cache or a cached load, build runs each
-// time; a failed build is not kept.
-func (c *Cache) Derived(key string, build func() (any, error)) (any, error) {
+// Derived gives what build made of the cached load before (another dictionary read beside
+// the catalog), building it once per load under key: it is as current as the catalog Load
+// gave last. build gets the whole cached load, of which each catalog Load gave is a part,
+// so that what it makes serves them all; without a cache or a cached load it gets cat, and
+// runs each time. A failed build is not kept.
+func (c *Cache) Derived(key string, cat *Catalog, build func(*Catalog) (any, error)) (any, error) {
 	if c == nil {
-		return build()
+		return build(cat)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.cat == nil {
-		return build()
+		return build(cat)
 	}
 	if v, ok := c.derived[key]; ok {
 		return v, nil
 	}
-	v, err := build()
+	v, err := build(c.cat)
 	if err != nil {
 		return nil, err
 	}
@@ -147,6 +148,19 @@ func (c *Cache) Derived(key string, build func() (any, error)) (any, error) {
 	}
 	c.derived[key] = v
 	return v, nil
+}
+
+// KnownSpaces is the tablespaces of the catalog's table parts whose id is known.
+func (c *Catalog) KnownSpaces() map[uint32]bool {
+	spaces := map[uint32]bool{}
+	for _, t := range c.Tables {
+		for _, p := range t.Parts {
+			if p.SpaceKnown {
+				spaces[p.Space] = true
+			}
+		}
+	}
+	return spaces
 }
 
 // covers reports whether the cached load holds every table of want (nil: all of the filter).

@@ -150,10 +150,11 @@ func TestCacheDerivedLastsOneLoad(t *testing.T) {
 	conn := sandboxtest.Conn(t)
 	f := catalog.Filter{Schemas: []string{db}}
 	builds := 0
-	build := func() (any, error) { builds++; return builds, nil }
+	var built *catalog.Catalog
+	build := func(cat *catalog.Catalog) (any, error) { builds, built = builds+1, cat; return builds, nil }
 	derive := func(c *catalog.Cache, want int, why string) {
 		t.Helper()
-		if v, err := c.Derived("k", build); err != nil || v.(int) != want {
+		if v, err := c.Derived("k", nil, build); err != nil || v.(int) != want {
 			t.Errorf("%s: %v, %v; want build %d", why, v, err, want)
 		}
 	}
@@ -170,15 +171,18 @@ func TestCacheDerivedLastsOneLoad(t *testing.T) {
 	}
 	load()
 	derive(&cache, 4, "first load")
+	if built == nil || len(built.Tables) != 1 {
+		t.Errorf("the build was not given the cached load: %v", built)
+	}
 	load()
 	derive(&cache, 4, "the same load, given again")
 	sandboxtest.Exec(t, "ALTER TABLE "+sqltext.Table(db, "a")+" ADD COLUMN v INT")
 	load()
 	derive(&cache, 5, "a new load after a change")
-	if _, err := cache.Derived("other", func() (any, error) { return nil, context.Canceled }); err == nil {
+	if _, err := cache.Derived("other", nil, func(*catalog.Catalog) (any, error) { return nil, context.Canceled }); err == nil {
 		t.Error("a failed build gave no error")
 	}
-	if v, err := cache.Derived("other", func() (any, error) { return "built", nil }); err != nil || v != "built" {
+	if v, err := cache.Derived("other", nil, func(*catalog.Catalog) (any, error) { return "built", nil }); err != nil || v != "built" {
 		t.Errorf("after a failed build: %v, %v", v, err)
 	}
 }

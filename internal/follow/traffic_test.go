@@ -47,6 +47,22 @@ func clientTraffic(t *testing.T, sb *sandbox.Sandbox) func() int64 {
 	}
 }
 
+// waitForOldBlocksRaised waits until innodb_old_blocks_pct is raised above its default, as
+// a load into an idle pool does (warm.RunOptions.ReplaceStale), with SHOW statements only.
+func waitForOldBlocksRaised(t *testing.T, conn *connection.Conn, limit time.Duration) bool {
+	t.Helper()
+	for deadline := time.Now().Add(limit); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		var v int
+		if err := conn.DB.QueryRow("SHOW GLOBAL VARIABLES LIKE 'innodb_old_blocks_pct'").Scan(new(string), &v); err != nil {
+			t.Fatal(err)
+		}
+		if v > 37 {
+			return true
+		}
+	}
+	return false
+}
+
 // waitForPagesRead waits until sb has read n pages from disk since the call. It reads SHOW
 // statements only: bufferpool.ReadTotals's SELECT @@... would count as client traffic.
 func waitForPagesRead(t *testing.T, conn *connection.Conn, n int64, limit time.Duration) bool {
@@ -95,9 +111,14 @@ func TestFollowReplansWhenTheTargetGetsTraffic(t *testing.T) {
 	var statuses []follow.Status
 	done := make(chan error, 1)
 	go func() { done <- follow.Run(ctx, o, nil, func(s follow.Status) { statuses = append(statuses, s) }) }()
-	// The hot table is about 400 pages: 6 s at 1 MB/s. Traffic starts after 100 of them.
+	// The hot table is about 400 pages: 6 s at 1 MB/s. Traffic starts after 100 of them,
+	// counted from the load's start (the old sublist raised for it): what the server reads
+	// before, opening the tables for the round's dictionary queries, is not the load's.
+	if !waitForOldBlocksRaised(t, tgtConn, 60*time.Second) {
+		t.Fatal("the target's old sublist was not raised for a load within 60 s of follow's start")
+	}
 	if !waitForPagesRead(t, tgtConn, 100, 60*time.Second) {
-		t.Fatal("the target read no 100 pages within 60 s of follow's start")
+		t.Fatal("the target read no 100 pages within 60 s of the load's start")
 	}
 	stopTraffic := clientTraffic(t, target)
 	err = <-done

@@ -133,18 +133,11 @@ type keyDictionary struct {
 // waits for it; ctx's end stops it.
 func (kc *keyCapture) prepare(ctx context.Context) {
 	kc.prepared = make(chan struct{})
-	spaces := map[uint32]bool{}
-	for _, t := range kc.cat.Tables {
-		for _, p := range t.Parts {
-			if p.SpaceKnown {
-				spaces[p.Space] = true
-			}
-		}
-	}
 	// Within one load of a catalog cache (repeated captures), what these say changes only
 	// with the dictionary: on MySQL they read INNODB_TABLES, INDEXES and COLUMNS, which build
 	// every table's InnoDB definition (5-6 s each at 20,000 tables).
-	read := func() (any, error) {
+	read := func(cat *catalog.Catalog) (any, error) {
+		spaces := cat.KnownSpaces()
 		var d keyDictionary
 		var wg sync.WaitGroup
 		var filesErr, rootsErr, dictErr error
@@ -155,11 +148,11 @@ func (kc *keyCapture) prepare(ctx context.Context) {
 		}()
 		go func() {
 			defer wg.Done()
-			d.roots, rootsErr = kc.indexRoots(ctx, spaces)
+			d.roots, rootsErr = pagekey.IndexRoots(ctx, kc.conn, cat, spaces)
 		}()
 		go func() {
 			defer wg.Done()
-			d.dict, dictErr = pagekey.LoadDictionary(ctx, kc.conn, kc.cat)
+			d.dict, dictErr = pagekey.LoadDictionary(ctx, kc.conn, cat)
 		}()
 		wg.Wait()
 		return d, cmp.Or(filesErr, rootsErr, dictErr)
@@ -169,7 +162,7 @@ func (kc *keyCapture) prepare(ctx context.Context) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		v, err := kc.catalogs.Derived(fmt.Sprintf("snapshot keys of %d spaces, %d tables", len(spaces), len(kc.cat.Tables)), read)
+		v, err := kc.catalogs.Derived("snapshot's key dictionary", kc.cat, read)
 		if err != nil {
 			prepErr = err
 			return
@@ -644,12 +637,6 @@ func clusteredName(t *catalog.Table) string {
 }
 
 type indexRoot = pagekey.IndexRoot
-
-// indexRoots reads each index's id and root page in the given tablespaces (a MySQL
-// partition's from its table's SDI: pagekey.IndexRoots).
-func (kc *keyCapture) indexRoots(ctx context.Context, spaces map[uint32]bool) (map[uint32]map[string]indexRoot, error) {
-	return pagekey.IndexRoots(ctx, kc.conn, kc.cat, spaces)
-}
 
 // RemoteKeysNote is the one line snapshot gives when it cannot read the source's files.
 func RemoteKeysNote(why string) string {

@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/innowarm/innowarm/internal/catalog"
 	"github.com/innowarm/innowarm/internal/connection"
 	"github.com/innowarm/innowarm/internal/keys"
 	"github.com/innowarm/innowarm/internal/manifest"
@@ -90,7 +89,6 @@ func (r *Resolved) treePages(ctx context.Context, conn *connection.Conn, kts []k
 		}
 		return pages, fallback
 	}
-	want := map[uint32]bool{}
 	spaceOf := map[TargetKey]uint32{}
 	for _, kt := range kts {
 		_, p, ix := findIndex(r.Catalog, kt.key)
@@ -98,20 +96,13 @@ func (r *Resolved) treePages(ctx context.Context, conn *connection.Conn, kts []k
 			fallback[kt.key] = "its tablespace is unknown here"
 			continue
 		}
-		want[p.Space], spaceOf[kt.key] = true, p.Space
+		spaceOf[kt.key] = p.Space
 	}
-	files, err := catalog.TablespaceFiles(ctx, conn, want)
+	kd, err := r.keyDictionary(ctx, conn)
 	if err != nil {
 		return fail(err.Error())
 	}
-	roots, err := pagekey.IndexRoots(ctx, conn, r.Catalog, want)
-	if err != nil {
-		return fail(err.Error())
-	}
-	dict, err := pagekey.LoadDictionary(ctx, conn, r.Catalog)
-	if err != nil {
-		return fail(err.Error())
-	}
+	files, roots, dict := kd.files, kd.roots, kd.dict
 	for _, kt := range kts {
 		if _, ok := fallback[kt.key]; ok {
 			continue

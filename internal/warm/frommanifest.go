@@ -49,6 +49,8 @@ type Resolved struct {
 	// hottest first, past the end of this server's file too: the key path reads them by key
 	// (bykey.go), so a page number this server's file does not have does not matter there.
 	keyed []keyedEntry
+	// catalogs is the cache the catalog came from (ResolveCached), nil for none.
+	catalogs *catalog.Cache
 	// keyColumns is each keyed target's key columns (manifest.Object.KeyColumns).
 	keyColumns map[TargetKey]string
 }
@@ -79,7 +81,7 @@ func Resolve(ctx context.Context, conn *connection.Conn, m *manifest.Manifest) (
 // manifests on the same server again and again (each round of follow).
 func ResolveCached(ctx context.Context, conn *connection.Conn, m *manifest.Manifest, cats *catalog.Cache) (*Resolved, error) {
 	r := &Resolved{Source: m.Header, Name: m.Name, Entries: int64(len(m.Entries)), Dropped: map[string]int64{}, ByTarget: map[TargetKey]int64{},
-		m: m, keyColumns: map[TargetKey]string{}}
+		m: m, keyColumns: map[TargetKey]string{}, catalogs: cats}
 	if err := m.CheckPageSize(conn.Server.PageSize); err != nil {
 		return nil, err
 	}
