@@ -1,7 +1,6 @@
 package snapshot
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -133,42 +132,6 @@ type keyDictionary struct {
 // waits for it; ctx's end stops it.
 func (kc *keyCapture) prepare(ctx context.Context) {
 	kc.prepared = make(chan struct{})
-	// Within one load of a catalog cache (repeated captures), what these say changes only
-	// with the dictionary: on MySQL they read INNODB_TABLES, INDEXES and COLUMNS, which build
-	// every table's InnoDB definition (5-6 s each at 20,000 tables).
-	read := func(cat *catalog.Catalog) (any, error) {
-		spaces := cat.KnownSpaces()
-		var d keyDictionary
-		var wg sync.WaitGroup
-		var filesErr, rootsErr, dictErr error
-		wg.Add(3)
-		go func() {
-			defer wg.Done()
-			d.files, filesErr = catalog.TablespaceFiles(ctx, kc.conn, spaces)
-		}()
-		go func() {
-			defer wg.Done()
-			d.roots, rootsErr = pagekey.IndexRoots(ctx, kc.conn, cat, spaces)
-		}()
-		go func() {
-			defer wg.Done()
-			d.dict, dictErr = pagekey.LoadDictionary(ctx, kc.conn, cat)
-		}()
-		wg.Wait()
-		return d, cmp.Or(filesErr, rootsErr, dictErr)
-	}
-	var prepErr error
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		v, err := kc.catalogs.Derived("snapshot's key dictionary", kc.cat, read)
-		if err != nil {
-			prepErr = err
-			return
-		}
-		kc.prep.files, kc.prep.roots, kc.prep.dict = v.(keyDictionary).files, v.(keyDictionary).roots, v.(keyDictionary).dict
-	}()
 	pctx, cancel := context.WithCancel(ctx)
 	kc.prefetched = make(chan struct{})
 	kc.stopPrefetch = func() {
@@ -176,8 +139,8 @@ func (kc *keyCapture) prepare(ctx context.Context) {
 		<-kc.prefetched
 	}
 	go func() {
-		wg.Wait()
-		kc.prep.err = prepErr
+		d, err := pagekey.ReadKeyDictionary(ctx, kc.conn, kc.catalogs, kc.cat)
+		kc.prep.files, kc.prep.roots, kc.prep.dict, kc.prep.err = d.Files, d.Roots, d.Dict, err
 		close(kc.prepared)
 		defer close(kc.prefetched)
 		if kc.prep.err == nil {

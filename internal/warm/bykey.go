@@ -194,11 +194,11 @@ func (r *Resolved) samplePhysical(ctx context.Context, conn *connection.Conn, id
 		}
 		bySpace[pr.p.Space] = append(bySpace[pr.p.Space], id)
 	}
-	kd, err := r.keyDictionary(ctx, conn)
+	kd, err := pagekey.ReadKeyDictionary(ctx, conn, r.catalogs, r.Catalog)
 	if err != nil {
 		return fail(err.Error())
 	}
-	files, roots, dict := kd.files, kd.roots, kd.dict
+	files, roots, dict := kd.Files, kd.Roots, kd.Dict
 	samples := map[uint32][]keyedEntry{}
 	for _, e := range r.keyed {
 		if len(samples[e.target]) < physicalSample {
@@ -804,37 +804,4 @@ func (pl *Plan) verifyKeyed(ctx context.Context, sess *connection.Session, tg *T
 		return bad, nil
 	}
 	return "", nil
-}
-
-// keyDictionary is what reading pages by key needs of the server's dictionary: the
-// tablespaces' files, their indexes' roots, the columns' stored types, for every table of
-// the catalog. Through the resolve's catalog cache it is read once per cached load (each
-// round of follow would otherwise read them again; on MySQL INNODB_INDEXES and COLUMNS
-// build every table's InnoDB definition, 5-6 s each at 20,000 tables).
-type keyDictionary struct {
-	files map[uint32]string
-	roots map[uint32]map[string]indexRoot
-	dict  *pagekey.Dictionary
-}
-
-func (r *Resolved) keyDictionary(ctx context.Context, conn *connection.Conn) (keyDictionary, error) {
-	v, err := r.catalogs.Derived("warm's key dictionary", r.Catalog, func(cat *catalog.Catalog) (any, error) {
-		var d keyDictionary
-		var err error
-		spaces := cat.KnownSpaces()
-		if d.files, err = catalog.TablespaceFiles(ctx, conn, spaces); err != nil {
-			return nil, err
-		}
-		if d.roots, err = pagekey.IndexRoots(ctx, conn, cat, spaces); err != nil {
-			return nil, err
-		}
-		if d.dict, err = pagekey.LoadDictionary(ctx, conn, cat); err != nil {
-			return nil, err
-		}
-		return d, nil
-	})
-	if err != nil {
-		return keyDictionary{}, err
-	}
-	return v.(keyDictionary), nil
 }

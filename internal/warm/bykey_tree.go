@@ -98,11 +98,11 @@ func (r *Resolved) treePages(ctx context.Context, conn *connection.Conn, kts []k
 		}
 		spaceOf[kt.key] = p.Space
 	}
-	kd, err := r.keyDictionary(ctx, conn)
+	kd, err := pagekey.ReadKeyDictionary(ctx, conn, r.catalogs, r.Catalog)
 	if err != nil {
 		return fail(err.Error())
 	}
-	files, roots, dict := kd.files, kd.roots, kd.dict
+	files, roots, dict := kd.Files, kd.Roots, kd.Dict
 	for _, kt := range kts {
 		if _, ok := fallback[kt.key]; ok {
 			continue
