@@ -74,6 +74,10 @@ type Catalog struct {
 	// estimateNotes say why sizes were estimated; they are notes only where the files did
 	// not count those indexes instead.
 	estimateNotes []string
+
+	// memo holds dictionary reads made beside this load (KnownRoots), shared with its
+	// subsets; nil for a catalog not made by Load.
+	memo *loadMemo
 }
 
 // Estimated lists the indexes (schema.table index, with the partition) whose size is
@@ -428,7 +432,7 @@ func keyPartBytes(c IndexColumn) int64 {
 // server too.
 func Load(ctx context.Context, conn *connection.Conn, f Filter) (*Catalog, error) {
 	srv := conn.Server
-	cat := &Catalog{Server: srv}
+	cat := &Catalog{Server: srv, memo: newLoadMemo()}
 	if f.Empty() {
 		return nil, exitcode.BadValue("Selection", "is empty: choose schemas, tables or all databases")
 	}

@@ -80,6 +80,9 @@ func sizesFromFiles(ctx context.Context, conn *connection.Conn, sess *connection
 	}
 	roots := map[uint32][]ibd.Index{}
 	names := map[uint32]map[string]uint64{}
+	// The whole view is read here: kept for the load (KnownRoots), it spares the page
+	// lists' and the key capture's reads of it.
+	viewRoots := map[uint32]map[string]IndexRoot{}
 	err = sess.Query(ctx, srv.IndexRootsQuery(), nil, func(rows *sql.Rows) error {
 		var ix ibd.Index
 		var name string
@@ -88,10 +91,17 @@ func sizesFromFiles(ctx context.Context, conn *connection.Conn, sess *connection
 		if err := rows.Scan(&ix.ID, &name, &space, &root); err != nil {
 			return err
 		}
-		if !spaces[space] || !root.Valid {
+		if !root.Valid {
 			return nil
 		}
 		ix.Root = uint32(root.Int64)
+		if viewRoots[space] == nil {
+			viewRoots[space] = map[string]IndexRoot{}
+		}
+		viewRoots[space][name] = IndexRoot{ID: ix.ID, Root: ix.Root}
+		if !spaces[space] {
+			return nil
+		}
 		roots[space] = append(roots[space], ix)
 		if names[space] == nil {
 			names[space] = map[string]uint64{}
@@ -103,6 +113,7 @@ func sizesFromFiles(ctx context.Context, conn *connection.Conn, sess *connection
 		why = "read the index roots: " + err.Error()
 		return
 	}
+	cat.RememberRoots(nil, true, viewRoots)
 	for space, ref := range want {
 		path, ok := paths[space]
 		if !ok {

@@ -12,10 +12,7 @@ import (
 )
 
 // IndexRoot is an index's id and root page in its tablespace.
-type IndexRoot struct {
-	ID   uint64
-	Root uint32
-}
+type IndexRoot = catalog.IndexRoot
 
 // IndexRoots reads the id and root page of every index in the given tablespaces, by space
 // and index name: from the server's dictionary view, and, for the partitions of cat's tables
@@ -23,39 +20,27 @@ type IndexRoot struct {
 // from the partitioned table's serialized dictionary (SDI) in its partitions' files, which
 // needs innowarm on the database host. Partitions whose roots neither gives are left out:
 // their keys are not read, and callers say so.
+//
+// The view's answer is kept with cat's load (catalog.KnownRoots): a space read once for the
+// load is not read again.
 func IndexRoots(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, spaces map[uint32]bool) (map[uint32]map[string]IndexRoot, error) {
-	out := map[uint32]map[string]IndexRoot{}
 	if len(spaces) == 0 {
-		return out, nil
+		return map[uint32]map[string]IndexRoot{}, nil
 	}
-	ids := make([]string, 0, len(spaces))
-	for s := range spaces {
-		ids = append(ids, strconv.FormatUint(uint64(s), 10))
+	known, missing := cat.KnownRoots(spaces)
+	out := make(map[uint32]map[string]IndexRoot, len(spaces))
+	for space, byName := range known {
+		out[space] = byName
 	}
-	q := conn.Server.IndexRootsQuery() + " WHERE SPACE IN (" + strings.Join(ids, ",") + ")"
-	sess, err := conn.NewSession(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer sess.Close()
-	err = sess.Query(ctx, q, nil, func(rows *sql.Rows) error {
-		var id uint64
-		var name string
-		var space uint32
-		var root sql.NullInt64
-		if err := rows.Scan(&id, &name, &space, &root); err != nil {
-			return err
+	if len(missing) > 0 {
+		read, err := readIndexRoots(ctx, conn, missing)
+		if err != nil {
+			return nil, err
 		}
-		if root.Valid {
-			if out[space] == nil {
-				out[space] = map[string]IndexRoot{}
-			}
-			out[space][name] = IndexRoot{ID: id, Root: uint32(root.Int64)}
+		cat.RememberRoots(missing, false, read)
+		for space, byName := range read {
+			out[space] = byName
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, catalog.ExplainPrivilege(err, conn.Server.IndexesTable())
 	}
 	if cat == nil {
 		return out, nil
@@ -105,6 +90,41 @@ func IndexRoots(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog
 			}
 			break
 		}
+	}
+	return out, nil
+}
+
+// readIndexRoots reads the dictionary view's roots of the given tablespaces.
+func readIndexRoots(ctx context.Context, conn *connection.Conn, spaces []uint32) (map[uint32]map[string]IndexRoot, error) {
+	out := map[uint32]map[string]IndexRoot{}
+	ids := make([]string, 0, len(spaces))
+	for _, s := range spaces {
+		ids = append(ids, strconv.FormatUint(uint64(s), 10))
+	}
+	q := conn.Server.IndexRootsQuery() + " WHERE SPACE IN (" + strings.Join(ids, ",") + ")"
+	sess, err := conn.NewSession(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer sess.Close()
+	err = sess.Query(ctx, q, nil, func(rows *sql.Rows) error {
+		var id uint64
+		var name string
+		var space uint32
+		var root sql.NullInt64
+		if err := rows.Scan(&id, &name, &space, &root); err != nil {
+			return err
+		}
+		if root.Valid {
+			if out[space] == nil {
+				out[space] = map[string]IndexRoot{}
+			}
+			out[space][name] = IndexRoot{ID: id, Root: uint32(root.Int64)}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, catalog.ExplainPrivilege(err, conn.Server.IndexesTable())
 	}
 	return out, nil
 }

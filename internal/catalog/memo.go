@@ -1,0 +1,83 @@
+package catalog
+
+import (
+	"maps"
+	"sync"
+)
+
+// IndexRoot is an index's id and root page in its tablespace, as the server's dictionary
+// view lists it (INNODB_SYS_INDEXES / INNODB_INDEXES: INDEX_ID, PAGE_NO).
+type IndexRoot struct {
+	ID   uint64
+	Root uint32
+}
+
+// loadMemo holds dictionary reads made beside one catalog load, shared by every part of it
+// (Cache.Load gives subsets of one load): they are as current as the load itself, and a
+// load lasts only while the dictionary's fingerprint stays put (Cache).
+type loadMemo struct {
+	mu    sync.Mutex
+	roots rootRows
+}
+
+// rootRows is what the dictionary view said of the index roots of the tablespaces read so
+// far: all when the whole view was read (a space not in bySpace then has no row).
+type rootRows struct {
+	all     bool
+	bySpace map[uint32]map[string]IndexRoot
+}
+
+func newLoadMemo() *loadMemo {
+	return &loadMemo{roots: rootRows{bySpace: map[uint32]map[string]IndexRoot{}}}
+}
+
+// KnownRoots gives, of spaces, the index roots (by space and index name) that an earlier
+// read of the dictionary view made for this load, and the spaces still to be read. An
+// index's root page is fixed for its life and a new index or a rebuild changes the
+// dictionary's fingerprint, so what was read stays true for the load; on MySQL each read
+// of INNODB_INDEXES builds every table's definition (about 5 s at 20,000 tables), and
+// follow's rounds and snapshot --every read them for each capture's page list. A catalog
+// not made by Load (a literal) remembers nothing: every space is missing.
+func (c *Catalog) KnownRoots(spaces map[uint32]bool) (known map[uint32]map[string]IndexRoot, missing []uint32) {
+	known = map[uint32]map[string]IndexRoot{}
+	if c == nil || c.memo == nil {
+		for s := range spaces {
+			missing = append(missing, s)
+		}
+		return known, missing
+	}
+	m := c.memo
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for s := range spaces {
+		byName, ok := m.roots.bySpace[s]
+		switch {
+		case ok:
+			if len(byName) > 0 {
+				known[s] = byName
+			}
+		case !m.roots.all:
+			missing = append(missing, s)
+		}
+	}
+	return known, missing
+}
+
+// RememberRoots keeps what a read of the dictionary view gave for the spaces it asked for
+// (read: every one of them, those with no row included), or, with all, for the whole view.
+// The maps given are kept: the caller must not change them afterwards.
+func (c *Catalog) RememberRoots(read []uint32, all bool, rows map[uint32]map[string]IndexRoot) {
+	if c == nil || c.memo == nil {
+		return
+	}
+	m := c.memo
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, s := range read {
+		if _, ok := m.roots.bySpace[s]; !ok {
+			m.roots.bySpace[s] = nil
+		}
+	}
+	maps.Copy(m.roots.bySpace, rows)
+	m.roots.all = m.roots.all || all
+}
