@@ -1,6 +1,7 @@
 package pagekey
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/binary"
@@ -11,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/innowarm/innowarm/internal/catalog"
 	"github.com/innowarm/innowarm/internal/connection"
@@ -78,6 +80,34 @@ func LoadDictionary(ctx context.Context, conn *connection.Conn, cat *catalog.Cat
 		return d, nil
 	}
 	in := strings.Join(ids, ",")
+	// Three reads, each on a session of its own, at once: on MySQL each view builds every
+	// table's InnoDB definition whatever the WHERE (about 5 s at 20,000 tables), and the
+	// three fill different fields of each table.
+	reads := []func(context.Context, *connection.Conn, string) error{d.readColumns, d.readIndexFields, d.readRowFormats}
+	errs := make([]error, len(reads))
+	var wg sync.WaitGroup
+	for i, read := range reads {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = read(ctx, conn, in)
+		}()
+	}
+	wg.Wait()
+	if err := cmp.Or(errs...); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// readColumns reads the tables' stored columns (types and, for the record's order, positions).
+func (d *Dictionary) readColumns(ctx context.Context, conn *connection.Conn, in string) error {
+	srv := conn.Server
+	sess, err := conn.NewSession(ctx)
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
 	type pos struct {
 		name string
 		pos  int64
@@ -99,7 +129,7 @@ func LoadDictionary(ctx context.Context, conn *connection.Conn, cat *catalog.Cat
 		return nil
 	})
 	if err != nil {
-		return nil, catalog.ExplainPrivilege(err, srv.ColumnsTable())
+		return catalog.ExplainPrivilege(err, srv.ColumnsTable())
 	}
 	for id, ps := range order {
 		sort.Slice(ps, func(i, j int) bool { return ps[i].pos < ps[j].pos })
@@ -107,6 +137,17 @@ func LoadDictionary(ctx context.Context, conn *connection.Conn, cat *catalog.Cat
 			d.tables[id].order = append(d.tables[id].order, p.name)
 		}
 	}
+	return nil
+}
+
+// readIndexFields reads the fields of the tables' indexes, in order.
+func (d *Dictionary) readIndexFields(ctx context.Context, conn *connection.Conn, in string) error {
+	srv := conn.Server
+	sess, err := conn.NewSession(ctx)
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
 	type field struct {
 		index, name string
 		pos         int64
@@ -131,7 +172,7 @@ func LoadDictionary(ctx context.Context, conn *connection.Conn, cat *catalog.Cat
 		return nil
 	})
 	if err != nil {
-		return nil, catalog.ExplainPrivilege(err, srv.IndexesTable())
+		return catalog.ExplainPrivilege(err, srv.IndexesTable())
 	}
 	fields := map[uint64][]field{}
 	if len(indexIDs) > 0 {
@@ -148,7 +189,7 @@ func LoadDictionary(ctx context.Context, conn *connection.Conn, cat *catalog.Cat
 			return nil
 		})
 		if err != nil {
-			return nil, catalog.ExplainPrivilege(err, srv.FieldsTable())
+			return catalog.ExplainPrivilege(err, srv.FieldsTable())
 		}
 	}
 	for id, fs := range fields {
@@ -162,6 +203,17 @@ func LoadDictionary(ctx context.Context, conn *connection.Conn, cat *catalog.Cat
 			t.indexFields[f.index] = append(t.indexFields[f.index], f.name)
 		}
 	}
+	return nil
+}
+
+// readRowFormats reads the tables' row formats and instant columns.
+func (d *Dictionary) readRowFormats(ctx context.Context, conn *connection.Conn, in string) error {
+	srv := conn.Server
+	sess, err := conn.NewSession(ctx)
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
 	err = sess.Query(ctx, "SELECT TABLE_ID, ROW_FORMAT, "+srv.InstantColumnsExpr()+" FROM "+srv.TablesTable()+" WHERE TABLE_ID IN ("+in+")", nil, func(rows *sql.Rows) error {
 		var id uint64
 		var format sql.NullString
@@ -175,9 +227,9 @@ func LoadDictionary(ctx context.Context, conn *connection.Conn, cat *catalog.Cat
 		return nil
 	})
 	if err != nil {
-		return nil, catalog.ExplainPrivilege(err, srv.TablesTable())
+		return catalog.ExplainPrivilege(err, srv.TablesTable())
 	}
-	return d, nil
+	return nil
 }
 
 // Source reads pages of one tablespace file.
