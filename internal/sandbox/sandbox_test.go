@@ -453,6 +453,7 @@ func TestTemplateCache(t *testing.T) {
 	if _, err := conn.DB.ExecContext(ctx, "CREATE DATABASE made_by_the_first"); err != nil {
 		t.Fatal(err)
 	}
+	firstID := conn.Server.Identity()
 	conn.Close()
 	templates, _ := filepath.Glob(filepath.Join(cache, "*", "complete"))
 	if len(templates) != 1 {
@@ -465,6 +466,11 @@ func TestTemplateCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
+	// Another server, which says so (MySQL's server_uuid is made at a data directory's
+	// first start, and the template's was copied with it).
+	if id := conn.Server.Identity(); id == firstID {
+		t.Errorf("the copy claims the first server's identity %s", id)
+	}
 	var n int
 	if err := conn.DB.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = 'made_by_the_first'").Scan(&n); err != nil || n != 0 {
 		t.Fatalf("the copy holds what the first server did after its bootstrap: %d schemas, %v", n, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -32,7 +33,7 @@ func (s *Sandbox) installFrom(ctx context.Context, bin Binary, cache string) err
 			return fmt.Errorf("sandbox dir %s is not writable: %w", s.Dir, err)
 		}
 		if err := copyTree(filepath.Join(tmpl, dataDirName), s.Datadir); err == nil {
-			return nil
+			return forgetServerUUID(s.Datadir)
 		}
 		os.RemoveAll(s.Datadir) // a template removed under us: bootstrap instead
 	}
@@ -53,6 +54,18 @@ func (s *Sandbox) installFrom(ctx context.Context, bin Binary, cache string) err
 		return nil
 	}
 	_ = os.Rename(build, tmpl) // another process may have won the race: its template is as good
+	return nil
+}
+
+// forgetServerUUID removes MySQL's auto.cnf from a data directory copied from a template:
+// it holds the server_uuid the template's server made at its first start, and every copy
+// would claim that identity, so that two test servers took each other's manifests for
+// their own (warm by page number, "this server's manifest"). MySQL makes a new one at the
+// copy's first start; MariaDB has no such file.
+func forgetServerUUID(datadir string) error {
+	if err := os.Remove(filepath.Join(datadir, "auto.cnf")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("sandbox: forget the template's server_uuid: %w", err)
+	}
 	return nil
 }
 
