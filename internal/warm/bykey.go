@@ -122,6 +122,12 @@ func (r *Resolved) choosePaths(ctx context.Context, conn *connection.Conn, byKey
 				ip.Path, ip.Reason = r.treeOrSQL(k, fmt.Sprintf("not a page-for-page copy: %d of %d sampled pages hold other keys here", v.sampled-v.same, v.sampled))
 			case r.Source.ServerID == conn.Server.Identity():
 				ip.Reason = fmt.Sprintf("the manifest is this server's (%s) and its pages could not be checked (%s)", r.Source.ServerID, v.why)
+			case v.why == noLowKey:
+				// A small table's one page, or only the index's first leaves hot: the file
+				// is readable here, and the ranges (from the index's start) name the
+				// same rows in this server's tree, which loads natively and whose pages
+				// count for coverage; range scans would read them again every round.
+				ip.Path, ip.Reason = r.treeOrSQL(k, fmt.Sprintf("another server's manifest (%s) whose sampled pages are each the index's leftmost (%s)", r.Source.ServerID, v.why))
 			default:
 				ip.Path, ip.Reason = PathSQL, fmt.Sprintf("another server's manifest (%s) and this server's pages could not be checked (%s)", r.Source.ServerID, v.why)
 			}
@@ -159,6 +165,10 @@ func (r *Resolved) treeOrSQL(k TargetKey, why string) (string, string) {
 // treeReason ends the reason of the tree path (placeTrees replaces it when the tree cannot
 // be read after all).
 const treeReason = ": the key ranges are found in this server's own B-tree and loaded natively"
+
+// noLowKey is why a sample says nothing: each sampled page was its index's leftmost, whose
+// low bound is open (an index of one page, or whose first pages only were hot).
+const noLowKey = "no sampled page has a low key"
 
 type physicalVerdict struct {
 	sampled, same int
@@ -251,7 +261,7 @@ func (r *Resolved) samplePhysical(ctx context.Context, conn *connection.Conn, id
 				}
 			}
 			if v.sampled == 0 {
-				v.why = "no sampled page has a low key"
+				v.why = noLowKey
 			}
 			out[id] = v
 		}
