@@ -700,10 +700,14 @@ func (mp *ManifestPlan) Run(ctx context.Context, conn *connection.Conn, ro RunOp
 			if a[0] == 0 {
 				continue
 			}
+			// As for a selection (exec.go): an index that lost pages to the pool's
+			// evictions during the load loaded none; a full pool's follow round said
+			// "loaded -29".
+			loaded := max(0, a[1]-b[1])
 			res.Targets = append(res.Targets, &TargetResult{Schema: k.Schema, Table: k.Table, Partition: k.Partition, Index: k.Index, Kind: k.Kind,
-				EstPages: a[0], IndexPages: a[0], ResidentBefore: b[1], ResidentAfter: a[1], PagesLoaded: a[1] - b[1],
+				EstPages: a[0], IndexPages: a[0], ResidentBefore: b[1], ResidentAfter: a[1], PagesLoaded: loaded,
 				CoverageBefore: ratio(b[1], a[0]), CoverageAfter: ratio(a[1], a[0]), CoverageExact: true})
-			res.PagesLoaded += a[1] - b[1]
+			res.PagesLoaded += loaded
 		}
 		if t, err := bufferpool.ReadTotals(ctx, conn); err == nil {
 			res.PoolAfter = t
