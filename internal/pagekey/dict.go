@@ -83,37 +83,46 @@ func LoadDictionary(ctx context.Context, conn *connection.Conn, cat *catalog.Cat
 	// Three reads, each on a session of its own, at once: on MySQL each view builds every
 	// table's InnoDB definition whatever the WHERE (about 5 s at 20,000 tables), and the
 	// three fill different fields of each table.
-	reads := []func(context.Context, *connection.Conn, string) error{d.readColumns, d.readIndexFields, d.readRowFormats}
-	errs := make([]error, len(reads))
-	var wg sync.WaitGroup
-	for i, read := range reads {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = read(ctx, conn, in)
-		}()
+	var reads []func() error
+	for _, read := range []func(context.Context, *connection.Session, flavor.Server, string) error{d.readColumns, d.readIndexFields, d.readRowFormats} {
+		reads = append(reads, func() error {
+			sess, err := conn.NewSession(ctx)
+			if err != nil {
+				return err
+			}
+			defer sess.Close()
+			return read(ctx, sess, srv, in)
+		})
 	}
-	wg.Wait()
-	if err := cmp.Or(errs...); err != nil {
+	if err := together(reads...); err != nil {
 		return nil, err
 	}
 	return d, nil
 }
 
-// readColumns reads the tables' stored columns (types and, for the record's order, positions).
-func (d *Dictionary) readColumns(ctx context.Context, conn *connection.Conn, in string) error {
-	srv := conn.Server
-	sess, err := conn.NewSession(ctx)
-	if err != nil {
-		return err
+// together runs fns at once and gives the first of their errors, in their order.
+func together(fns ...func() error) error {
+	errs := make([]error, len(fns))
+	var wg sync.WaitGroup
+	for i, fn := range fns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = fn()
+		}()
 	}
-	defer sess.Close()
+	wg.Wait()
+	return cmp.Or(errs...)
+}
+
+// readColumns reads the tables' stored columns (types and, for the record's order, positions).
+func (d *Dictionary) readColumns(ctx context.Context, sess *connection.Session, srv flavor.Server, in string) error {
 	type pos struct {
 		name string
 		pos  int64
 	}
 	order := map[uint64][]pos{}
-	err = sess.Query(ctx, "SELECT TABLE_ID, NAME, POS, MTYPE, PRTYPE, LEN FROM "+srv.ColumnsTable()+" WHERE TABLE_ID IN ("+in+")", nil, func(rows *sql.Rows) error {
+	err := sess.Query(ctx, "SELECT TABLE_ID, NAME, POS, MTYPE, PRTYPE, LEN FROM "+srv.ColumnsTable()+" WHERE TABLE_ID IN ("+in+")", nil, func(rows *sql.Rows) error {
 		var id uint64
 		var c StoredColumn
 		var p int64
@@ -141,13 +150,7 @@ func (d *Dictionary) readColumns(ctx context.Context, conn *connection.Conn, in 
 }
 
 // readIndexFields reads the fields of the tables' indexes, in order.
-func (d *Dictionary) readIndexFields(ctx context.Context, conn *connection.Conn, in string) error {
-	srv := conn.Server
-	sess, err := conn.NewSession(ctx)
-	if err != nil {
-		return err
-	}
-	defer sess.Close()
+func (d *Dictionary) readIndexFields(ctx context.Context, sess *connection.Session, srv flavor.Server, in string) error {
 	type field struct {
 		index, name string
 		pos         int64
@@ -161,7 +164,7 @@ func (d *Dictionary) readIndexFields(ctx context.Context, conn *connection.Conn,
 	}
 	indexes := map[uint64]indexOf{}
 	var indexIDs []string
-	err = sess.Query(ctx, "SELECT INDEX_ID, TABLE_ID, NAME FROM "+srv.IndexesTable()+" WHERE TABLE_ID IN ("+in+")", nil, func(rows *sql.Rows) error {
+	err := sess.Query(ctx, "SELECT INDEX_ID, TABLE_ID, NAME FROM "+srv.IndexesTable()+" WHERE TABLE_ID IN ("+in+")", nil, func(rows *sql.Rows) error {
 		var id uint64
 		var ix indexOf
 		if err := rows.Scan(&id, &ix.table, &ix.name); err != nil {
@@ -207,14 +210,8 @@ func (d *Dictionary) readIndexFields(ctx context.Context, conn *connection.Conn,
 }
 
 // readRowFormats reads the tables' row formats and instant columns.
-func (d *Dictionary) readRowFormats(ctx context.Context, conn *connection.Conn, in string) error {
-	srv := conn.Server
-	sess, err := conn.NewSession(ctx)
-	if err != nil {
-		return err
-	}
-	defer sess.Close()
-	err = sess.Query(ctx, "SELECT TABLE_ID, ROW_FORMAT, "+srv.InstantColumnsExpr()+" FROM "+srv.TablesTable()+" WHERE TABLE_ID IN ("+in+")", nil, func(rows *sql.Rows) error {
+func (d *Dictionary) readRowFormats(ctx context.Context, sess *connection.Session, srv flavor.Server, in string) error {
+	err := sess.Query(ctx, "SELECT TABLE_ID, ROW_FORMAT, "+srv.InstantColumnsExpr()+" FROM "+srv.TablesTable()+" WHERE TABLE_ID IN ("+in+")", nil, func(rows *sql.Rows) error {
 		var id uint64
 		var format sql.NullString
 		var instant, versions int

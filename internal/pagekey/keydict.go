@@ -1,9 +1,7 @@
 package pagekey
 
 import (
-	"cmp"
 	"context"
-	"sync"
 
 	"github.com/innowarm/innowarm/internal/catalog"
 	"github.com/innowarm/innowarm/internal/connection"
@@ -26,23 +24,11 @@ func ReadKeyDictionary(ctx context.Context, conn *connection.Conn, cats *catalog
 	v, err := cats.Derived("pagekey.KeyDictionary", cat, func(cat *catalog.Catalog) (any, error) {
 		spaces := cat.KnownSpaces()
 		var d KeyDictionary
-		var wg sync.WaitGroup
-		var filesErr, rootsErr, dictErr error
-		wg.Add(3)
-		go func() {
-			defer wg.Done()
-			d.Files, filesErr = catalog.TablespaceFiles(ctx, conn, spaces)
-		}()
-		go func() {
-			defer wg.Done()
-			d.Roots, rootsErr = IndexRoots(ctx, conn, cat, spaces)
-		}()
-		go func() {
-			defer wg.Done()
-			d.Dict, dictErr = LoadDictionary(ctx, conn, cat)
-		}()
-		wg.Wait()
-		return d, cmp.Or(filesErr, rootsErr, dictErr)
+		err := together(
+			func() (err error) { d.Files, err = catalog.TablespaceFiles(ctx, conn, spaces); return err },
+			func() (err error) { d.Roots, err = IndexRoots(ctx, conn, cat, spaces); return err },
+			func() (err error) { d.Dict, err = LoadDictionary(ctx, conn, cat); return err })
+		return d, err
 	})
 	if err != nil {
 		return KeyDictionary{}, err
