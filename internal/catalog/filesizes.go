@@ -1,9 +1,10 @@
 package catalog
 
 import (
+	"cmp"
 	"context"
-	"database/sql"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -78,42 +79,21 @@ func sizesFromFiles(ctx context.Context, conn *connection.Conn, sess *connection
 		why = err.Error()
 		return
 	}
-	roots := map[uint32][]ibd.Index{}
-	names := map[uint32]map[string]uint64{}
 	// The whole view is read here: kept for the load (KnownRoots), it spares the page
 	// lists' and the key capture's reads of it.
-	viewRoots := map[uint32]map[string]IndexRoot{}
-	err = sess.Query(ctx, srv.IndexRootsQuery(), nil, func(rows *sql.Rows) error {
-		var ix ibd.Index
-		var name string
-		var space uint32
-		var root sql.NullInt64 // NULL for an index with no tree (a FULLTEXT index's entry)
-		if err := rows.Scan(&ix.ID, &name, &space, &root); err != nil {
-			return err
-		}
-		if !root.Valid {
-			return nil
-		}
-		ix.Root = uint32(root.Int64)
-		if viewRoots[space] == nil {
-			viewRoots[space] = map[string]IndexRoot{}
-		}
-		viewRoots[space][name] = IndexRoot{ID: ix.ID, Root: ix.Root}
-		if !spaces[space] {
-			return nil
-		}
-		roots[space] = append(roots[space], ix)
-		if names[space] == nil {
-			names[space] = map[string]uint64{}
-		}
-		names[space][name] = ix.ID
-		return nil
-	})
+	viewRoots, err := ReadIndexRoots(ctx, sess, srv, "")
 	if err != nil {
 		why = "read the index roots: " + err.Error()
 		return
 	}
 	cat.RememberRoots(nil, true, viewRoots)
+	roots := map[uint32][]ibd.Index{}
+	for space := range spaces {
+		for _, r := range viewRoots[space] {
+			roots[space] = append(roots[space], ibd.Index{ID: r.ID, Root: r.Root})
+		}
+		slices.SortFunc(roots[space], func(a, b ibd.Index) int { return cmp.Compare(a.ID, b.ID) })
+	}
 	for space, ref := range want {
 		path, ok := paths[space]
 		if !ok {
@@ -132,7 +112,8 @@ func sizesFromFiles(ctx context.Context, conn *connection.Conn, sess *connection
 		}
 		lobs := ref.t.MayHoldLOBs()
 		for _, ix := range ref.t.Indexes {
-			id, ok := names[space][ix.Name]
+			r, ok := viewRoots[space][ix.Name]
+			id := r.ID
 			if !ok || ix.Type == "FULLTEXT" {
 				continue
 			}

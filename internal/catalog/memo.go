@@ -1,8 +1,13 @@
 package catalog
 
 import (
+	"context"
+	"database/sql"
 	"maps"
 	"sync"
+
+	"github.com/innowarm/innowarm/internal/connection"
+	"github.com/innowarm/innowarm/internal/flavor"
 )
 
 // IndexRoot is an index's id and root page in its tablespace, as the server's dictionary
@@ -80,4 +85,31 @@ func (c *Catalog) RememberRoots(read []uint32, all bool, rows map[uint32]map[str
 	}
 	maps.Copy(m.roots.bySpace, rows)
 	m.roots.all = m.roots.all || all
+}
+
+// ReadIndexRoots reads the dictionary view's index roots by space and index name, the
+// whole view or, with where ("WHERE SPACE IN (...)"), part of it; an index with no tree (a
+// FULLTEXT index's entry: no root page) is left out.
+func ReadIndexRoots(ctx context.Context, sess *connection.Session, srv flavor.Server, where string) (map[uint32]map[string]IndexRoot, error) {
+	out := map[uint32]map[string]IndexRoot{}
+	err := sess.Query(ctx, srv.IndexRootsQuery()+where, nil, func(rows *sql.Rows) error {
+		var id uint64
+		var name string
+		var space uint32
+		var root sql.NullInt64
+		if err := rows.Scan(&id, &name, &space, &root); err != nil {
+			return err
+		}
+		if root.Valid {
+			if out[space] == nil {
+				out[space] = map[string]IndexRoot{}
+			}
+			out[space][name] = IndexRoot{ID: id, Root: uint32(root.Int64)}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, ExplainPrivilege(err, srv.IndexesTable())
+	}
+	return out, nil
 }

@@ -2,7 +2,6 @@ package pagekey
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -27,11 +26,7 @@ func IndexRoots(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog
 	if len(spaces) == 0 {
 		return map[uint32]map[string]IndexRoot{}, nil
 	}
-	known, missing := cat.KnownRoots(spaces)
-	out := make(map[uint32]map[string]IndexRoot, len(spaces))
-	for space, byName := range known {
-		out[space] = byName
-	}
+	out, missing := cat.KnownRoots(spaces)
 	if len(missing) > 0 {
 		read, err := readIndexRoots(ctx, conn, missing)
 		if err != nil {
@@ -96,37 +91,16 @@ func IndexRoots(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog
 
 // readIndexRoots reads the dictionary view's roots of the given tablespaces.
 func readIndexRoots(ctx context.Context, conn *connection.Conn, spaces []uint32) (map[uint32]map[string]IndexRoot, error) {
-	out := map[uint32]map[string]IndexRoot{}
 	ids := make([]string, 0, len(spaces))
 	for _, s := range spaces {
 		ids = append(ids, strconv.FormatUint(uint64(s), 10))
 	}
-	q := conn.Server.IndexRootsQuery() + " WHERE SPACE IN (" + strings.Join(ids, ",") + ")"
 	sess, err := conn.NewSession(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer sess.Close()
-	err = sess.Query(ctx, q, nil, func(rows *sql.Rows) error {
-		var id uint64
-		var name string
-		var space uint32
-		var root sql.NullInt64
-		if err := rows.Scan(&id, &name, &space, &root); err != nil {
-			return err
-		}
-		if root.Valid {
-			if out[space] == nil {
-				out[space] = map[string]IndexRoot{}
-			}
-			out[space][name] = IndexRoot{ID: id, Root: uint32(root.Int64)}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, catalog.ExplainPrivilege(err, conn.Server.IndexesTable())
-	}
-	return out, nil
+	return catalog.ReadIndexRoots(ctx, sess, conn.Server, " WHERE SPACE IN ("+strings.Join(ids, ",")+")")
 }
 
 // sdiPartitionRoots reads, from a tablespace file's SDI, the root page of every index of
