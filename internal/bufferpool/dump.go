@@ -10,6 +10,7 @@ import (
 	"github.com/innowarm/innowarm/internal/catalog"
 	"github.com/innowarm/innowarm/internal/connection"
 	"github.com/innowarm/innowarm/internal/dumpfile"
+	"github.com/innowarm/innowarm/internal/flavor"
 	"github.com/innowarm/innowarm/internal/ibd"
 	"github.com/innowarm/innowarm/internal/logx"
 	"github.com/innowarm/innowarm/internal/pagekey"
@@ -62,7 +63,9 @@ func StreamDump(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog
 		pos int64
 		id  dumpfile.PageID
 	}
-	var kept []keptPage
+	// Sized once: grown by doubling, a list of 750,000 pages took a fifth of the
+	// snapshot's time (copies, and the collector's work on each new array).
+	kept := make([]keptPage, 0, residentBound(conn.Server, cat))
 	var n int64
 	present := map[uint32]bool{}
 	seconds, total, err := b.DumpEach(ctx, conn, log, func(id dumpfile.PageID) {
@@ -390,4 +393,31 @@ func (fn *fileNamer) name(space, page uint32) (pageType, index string) {
 		return PageTypeFileMetadata, ""
 	}
 	return PageTypeUnnamed, ""
+}
+
+// residentBound bounds how many pages of the catalog's tablespaces the pool can hold: the
+// pool's pages, or fewer when their files are smaller (a selection of a few tables on a
+// large pool). Memory given but not filled is not touched.
+func residentBound(srv flavor.Server, cat *catalog.Catalog) int {
+	pageSize := int64(max(srv.PageSize, 1))
+	bound := max(srv.PoolSize/pageSize, 0)
+	if cat == nil {
+		return 0
+	}
+	var files int64
+	for _, t := range cat.Tables {
+		for _, p := range t.Parts {
+			if !p.SpaceKnown || p.Space == 0 {
+				continue // not kept (spaceOwners)
+			}
+			if p.FileSize <= 0 {
+				return int(min(bound, 1<<26))
+			}
+			files += p.FileSize / pageSize
+		}
+		for _, a := range t.Aux {
+			files += a.FileSize / pageSize
+		}
+	}
+	return int(min(bound, files, 1<<26))
 }
