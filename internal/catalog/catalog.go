@@ -861,17 +861,29 @@ func loadSpaces(ctx context.Context, sess *connection.Session, srv flavor.Server
 	}
 	var sys []sysTable
 	exact := map[string]sysTable{}
-	err := sess.Query(ctx, "SELECT NAME, SPACE, TABLE_ID FROM "+srv.TablesTable(), nil, func(rows *sql.Rows) error {
+	// The record formats come with the names: the key dictionary needs them, and on MySQL
+	// every read of the view builds every table's definition (KnownFormats).
+	formats := map[uint64]TableFormat{}
+	err := sess.Query(ctx, "SELECT NAME, SPACE, TABLE_ID, ROW_FORMAT, "+srv.InstantColumnsExpr()+" FROM "+srv.TablesTable(), nil, func(rows *sql.Rows) error {
 		var s sysTable
-		if err := rows.Scan(&s.name, &s.space, &s.id); err != nil {
+		var format sql.NullString
+		var f TableFormat
+		if err := rows.Scan(&s.name, &s.space, &s.id, &format, &f.InstantCols, &f.RowVersions); err != nil {
 			return err
 		}
+		f.RowFormat = strings.ToLower(format.String)
 		sys = append(sys, s)
 		exact[s.name] = s
+		formats[s.id] = f
 		return nil
 	})
 	if err != nil {
 		return explainPrivilege(err, srv.TablesTable())
+	}
+	if cat.memo != nil {
+		cat.memo.mu.Lock()
+		cat.memo.formats = formats
+		cat.memo.mu.Unlock()
 	}
 	sizes, err := readFileSizes(ctx, sess, srv)
 	if err != nil {

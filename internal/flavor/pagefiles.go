@@ -10,10 +10,10 @@ func (s Server) TablespaceFilesQuery() string {
 	return "SELECT SPACE, PATH FROM " + s.dictTable("INNODB_SYS_DATAFILES", "INNODB_DATAFILES")
 }
 
-// IndexRootsQuery lists every index's id, name, tablespace and root page from the server's
-// dictionary (the same columns on both: INNODB_SYS_INDEXES and INNODB_INDEXES).
+// IndexRootsQuery lists every index's id, name, tablespace, root page and table id from
+// the server's dictionary (the same columns on both: INNODB_SYS_INDEXES and INNODB_INDEXES).
 func (s Server) IndexRootsQuery() string {
-	return "SELECT INDEX_ID, NAME, SPACE, PAGE_NO FROM " + s.IndexesTable()
+	return "SELECT INDEX_ID, NAME, SPACE, PAGE_NO, TABLE_ID FROM " + s.IndexesTable()
 }
 
 // FreeTargetExpr is the page cleaner's free-page target as a SQL expression:

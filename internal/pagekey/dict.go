@@ -62,10 +62,14 @@ func LoadDictionary(ctx context.Context, conn *connection.Conn, cat *catalog.Cat
 		return nil, fmt.Errorf("read the character sets: %w", err)
 	}
 	var ids []string
+	var tableIDs []uint64
+	spaces := map[uint32]bool{}
 	for _, t := range cat.Tables {
 		for _, p := range t.Parts {
 			if p.SpaceKnown && p.TableID != 0 {
 				ids = append(ids, strconv.FormatUint(p.TableID, 10))
+				tableIDs = append(tableIDs, p.TableID)
+				spaces[p.Space] = true
 				d.tables[p.TableID] = &storedTable{columns: map[string]StoredColumn{}}
 			}
 			for _, c := range t.Columns {
@@ -80,12 +84,28 @@ func LoadDictionary(ctx context.Context, conn *connection.Conn, cat *catalog.Cat
 		return d, nil
 	}
 	in := strings.Join(ids, ",")
-	// Three reads, each on a session of its own, at once: on MySQL each view builds every
-	// table's InnoDB definition whatever the WHERE (about 5 s at 20,000 tables), and the
-	// three fill different fields of each table.
-	var reads []func() error
-	for _, read := range []func(context.Context, *connection.Session, flavor.Server, string) error{d.readColumns, d.readIndexFields, d.readRowFormats} {
-		reads = append(reads, func() error {
+	// Up to three reads, each on a session of its own, at once: on MySQL each view builds
+	// every table's InnoDB definition whatever the WHERE (about 5 s at 20,000 tables), and
+	// they fill different fields of each table. The record formats and the indexes' ids
+	// come from the catalog's load where it read them (the whole views, on the database
+	// host): then only the columns and the indexes' fields are read.
+	readIndexes := d.readIndexFields
+	if known, missing := cat.KnownRoots(spaces); len(missing) == 0 {
+		readIndexes = func(ctx context.Context, sess *connection.Session, srv flavor.Server, _ string) error {
+			return d.readFieldsOf(ctx, sess, srv, d.indexesOf(known))
+		}
+	}
+	reads := []func(context.Context, *connection.Session, flavor.Server, string) error{d.readColumns, readIndexes}
+	if formats, ok := cat.KnownFormats(tableIDs); ok {
+		for id, f := range formats {
+			d.tables[id].rowFormat, d.tables[id].instantCols, d.tables[id].versions = f.RowFormat, f.InstantCols, f.RowVersions
+		}
+	} else {
+		reads = append(reads, d.readRowFormats)
+	}
+	var sessions []func() error
+	for _, read := range reads {
+		sessions = append(sessions, func() error {
 			sess, err := conn.NewSession(ctx)
 			if err != nil {
 				return err
@@ -94,7 +114,7 @@ func LoadDictionary(ctx context.Context, conn *connection.Conn, cat *catalog.Cat
 			return read(ctx, sess, srv, in)
 		})
 	}
-	if err := together(reads...); err != nil {
+	if err := together(sessions...); err != nil {
 		return nil, err
 	}
 	return d, nil
@@ -149,21 +169,18 @@ func (d *Dictionary) readColumns(ctx context.Context, sess *connection.Session, 
 	return nil
 }
 
+// indexOf is an index of one of the dictionary's tables: its table's id and its name.
+type indexOf struct {
+	table uint64
+	name  string
+}
+
 // readIndexFields reads the fields of the tables' indexes, in order.
 func (d *Dictionary) readIndexFields(ctx context.Context, sess *connection.Session, srv flavor.Server, in string) error {
-	type field struct {
-		index, name string
-		pos         int64
-	}
 	// Two queries joined here, not one JOIN: the server materializes both views without an
 	// index and joins them in a nested loop, fields times indexes (2.5 s for 5,000 tables of
 	// two indexes each, quadratic beyond).
-	type indexOf struct {
-		table uint64
-		name  string
-	}
 	indexes := map[uint64]indexOf{}
-	var indexIDs []string
 	err := sess.Query(ctx, "SELECT INDEX_ID, TABLE_ID, NAME FROM "+srv.IndexesTable()+" WHERE TABLE_ID IN ("+in+")", nil, func(rows *sql.Rows) error {
 		var id uint64
 		var ix indexOf
@@ -171,15 +188,42 @@ func (d *Dictionary) readIndexFields(ctx context.Context, sess *connection.Sessi
 			return err
 		}
 		indexes[id] = ix
-		indexIDs = append(indexIDs, strconv.FormatUint(id, 10))
 		return nil
 	})
 	if err != nil {
 		return catalog.ExplainPrivilege(err, srv.IndexesTable())
 	}
+	return d.readFieldsOf(ctx, sess, srv, indexes)
+}
+
+// indexesOf picks, of the index roots the catalog's load read (by space and name), the
+// indexes of the dictionary's tables: a shared tablespace holds other tables' too.
+func (d *Dictionary) indexesOf(roots map[uint32]map[string]catalog.IndexRoot) map[uint64]indexOf {
+	indexes := map[uint64]indexOf{}
+	for _, byName := range roots {
+		for name, r := range byName {
+			if _, ok := d.tables[r.Table]; ok {
+				indexes[r.ID] = indexOf{table: r.Table, name: name}
+			}
+		}
+	}
+	return indexes
+}
+
+// readFieldsOf reads the fields of the indexes (by index id), in order.
+func (d *Dictionary) readFieldsOf(ctx context.Context, sess *connection.Session, srv flavor.Server, indexes map[uint64]indexOf) error {
+	type field struct {
+		index, name string
+		pos         int64
+	}
+	indexIDs := make([]string, 0, len(indexes))
+	for id := range indexes {
+		indexIDs = append(indexIDs, strconv.FormatUint(id, 10))
+	}
+	sort.Strings(indexIDs) // the same statement for the same indexes
 	fields := map[uint64][]field{}
 	if len(indexIDs) > 0 {
-		err = sess.Query(ctx, "SELECT INDEX_ID, NAME, POS FROM "+srv.FieldsTable()+" WHERE INDEX_ID IN ("+strings.Join(indexIDs, ",")+")", nil, func(rows *sql.Rows) error {
+		err := sess.Query(ctx, "SELECT INDEX_ID, NAME, POS FROM "+srv.FieldsTable()+" WHERE INDEX_ID IN ("+strings.Join(indexIDs, ",")+")", nil, func(rows *sql.Rows) error {
 			var id uint64
 			var f field
 			if err := rows.Scan(&id, &f.name, &f.pos); err != nil {

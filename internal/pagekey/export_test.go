@@ -14,3 +14,13 @@ func ZipLogEntries(s *Source, n uint32) (int, error) {
 	}
 	return s.logical(raw, make(Page, s.PageSize))
 }
+
+// StoredTable says what the dictionary read of table id: its row format, its instant
+// columns and row versions, and its indexes' fields (nil when it has no such table).
+func (d *Dictionary) StoredTable(id uint64) (format string, instant, versions int, indexFields map[string][]string, ok bool) {
+	st := d.tables[id]
+	if st == nil {
+		return "", 0, 0, nil, false
+	}
+	return st.rowFormat, st.instantCols, st.versions, st.indexFields, true
+}

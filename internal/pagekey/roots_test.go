@@ -3,6 +3,7 @@ package pagekey_test
 import (
 	"context"
 	"maps"
+	"slices"
 	"testing"
 
 	"github.com/innowarm/innowarm/internal/catalog"
@@ -82,4 +83,65 @@ func TestIndexRootsReadOncePerLoad(t *testing.T) {
 
 func equalRoots(a, b map[uint32]map[string]pagekey.IndexRoot) bool {
 	return maps.EqualFunc(a, b, func(x, y map[string]pagekey.IndexRoot) bool { return maps.Equal(x, y) })
+}
+
+// The key dictionary takes the tables' record formats and their indexes' ids from the
+// catalog's load, which read the whole views (on MySQL each read builds every table's
+// definition): changed after the load, the table still has the load's, where a catalog
+// that read nothing (a literal) reads the views again and sees the change.
+func TestDictionaryReadsFormatsAndIndexesOncePerLoad(t *testing.T) {
+	db := sandboxtest.Schema(t)
+	tbl := sqltext.Table(db, "a")
+	sandboxtest.Exec(t, "CREATE TABLE "+tbl+" (id INT PRIMARY KEY, v INT, w INT, KEY kv (v)) ENGINE=InnoDB ROW_FORMAT=DYNAMIC")
+	ctx := context.Background()
+	conn := sandboxtest.Conn(t)
+	cat, err := catalog.Load(ctx, conn, catalog.Filter{Schemas: []string{db}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cat.Tables) != 1 || !cat.Tables[0].Parts[0].SpaceKnown {
+		t.Fatalf("loaded %d tables, want the one with its tablespace", len(cat.Tables))
+	}
+	id := cat.Tables[0].Parts[0].TableID
+	literal := &catalog.Catalog{Server: cat.Server, Tables: cat.Tables}
+	dict := func(c *catalog.Catalog, why string) (string, map[string][]string) {
+		t.Helper()
+		d, err := pagekey.LoadDictionary(ctx, conn, c)
+		if err != nil {
+			t.Fatalf("%s: %v", why, err)
+		}
+		format, _, _, fields, ok := d.StoredTable(id)
+		if !ok {
+			t.Fatalf("%s: table %d not in the dictionary", why, id)
+		}
+		return format, fields
+	}
+	loadFormat, loadFields := dict(cat, "the load's")
+	viewFormat, viewFields := dict(literal, "read from the views")
+	if loadFormat != "dynamic" || viewFormat != "dynamic" {
+		t.Fatalf("row format %q from the load, %q from the view, want dynamic", loadFormat, viewFormat)
+	}
+	if !maps.EqualFunc(loadFields, viewFields, slices.Equal) {
+		t.Fatalf("index fields from the load %v, from the views %v", loadFields, viewFields)
+	}
+	if len(loadFields["kv"]) == 0 || len(loadFields["PRIMARY"]) == 0 {
+		t.Fatalf("index fields %v, want PRIMARY's and kv's", loadFields)
+	}
+	// An index added in place keeps the table's id; the views list it at once.
+	sandboxtest.Exec(t, "ALTER TABLE "+tbl+" ADD KEY kw (w)")
+	if _, fields := dict(literal, "read from the views after ADD KEY"); len(fields["kw"]) == 0 {
+		t.Fatalf("the views give no fields for the new index: %v", fields)
+	}
+	if _, fields := dict(cat, "the load's after ADD KEY"); len(fields["kw"]) != 0 {
+		t.Errorf("the load's dictionary has the index added after it (%v): it read the indexes' view again", fields["kw"])
+	}
+	// Another row format: the views say it (or, where the rebuild gave the table a new id,
+	// nothing of this one); the load keeps what it read.
+	sandboxtest.Exec(t, "ALTER TABLE "+tbl+" ROW_FORMAT=COMPACT")
+	if format, _ := dict(literal, "read from the views after ROW_FORMAT=COMPACT"); format == "dynamic" {
+		t.Fatalf("the views still say %q after ROW_FORMAT=COMPACT", format)
+	}
+	if format, _ := dict(cat, "the load's after ROW_FORMAT=COMPACT"); format != "dynamic" {
+		t.Errorf("the load's dictionary says %q: it read the tables' view again", format)
+	}
 }
