@@ -109,11 +109,11 @@ func open(t *testing.T, c *connection.Conn, db, table string) *opened {
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var id uint64
+		var id, table uint64
 		var name string
 		var space uint32
 		var root sql.NullInt64
-		if err := rows.Scan(&id, &name, &space, &root); err != nil {
+		if err := rows.Scan(&id, &name, &space, &root, &table); err != nil {
 			t.Fatal(err)
 		}
 		o.roots[name], o.ids[name] = uint32(root.Int64), id
