@@ -506,6 +506,30 @@ func Load(ctx context.Context, conn *connection.Conn, f Filter) (*Catalog, error
 		return cat, nil
 	}
 
+	// The InnoDB views are read beside the information_schema queries, each on a session
+	// of its own: on MySQL each read builds every table's definition whatever the WHERE
+	// (about 5 s each at 20,000 tables), and a server has more than one CPU.
+	viewCtx, stopViews := context.WithCancel(ctx)
+	sysTables := startRead(viewCtx, conn, func(ctx context.Context, sess *connection.Session) (innodbTables, error) {
+		return readInnoDBTables(ctx, sess, srv)
+	})
+	// The whole view of indexes, for the B-tree sizes in the files, on the database host.
+	var roots *pendingRead[map[uint32]map[string]IndexRoot]
+	if filesMayBeReadable(srv) {
+		roots = startRead(viewCtx, conn, func(ctx context.Context, sess *connection.Session) (map[uint32]map[string]IndexRoot, error) {
+			return ReadIndexRoots(ctx, sess, srv, "")
+		})
+	}
+	defer func() {
+		// Killed if still running (an error, or the files not readable after all); their
+		// sessions are closed before Load returns.
+		stopViews()
+		_, _ = sysTables.wait()
+		if roots != nil {
+			_, _ = roots.wait()
+		}
+	}()
+
 	if err := loadColumns(ctx, sess, where, whereArgs, tables, key); err != nil {
 		return nil, err
 	}
@@ -518,10 +542,12 @@ func Load(ctx context.Context, conn *connection.Conn, f Filter) (*Catalog, error
 	if err := loadSizes(ctx, sess, srv, in, args, cat); err != nil {
 		return nil, err
 	}
-	if err := loadSpaces(ctx, sess, srv, cat); err != nil {
+	innodb, err := sysTables.wait()
+	if err != nil {
 		return nil, err
 	}
-	sizesFromFiles(ctx, conn, sess, cat)
+	matchSpaces(srv, cat, innodb)
+	sizesFromFiles(ctx, conn, sess, cat, roots)
 	if len(cat.Estimated()) > 0 {
 		cat.Notes = append(cat.Notes, cat.estimateNotes...)
 	}
@@ -851,19 +877,35 @@ func loadSizes(ctx context.Context, sess *connection.Session, srv flavor.Server,
 	return nil
 }
 
-// loadSpaces maps every part to its InnoDB tablespace id. The dictionary writes names in the
-// server's filename character set ("my@0020db/t#P#p0"), matched here by pattern.
-func loadSpaces(ctx context.Context, sess *connection.Session, srv flavor.Server, cat *Catalog) error {
-	type sysTable struct {
-		name  string
-		space uint32
-		id    uint64
-	}
-	var sys []sysTable
-	exact := map[string]sysTable{}
+// sysTable is a table as InnoDB's dictionary view lists it.
+type sysTable struct {
+	name  string
+	space uint32
+	id    uint64
+}
+
+// ftsKey names a table's FULLTEXT auxiliary tables: its schema (as InnoDB writes it) and
+// its table id.
+type ftsKey struct {
+	schema string
+	id     uint64
+}
+
+// innodbTables is what InnoDB's views say of every table: its name, tablespace and id,
+// its record format, its file's size, and the FULLTEXT auxiliary tables by parent.
+type innodbTables struct {
+	sys     []sysTable
+	exact   map[string]sysTable
+	formats map[uint64]TableFormat
+	sizes   map[uint32]int64
+	fts     map[ftsKey][]AuxSpace
+}
+
+// readInnoDBTables reads InnoDB's views of tables and tablespaces.
+func readInnoDBTables(ctx context.Context, sess *connection.Session, srv flavor.Server) (innodbTables, error) {
+	v := innodbTables{exact: map[string]sysTable{}, formats: map[uint64]TableFormat{}}
 	// The record formats come with the names: the key dictionary needs them, and on MySQL
 	// every read of the view builds every table's definition (KnownFormats).
-	formats := map[uint64]TableFormat{}
 	err := sess.Query(ctx, "SELECT NAME, SPACE, TABLE_ID, ROW_FORMAT, "+srv.InstantColumnsExpr()+" FROM "+srv.TablesTable(), nil, func(rows *sql.Rows) error {
 		var s sysTable
 		var format sql.NullString
@@ -872,28 +914,19 @@ func loadSpaces(ctx context.Context, sess *connection.Session, srv flavor.Server
 			return err
 		}
 		f.RowFormat = strings.ToLower(format.String)
-		sys = append(sys, s)
-		exact[s.name] = s
-		formats[s.id] = f
+		v.sys = append(v.sys, s)
+		v.exact[s.name] = s
+		v.formats[s.id] = f
 		return nil
 	})
 	if err != nil {
-		return explainPrivilege(err, srv.TablesTable())
+		return v, explainPrivilege(err, srv.TablesTable())
 	}
-	if cat.memo != nil {
-		cat.memo.mu.Lock()
-		cat.memo.formats = formats
-		cat.memo.mu.Unlock()
+	if v.sizes, err = readFileSizes(ctx, sess, srv); err != nil {
+		return v, err
 	}
-	sizes, err := readFileSizes(ctx, sess, srv)
-	if err != nil {
-		return err
-	}
+	sys, sizes := v.sys, v.sizes
 	// FULLTEXT auxiliary tables are named after their parent's table id, in hex.
-	type ftsKey struct {
-		schema string
-		id     uint64
-	}
 	fts := map[ftsKey][]AuxSpace{}
 	for _, s := range sys {
 		if m := ftsName.FindStringSubmatch(s.name); m != nil {
@@ -917,7 +950,7 @@ func loadSpaces(ctx context.Context, sess *connection.Session, srv flavor.Server
 			return nil
 		})
 		if err != nil {
-			return explainPrivilege(err, srv.IndexesTable())
+			return v, explainPrivilege(err, srv.IndexesTable())
 		}
 	}
 	for k, aux := range fts {
@@ -931,6 +964,19 @@ func loadSpaces(ctx context.Context, sess *connection.Session, srv flavor.Server
 		}
 		fts[k] = aux
 	}
+	v.fts = fts
+	return v, nil
+}
+
+// matchSpaces maps every part to its InnoDB tablespace id. The dictionary writes names in
+// the server's filename character set ("my@0020db/t#P#p0"), matched here by pattern.
+func matchSpaces(srv flavor.Server, cat *Catalog, v innodbTables) {
+	if cat.memo != nil {
+		cat.memo.mu.Lock()
+		cat.memo.formats = v.formats
+		cat.memo.mu.Unlock()
+	}
+	exact, sys, sizes, fts := v.exact, v.sys, v.sizes, v.fts
 	for _, t := range cat.Tables {
 		schemaPattern := filenamePattern(t.Schema)
 		for _, p := range t.Parts {
@@ -968,7 +1014,6 @@ func loadSpaces(ctx context.Context, sess *connection.Session, srv flavor.Server
 			break
 		}
 	}
-	return nil
 }
 
 // readFileSizes is each tablespace's file size, by space id.
