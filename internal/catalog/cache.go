@@ -71,8 +71,14 @@ func readFingerprint(ctx context.Context, sess *connection.Session, srv flavor.S
 // The catalog returned is the caller's to change (its slices are its own; the tables are
 // shared and must not be changed). A nil Cache loads every time.
 func (c *Cache) Load(ctx context.Context, conn *connection.Conn, f Filter) (*Catalog, error) {
+	return c.LoadReading(ctx, conn, f, Reads{})
+}
+
+// LoadReading is Load, a load reading what r asks beside it (LoadReading); a cached load
+// made without it is given as it is.
+func (c *Cache) LoadReading(ctx context.Context, conn *connection.Conn, f Filter, r Reads) (*Catalog, error) {
 	if c == nil {
-		return Load(ctx, conn, f)
+		return LoadReading(ctx, conn, f, r)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -89,7 +95,7 @@ func (c *Cache) Load(ctx context.Context, conn *connection.Conn, f Filter) (*Cat
 		// A dictionary view this user or server does not give: every load reads in full,
 		// as without a cache.
 		c.cat, c.derived = nil, nil
-		return Load(ctx, conn, f)
+		return LoadReading(ctx, conn, f, r)
 	}
 	maxAge := cmp.Or(c.MaxAge, DefaultCacheAge)
 	base := f
@@ -112,7 +118,7 @@ func (c *Cache) Load(ctx context.Context, conn *connection.Conn, f Filter) (*Cat
 			}
 		}
 	}
-	cat, err := Load(ctx, conn, load)
+	cat, err := LoadReading(ctx, conn, load, r)
 	if err != nil {
 		return nil, err
 	}

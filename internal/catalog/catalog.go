@@ -431,6 +431,11 @@ func keyPartBytes(c IndexColumn) int64 {
 // Every statement runs on one session of its own, so that an interrupt stops it on the
 // server too.
 func Load(ctx context.Context, conn *connection.Conn, f Filter) (*Catalog, error) {
+	return LoadReading(ctx, conn, f, Reads{})
+}
+
+// LoadReading is Load, reading what r asks beside it.
+func LoadReading(ctx context.Context, conn *connection.Conn, f Filter, r Reads) (*Catalog, error) {
 	srv := conn.Server
 	cat := &Catalog{Server: srv, memo: newLoadMemo()}
 	if f.Empty() {
@@ -520,6 +525,12 @@ func Load(ctx context.Context, conn *connection.Conn, f Filter) (*Catalog, error
 			return ReadIndexRoots(ctx, sess, srv, "")
 		})
 	}
+	var columns *pendingRead[map[uint64][]StoredColumn]
+	if r.StoredColumns && srv.InnoDBViewsBuildEveryTable() && filesMayBeReadable(srv) {
+		columns = startRead(viewCtx, conn, func(ctx context.Context, sess *connection.Session) (map[uint64][]StoredColumn, error) {
+			return readStoredColumns(ctx, sess, srv)
+		})
+	}
 	defer func() {
 		// Killed if still running (an error, or the files not readable after all); their
 		// sessions are closed before Load returns.
@@ -527,6 +538,9 @@ func Load(ctx context.Context, conn *connection.Conn, f Filter) (*Catalog, error
 		_, _ = sysTables.wait()
 		if roots != nil {
 			_, _ = roots.wait()
+		}
+		if columns != nil {
+			_, _ = columns.wait()
 		}
 	}()
 
@@ -548,6 +562,14 @@ func Load(ctx context.Context, conn *connection.Conn, f Filter) (*Catalog, error
 	}
 	matchSpaces(srv, cat, innodb)
 	sizesFromFiles(ctx, conn, sess, cat, roots)
+	if columns != nil {
+		// A failed read is the key dictionary's to repeat, and to report.
+		if stored, err := columns.wait(); err == nil {
+			cat.memo.mu.Lock()
+			cat.memo.columns = stored
+			cat.memo.mu.Unlock()
+		}
+	}
 	if len(cat.Estimated()) > 0 {
 		cat.Notes = append(cat.Notes, cat.estimateNotes...)
 	}

@@ -37,6 +37,70 @@ type loadMemo struct {
 	// formats: every InnoDB table's format by table id, read with the tablespaces
 	// (loadSpaces); nil until then.
 	formats map[uint64]TableFormat
+	// columns: every InnoDB table's stored columns by table id, where the load read them
+	// (Reads.StoredColumns); nil otherwise.
+	columns map[uint64][]StoredColumn
+}
+
+// Reads asks a load for more of InnoDB's dictionary than the catalog needs, read beside
+// its own reads and kept with it: what a caller would read right after it.
+type Reads struct {
+	// StoredColumns: every table's columns as InnoDB stores them (the key capture's and
+	// warm by key's dictionary), where InnoDB's views build every table whatever the
+	// WHERE (flavor.InnoDBViewsBuildEveryTable) and the tablespace files may be read here.
+	StoredColumns bool
+}
+
+// StoredColumn is a column as InnoDB's dictionary view lists it (INNODB_SYS_COLUMNS /
+// INNODB_COLUMNS).
+type StoredColumn struct {
+	Name   string
+	Pos    int64
+	MType  int
+	PRType uint32
+	Len    int
+}
+
+// StoredColumnsQuery reads every table's stored columns; a WHERE may follow.
+func StoredColumnsQuery(srv flavor.Server) string {
+	return "SELECT TABLE_ID, NAME, POS, MTYPE, PRTYPE, LEN FROM " + srv.ColumnsTable()
+}
+
+// readStoredColumns reads the stored columns of every table by table id.
+func readStoredColumns(ctx context.Context, sess *connection.Session, srv flavor.Server) (map[uint64][]StoredColumn, error) {
+	out := map[uint64][]StoredColumn{}
+	err := sess.Query(ctx, StoredColumnsQuery(srv), nil, func(rows *sql.Rows) error {
+		var id uint64
+		var c StoredColumn
+		if err := rows.Scan(&id, &c.Name, &c.Pos, &c.MType, &c.PRType, &c.Len); err != nil {
+			return err
+		}
+		out[id] = append(out[id], c)
+		return nil
+	})
+	if err != nil {
+		return nil, ExplainPrivilege(err, srv.ColumnsTable())
+	}
+	return out, nil
+}
+
+// KnownColumns gives the stored columns of the tables ids where this load read them
+// (Reads.StoredColumns), and whether it did.
+func (c *Catalog) KnownColumns(ids []uint64) (map[uint64][]StoredColumn, bool) {
+	if c == nil || c.memo == nil {
+		return nil, false
+	}
+	m := c.memo
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.columns == nil {
+		return nil, false
+	}
+	out := make(map[uint64][]StoredColumn, len(ids))
+	for _, id := range ids {
+		out[id] = m.columns[id]
+	}
+	return out, true
 }
 
 // rootRows is what the dictionary view said of the index roots of the tablespaces read so

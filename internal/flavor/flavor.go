@@ -313,6 +313,14 @@ func (s Server) dictTable(mariadb, mysql string) string {
 	return "information_schema." + mysql
 }
 
+// InnoDBViewsBuildEveryTable says whether each read of InnoDB's dictionary views
+// (INNODB_TABLES, INNODB_INDEXES, INNODB_COLUMNS) builds every table's InnoDB definition,
+// whatever its WHERE: MySQL 8.0+, about 5.5 s a read at 20,000 tables. MariaDB's and
+// MySQL 5.7's read InnoDB's own system tables.
+func (s Server) InnoDBViewsBuildEveryTable() bool {
+	return !s.IsMariaDB() && s.Version.AtLeast(8, 0, 0)
+}
+
 // DictionarySource is one view a catalog fingerprint sums: its rows' Columns, checksummed.
 type DictionarySource struct{ From, Columns string }
 
@@ -324,7 +332,7 @@ type DictionarySource struct{ From, Columns string }
 // INNODB_TABLES, INNODB_INDEXES and INNODB_COLUMNS build every table's InnoDB definition
 // (5.5-5.8 s each); a rebuild or TRUNCATE gives the table a new tablespace.
 func (s Server) DictionaryFingerprint() []DictionarySource {
-	if s.IsMariaDB() || !s.Version.AtLeast(8, 0, 0) {
+	if !s.InnoDBViewsBuildEveryTable() {
 		return []DictionarySource{
 			// A row's id with its name: swapping two tables' names keeps the set of each.
 			{s.TablesTable(), "TABLE_ID, NAME, SPACE, N_COLS"},

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -95,7 +96,14 @@ func LoadDictionary(ctx context.Context, conn *connection.Conn, cat *catalog.Cat
 			return d.readFieldsOf(ctx, sess, srv, d.indexesOf(known))
 		}
 	}
-	reads := []func(context.Context, *connection.Session, flavor.Server, string) error{d.readColumns, readIndexes}
+	reads := []func(context.Context, *connection.Session, flavor.Server, string) error{readIndexes}
+	if stored, ok := cat.KnownColumns(tableIDs); ok {
+		for id, cols := range stored {
+			d.addColumns(id, cols)
+		}
+	} else {
+		reads = append(reads, d.readColumns)
+	}
 	if formats, ok := cat.KnownFormats(tableIDs); ok {
 		for id, f := range formats {
 			d.tables[id].rowFormat, d.tables[id].instantCols, d.tables[id].versions = f.RowFormat, f.InstantCols, f.RowVersions
@@ -137,36 +145,41 @@ func together(fns ...func() error) error {
 
 // readColumns reads the tables' stored columns (types and, for the record's order, positions).
 func (d *Dictionary) readColumns(ctx context.Context, sess *connection.Session, srv flavor.Server, in string) error {
-	type pos struct {
-		name string
-		pos  int64
-	}
-	order := map[uint64][]pos{}
-	err := sess.Query(ctx, "SELECT TABLE_ID, NAME, POS, MTYPE, PRTYPE, LEN FROM "+srv.ColumnsTable()+" WHERE TABLE_ID IN ("+in+")", nil, func(rows *sql.Rows) error {
+	stored := map[uint64][]catalog.StoredColumn{}
+	err := sess.Query(ctx, catalog.StoredColumnsQuery(srv)+" WHERE TABLE_ID IN ("+in+")", nil, func(rows *sql.Rows) error {
 		var id uint64
-		var c StoredColumn
-		var p int64
-		if err := rows.Scan(&id, &c.Name, &p, &c.MType, &c.PRType, &c.Len); err != nil {
+		var c catalog.StoredColumn
+		if err := rows.Scan(&id, &c.Name, &c.Pos, &c.MType, &c.PRType, &c.Len); err != nil {
 			return err
 		}
-		if t := d.tables[id]; t != nil {
-			t.columns[c.Name] = c
-			if !c.Virtual() {
-				order[id] = append(order[id], pos{c.Name, p})
-			}
-		}
+		stored[id] = append(stored[id], c)
 		return nil
 	})
 	if err != nil {
 		return catalog.ExplainPrivilege(err, srv.ColumnsTable())
 	}
-	for id, ps := range order {
-		sort.Slice(ps, func(i, j int) bool { return ps[i].pos < ps[j].pos })
-		for _, p := range ps {
-			d.tables[id].order = append(d.tables[id].order, p.name)
-		}
+	for id, cols := range stored {
+		d.addColumns(id, cols)
 	}
 	return nil
+}
+
+// addColumns keeps table id's stored columns: their types and, for the record's order,
+// the stored ones by position.
+func (d *Dictionary) addColumns(id uint64, cols []catalog.StoredColumn) {
+	t := d.tables[id]
+	if t == nil {
+		return
+	}
+	byPos := slices.Clone(cols)
+	slices.SortFunc(byPos, func(a, b catalog.StoredColumn) int { return cmp.Compare(a.Pos, b.Pos) })
+	for _, c := range byPos {
+		sc := StoredColumn{Name: c.Name, MType: c.MType, PRType: c.PRType, Len: c.Len}
+		t.columns[c.Name] = sc
+		if !sc.Virtual() {
+			t.order = append(t.order, c.Name)
+		}
+	}
 }
 
 // indexOf is an index of one of the dictionary's tables: its table's id and its name.

@@ -24,3 +24,12 @@ func (d *Dictionary) StoredTable(id uint64) (format string, instant, versions in
 	}
 	return st.rowFormat, st.instantCols, st.versions, st.indexFields, true
 }
+
+// StoredColumns gives table id's stored columns by name and the stored ones' order.
+func (d *Dictionary) StoredColumns(id uint64) (map[string]StoredColumn, []string) {
+	st := d.tables[id]
+	if st == nil {
+		return nil, nil
+	}
+	return st.columns, st.order
+}

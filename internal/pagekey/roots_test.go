@@ -145,3 +145,52 @@ func TestDictionaryReadsFormatsAndIndexesOncePerLoad(t *testing.T) {
 		t.Errorf("the load's dictionary says %q: it read the tables' view again", format)
 	}
 }
+
+// Where InnoDB's views build every table whatever the WHERE (MySQL 8.0+), a load asked for
+// the stored columns reads them beside its other reads, and the key dictionary takes them
+// from it: a table dropped after the load still has them in that dictionary, while a
+// catalog that read nothing (a literal) reads the view and has none. Elsewhere the
+// dictionary reads them itself.
+func TestDictionaryTakesStoredColumnsFromTheLoad(t *testing.T) {
+	db := sandboxtest.Schema(t)
+	tbl := sqltext.Table(db, "a")
+	sandboxtest.Exec(t, "CREATE TABLE "+tbl+" (id INT PRIMARY KEY, v VARCHAR(20), w INT AS (id + 1) VIRTUAL, d DATETIME(3), KEY kv (v), KEY kw (w)) ENGINE=InnoDB")
+	ctx := context.Background()
+	conn := sandboxtest.Conn(t)
+	cat, err := catalog.LoadReading(ctx, conn, catalog.Filter{Schemas: []string{db}}, catalog.Reads{StoredColumns: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cat.Tables) != 1 || !cat.Tables[0].Parts[0].SpaceKnown {
+		t.Fatalf("loaded %d tables, want the one with its tablespace", len(cat.Tables))
+	}
+	id := cat.Tables[0].Parts[0].TableID
+	literal := &catalog.Catalog{Server: cat.Server, Tables: cat.Tables}
+	columns := func(c *catalog.Catalog, why string) (map[string]pagekey.StoredColumn, []string) {
+		t.Helper()
+		d, err := pagekey.LoadDictionary(ctx, conn, c)
+		if err != nil {
+			t.Fatalf("%s: %v", why, err)
+		}
+		return d.StoredColumns(id)
+	}
+	loadCols, loadOrder := columns(cat, "the load's")
+	viewCols, viewOrder := columns(literal, "read from the view")
+	if !maps.Equal(loadCols, viewCols) || !slices.Equal(loadOrder, viewOrder) {
+		t.Fatalf("the load's columns %v in order %v, the view's %v in order %v", loadCols, loadOrder, viewCols, viewOrder)
+	}
+	if len(viewCols) < 4 || !viewCols["w"].Virtual() || slices.Contains(viewOrder, "w") {
+		t.Fatalf("the view's columns %v in order %v: want the four, w virtual and not stored", viewCols, viewOrder)
+	}
+	sandboxtest.Exec(t, "DROP TABLE "+tbl)
+	if cols, _ := columns(literal, "read from the view after DROP TABLE"); len(cols) != 0 {
+		t.Fatalf("the view still gives the dropped table's columns: %v", cols)
+	}
+	cols, _ := columns(cat, "the load's after DROP TABLE")
+	switch kept := len(cols) > 0; {
+	case conn.Server.InnoDBViewsBuildEveryTable() && !kept:
+		t.Errorf("the load's dictionary lost the dropped table's columns: it read the columns' view again")
+	case !conn.Server.InnoDBViewsBuildEveryTable() && kept:
+		t.Errorf("the load's dictionary has the dropped table's columns: %s reads the view itself", conn.Server)
+	}
+}

@@ -112,7 +112,8 @@ func Capture(ctx context.Context, conn *connection.Conn, o Options) (*Result, er
 	if f.Empty() {
 		f.All = true
 	}
-	cat, err := o.Catalogs.Load(ctx, conn, f)
+	// The key capture's stored columns are read beside the load where that is cheaper.
+	cat, err := o.Catalogs.LoadReading(ctx, conn, f, catalog.Reads{StoredColumns: !o.NoKeys})
 	if err != nil {
 		return nil, err
 	}

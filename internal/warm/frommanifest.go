@@ -108,7 +108,9 @@ func ResolveCached(ctx context.Context, conn *connection.Conn, m *manifest.Manif
 		for _, o := range m.Objects {
 			exact = append(exact, catalog.TableName{Schema: o.Schema, Table: o.Table})
 		}
-		if cat, err = cats.Load(ctx, conn, catalog.Filter{Schemas: schemas, Exact: exact}); err != nil {
+		// Warm by key reads the stored columns: beside the load where that is cheaper.
+		reads := catalog.Reads{StoredColumns: m.Header.KeyedEntries > 0}
+		if cat, err = cats.LoadReading(ctx, conn, catalog.Filter{Schemas: schemas, Exact: exact}, reads); err != nil {
 			return nil, err
 		}
 	}
