@@ -528,7 +528,7 @@ func LoadReading(ctx context.Context, conn *connection.Conn, f Filter, r Reads) 
 	var columns *pendingRead[map[uint64][]StoredColumn]
 	if r.StoredColumns && srv.InnoDBViewsBuildEveryTable() && filesMayBeReadable(srv) {
 		columns = startRead(viewCtx, conn, func(ctx context.Context, sess *connection.Session) (map[uint64][]StoredColumn, error) {
-			return readStoredColumns(ctx, sess, srv)
+			return ReadStoredColumns(ctx, sess, srv, "")
 		})
 	}
 	defer func() {

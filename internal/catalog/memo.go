@@ -35,7 +35,7 @@ type loadMemo struct {
 	mu    sync.Mutex
 	roots rootRows
 	// formats: every InnoDB table's format by table id, read with the tablespaces
-	// (loadSpaces); nil until then.
+	// (readInnoDBTables); nil until then.
 	formats map[uint64]TableFormat
 	// columns: every InnoDB table's stored columns by table id, where the load read them
 	// (Reads.StoredColumns); nil otherwise.
@@ -61,15 +61,11 @@ type StoredColumn struct {
 	Len    int
 }
 
-// StoredColumnsQuery reads every table's stored columns; a WHERE may follow.
-func StoredColumnsQuery(srv flavor.Server) string {
-	return "SELECT TABLE_ID, NAME, POS, MTYPE, PRTYPE, LEN FROM " + srv.ColumnsTable()
-}
-
-// readStoredColumns reads the stored columns of every table by table id.
-func readStoredColumns(ctx context.Context, sess *connection.Session, srv flavor.Server) (map[uint64][]StoredColumn, error) {
+// ReadStoredColumns reads the stored columns by table id, of every table or, with where
+// (" WHERE TABLE_ID IN (...)"), of some.
+func ReadStoredColumns(ctx context.Context, sess *connection.Session, srv flavor.Server, where string) (map[uint64][]StoredColumn, error) {
 	out := map[uint64][]StoredColumn{}
-	err := sess.Query(ctx, StoredColumnsQuery(srv), nil, func(rows *sql.Rows) error {
+	err := sess.Query(ctx, "SELECT TABLE_ID, NAME, POS, MTYPE, PRTYPE, LEN FROM "+srv.ColumnsTable()+where, nil, func(rows *sql.Rows) error {
 		var id uint64
 		var c StoredColumn
 		if err := rows.Scan(&id, &c.Name, &c.Pos, &c.MType, &c.PRType, &c.Len); err != nil {
@@ -85,20 +81,31 @@ func readStoredColumns(ctx context.Context, sess *connection.Session, srv flavor
 }
 
 // KnownColumns gives the stored columns of the tables ids where this load read them
-// (Reads.StoredColumns), and whether it did.
+// (Reads.StoredColumns), and whether it did for every one of them.
 func (c *Catalog) KnownColumns(ids []uint64) (map[uint64][]StoredColumn, bool) {
+	return knownByTable(c, ids, func(m *loadMemo) map[uint64][]StoredColumn { return m.columns })
+}
+
+// knownByTable gives what the load's memo holds (of) of the tables ids, and whether it holds
+// it for every one of them (a table created after the load's read has none).
+func knownByTable[T any](c *Catalog, ids []uint64, of func(*loadMemo) map[uint64]T) (map[uint64]T, bool) {
 	if c == nil || c.memo == nil {
 		return nil, false
 	}
 	m := c.memo
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.columns == nil {
+	byTable := of(m)
+	if byTable == nil {
 		return nil, false
 	}
-	out := make(map[uint64][]StoredColumn, len(ids))
+	out := make(map[uint64]T, len(ids))
 	for _, id := range ids {
-		out[id] = m.columns[id]
+		v, ok := byTable[id]
+		if !ok {
+			return nil, false
+		}
+		out[id] = v
 	}
 	return out, true
 }
@@ -151,24 +158,7 @@ func (c *Catalog) KnownRoots(spaces map[uint32]bool) (known map[uint32]map[strin
 // table's definition whatever the WHERE (about 5 s at 20,000 tables), so the key
 // dictionary reads it again only for a catalog that did not (a literal).
 func (c *Catalog) KnownFormats(ids []uint64) (map[uint64]TableFormat, bool) {
-	if c == nil || c.memo == nil {
-		return nil, false
-	}
-	m := c.memo
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.formats == nil {
-		return nil, false
-	}
-	out := make(map[uint64]TableFormat, len(ids))
-	for _, id := range ids {
-		f, ok := m.formats[id]
-		if !ok {
-			return nil, false
-		}
-		out[id] = f
-	}
-	return out, true
+	return knownByTable(c, ids, func(m *loadMemo) map[uint64]TableFormat { return m.formats })
 }
 
 // RememberRoots keeps what a read of the dictionary view gave for the spaces it asked for

@@ -145,18 +145,9 @@ func together(fns ...func() error) error {
 
 // readColumns reads the tables' stored columns (types and, for the record's order, positions).
 func (d *Dictionary) readColumns(ctx context.Context, sess *connection.Session, srv flavor.Server, in string) error {
-	stored := map[uint64][]catalog.StoredColumn{}
-	err := sess.Query(ctx, catalog.StoredColumnsQuery(srv)+" WHERE TABLE_ID IN ("+in+")", nil, func(rows *sql.Rows) error {
-		var id uint64
-		var c catalog.StoredColumn
-		if err := rows.Scan(&id, &c.Name, &c.Pos, &c.MType, &c.PRType, &c.Len); err != nil {
-			return err
-		}
-		stored[id] = append(stored[id], c)
-		return nil
-	})
+	stored, err := catalog.ReadStoredColumns(ctx, sess, srv, " WHERE TABLE_ID IN ("+in+")")
 	if err != nil {
-		return catalog.ExplainPrivilege(err, srv.ColumnsTable())
+		return err
 	}
 	for id, cols := range stored {
 		d.addColumns(id, cols)

@@ -90,27 +90,11 @@ func equalRoots(a, b map[uint32]map[string]pagekey.IndexRoot) bool {
 // definition): changed after the load, the table still has the load's, where a catalog
 // that read nothing (a literal) reads the views again and sees the change.
 func TestDictionaryReadsFormatsAndIndexesOncePerLoad(t *testing.T) {
-	db := sandboxtest.Schema(t)
-	tbl := sqltext.Table(db, "a")
-	sandboxtest.Exec(t, "CREATE TABLE "+tbl+" (id INT PRIMARY KEY, v INT, w INT, KEY kv (v)) ENGINE=InnoDB ROW_FORMAT=DYNAMIC")
-	ctx := context.Background()
-	conn := sandboxtest.Conn(t)
-	cat, err := catalog.Load(ctx, conn, catalog.Filter{Schemas: []string{db}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(cat.Tables) != 1 || !cat.Tables[0].Parts[0].SpaceKnown {
-		t.Fatalf("loaded %d tables, want the one with its tablespace", len(cat.Tables))
-	}
-	id := cat.Tables[0].Parts[0].TableID
+	tbl, cat, id := loadOneTable(t, "(id INT PRIMARY KEY, v INT, w INT, KEY kv (v)) ENGINE=InnoDB ROW_FORMAT=DYNAMIC", catalog.Reads{})
 	literal := &catalog.Catalog{Server: cat.Server, Tables: cat.Tables}
 	dict := func(c *catalog.Catalog, why string) (string, map[string][]string) {
 		t.Helper()
-		d, err := pagekey.LoadDictionary(ctx, conn, c)
-		if err != nil {
-			t.Fatalf("%s: %v", why, err)
-		}
-		format, _, _, fields, ok := d.StoredTable(id)
+		format, _, _, fields, ok := dictionaryOf(t, c, why).StoredTable(id)
 		if !ok {
 			t.Fatalf("%s: table %d not in the dictionary", why, id)
 		}
@@ -152,27 +136,11 @@ func TestDictionaryReadsFormatsAndIndexesOncePerLoad(t *testing.T) {
 // catalog that read nothing (a literal) reads the view and has none. Elsewhere the
 // dictionary reads them itself.
 func TestDictionaryTakesStoredColumnsFromTheLoad(t *testing.T) {
-	db := sandboxtest.Schema(t)
-	tbl := sqltext.Table(db, "a")
-	sandboxtest.Exec(t, "CREATE TABLE "+tbl+" (id INT PRIMARY KEY, v VARCHAR(20), w INT AS (id + 1) VIRTUAL, d DATETIME(3), KEY kv (v), KEY kw (w)) ENGINE=InnoDB")
-	ctx := context.Background()
-	conn := sandboxtest.Conn(t)
-	cat, err := catalog.LoadReading(ctx, conn, catalog.Filter{Schemas: []string{db}}, catalog.Reads{StoredColumns: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(cat.Tables) != 1 || !cat.Tables[0].Parts[0].SpaceKnown {
-		t.Fatalf("loaded %d tables, want the one with its tablespace", len(cat.Tables))
-	}
-	id := cat.Tables[0].Parts[0].TableID
+	tbl, cat, id := loadOneTable(t, "(id INT PRIMARY KEY, v VARCHAR(20), w INT AS (id + 1) VIRTUAL, d DATETIME(3), KEY kv (v), KEY kw (w)) ENGINE=InnoDB", catalog.Reads{StoredColumns: true})
 	literal := &catalog.Catalog{Server: cat.Server, Tables: cat.Tables}
 	columns := func(c *catalog.Catalog, why string) (map[string]pagekey.StoredColumn, []string) {
 		t.Helper()
-		d, err := pagekey.LoadDictionary(ctx, conn, c)
-		if err != nil {
-			t.Fatalf("%s: %v", why, err)
-		}
-		return d.StoredColumns(id)
+		return dictionaryOf(t, c, why).StoredColumns(id)
 	}
 	loadCols, loadOrder := columns(cat, "the load's")
 	viewCols, viewOrder := columns(literal, "read from the view")
@@ -188,9 +156,36 @@ func TestDictionaryTakesStoredColumnsFromTheLoad(t *testing.T) {
 	}
 	cols, _ := columns(cat, "the load's after DROP TABLE")
 	switch kept := len(cols) > 0; {
-	case conn.Server.InnoDBViewsBuildEveryTable() && !kept:
+	case cat.Server.InnoDBViewsBuildEveryTable() && !kept:
 		t.Errorf("the load's dictionary lost the dropped table's columns: it read the columns' view again")
-	case !conn.Server.InnoDBViewsBuildEveryTable() && kept:
-		t.Errorf("the load's dictionary has the dropped table's columns: %s reads the view itself", conn.Server)
+	case !cat.Server.InnoDBViewsBuildEveryTable() && kept:
+		t.Errorf("the load's dictionary has the dropped table's columns: %s reads the view itself", cat.Server)
 	}
+}
+
+// loadOneTable creates table a (DDL after its name) in a schema of its own and loads the
+// schema's catalog reading r: the table, the load, and the table's InnoDB id.
+func loadOneTable(t *testing.T, ddl string, r catalog.Reads) (string, *catalog.Catalog, uint64) {
+	t.Helper()
+	db := sandboxtest.Schema(t)
+	tbl := sqltext.Table(db, "a")
+	sandboxtest.Exec(t, "CREATE TABLE "+tbl+" "+ddl)
+	cat, err := catalog.LoadReading(context.Background(), sandboxtest.Conn(t), catalog.Filter{Schemas: []string{db}}, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cat.Tables) != 1 || !cat.Tables[0].Parts[0].SpaceKnown {
+		t.Fatalf("loaded %d tables, want the one with its tablespace", len(cat.Tables))
+	}
+	return tbl, cat, cat.Tables[0].Parts[0].TableID
+}
+
+// dictionaryOf reads the key dictionary of cat's tables.
+func dictionaryOf(t *testing.T, cat *catalog.Catalog, why string) *pagekey.Dictionary {
+	t.Helper()
+	d, err := pagekey.LoadDictionary(context.Background(), sandboxtest.Conn(t), cat)
+	if err != nil {
+		t.Fatalf("%s: %v", why, err)
+	}
+	return d
 }
