@@ -31,6 +31,7 @@ type Cache struct {
 
 	mu     sync.Mutex
 	filter Filter // the filter of the cached load, Exact aside
+	reads  Reads  // what the cached load read
 	exact  map[TableName]bool
 	print  fingerprint
 	cat    *Catalog
@@ -74,8 +75,8 @@ func (c *Cache) Load(ctx context.Context, conn *connection.Conn, f Filter) (*Cat
 	return c.LoadReading(ctx, conn, f, Reads{})
 }
 
-// LoadReading is Load, a load reading what r asks beside it (LoadReading); a cached load
-// made without it is given as it is.
+// LoadReading is Load, a load reading as r says (LoadReading); a cached load made without
+// r's StoredColumns is given as it is, one made with NoTreeSizes only where r has it too.
 func (c *Cache) LoadReading(ctx context.Context, conn *connection.Conn, f Filter, r Reads) (*Catalog, error) {
 	if c == nil {
 		return LoadReading(ctx, conn, f, r)
@@ -100,7 +101,8 @@ func (c *Cache) LoadReading(ctx context.Context, conn *connection.Conn, f Filter
 	maxAge := cmp.Or(c.MaxAge, DefaultCacheAge)
 	base := f
 	base.Exact = nil
-	same := c.cat != nil && fp == c.print && time.Since(c.at) < maxAge && reflect.DeepEqual(base, c.filter)
+	// A load without the trees' sizes is not given to a caller that wants them.
+	same := c.cat != nil && fp == c.print && time.Since(c.at) < maxAge && reflect.DeepEqual(base, c.filter) && (r.NoTreeSizes || !c.reads.NoTreeSizes)
 	want, _ := exactSet(f.Exact)
 	if same && c.covers(want) {
 		if err := refreshFileSizes(ctx, sess, conn.Server, c.cat); err != nil {
@@ -123,7 +125,7 @@ func (c *Cache) LoadReading(ctx context.Context, conn *connection.Conn, f Filter
 		return nil, err
 	}
 	c.Loads++
-	c.filter, c.print, c.cat, c.at, c.derived = base, fp, cat, time.Now(), nil
+	c.filter, c.print, c.cat, c.at, c.derived, c.reads = base, fp, cat, time.Now(), nil, r
 	c.exact, _ = exactSet(load.Exact)
 	return cat.subset(want), nil
 }

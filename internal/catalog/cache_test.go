@@ -186,3 +186,47 @@ func TestCacheDerivedLastsOneLoad(t *testing.T) {
 		t.Errorf("after a failed build: %v, %v", v, err)
 	}
 }
+
+// A load without the trees' sizes (snapshot's) counts no index in the files, keeps the
+// index roots for the load all the same, and is not given again to a caller that wants the
+// sizes; one that does not is given either.
+func TestCacheGivesNoTreeSizesOnlyToWhoAsks(t *testing.T) {
+	db := sandboxtest.Schema(t)
+	tbl := sqltext.Table(db, "a")
+	// Written to its file, so that the file can count it.
+	sandboxtest.Exec(t, "CREATE TABLE "+tbl+" (id INT PRIMARY KEY, v INT, KEY kv (v)) ENGINE=InnoDB", "FLUSH TABLES "+tbl+" FOR EXPORT", "UNLOCK TABLES")
+	ctx := context.Background()
+	conn := sandboxtest.Conn(t)
+	f := catalog.Filter{Schemas: []string{db}}
+	var cache catalog.Cache
+	load := func(r catalog.Reads, loads, reuses int, why string) *catalog.Catalog {
+		t.Helper()
+		cat, err := cache.LoadReading(ctx, conn, f, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cache.Loads != loads || cache.Reuses != reuses {
+			t.Errorf("%s: %d loads and %d reuses, want %d and %d", why, cache.Loads, cache.Reuses, loads, reuses)
+		}
+		return cat
+	}
+	fromFile := func(cat *catalog.Catalog) bool {
+		tb := table(t, cat, "a")
+		return tb.Clustered().Sizes[tb.Parts[0].Name].FromFile
+	}
+	noSizes := catalog.Reads{NoTreeSizes: true}
+	cat := load(noSizes, 1, 0, "without sizes")
+	if fromFile(cat) {
+		t.Error("a load without the trees' sizes counted the clustered index in its file")
+	}
+	if known, missing := cat.KnownRoots(cat.KnownSpaces()); len(missing) != 0 || len(known) != 1 {
+		t.Errorf("a load without the trees' sizes kept roots %v, missing %v; want the table's", known, missing)
+	}
+	load(noSizes, 1, 1, "without sizes, again")
+	if cat := load(catalog.Reads{}, 2, 1, "with sizes after a load without"); !fromFile(cat) {
+		t.Error("a load with the trees' sizes did not count the clustered index in its file")
+	}
+	if cat := load(noSizes, 2, 2, "without sizes after a load with"); !fromFile(cat) {
+		t.Error("the cached load with sizes lost them")
+	}
+}

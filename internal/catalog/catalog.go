@@ -561,7 +561,7 @@ func LoadReading(ctx context.Context, conn *connection.Conn, f Filter, r Reads) 
 		return nil, err
 	}
 	matchSpaces(srv, cat, innodb)
-	sizesFromFiles(ctx, conn, sess, cat, roots)
+	sizesFromFiles(ctx, conn, sess, cat, roots, !r.NoTreeSizes)
 	if columns != nil {
 		// A failed read is the key dictionary's to repeat, and to report.
 		if stored, err := columns.wait(); err == nil {

@@ -30,8 +30,9 @@ const maxTreeRead = 4096
 // with a note where that leaves a clustered index's size to a range.
 //
 // roots is the whole view of index roots, started beside the load where the datadir is
-// readable (nil: read here, once a file proved readable).
-func sizesFromFiles(ctx context.Context, conn *connection.Conn, sess *connection.Session, cat *Catalog, roots *pendingRead[map[uint32]map[string]IndexRoot]) {
+// readable (nil: read here, once a file proved readable). Without countTrees only the
+// roots are kept for the load (KnownRoots).
+func sizesFromFiles(ctx context.Context, conn *connection.Conn, sess *connection.Session, cat *Catalog, roots *pendingRead[map[uint32]map[string]IndexRoot], countTrees bool) {
 	srv := conn.Server
 	type partRef struct {
 		t *Table
@@ -102,6 +103,9 @@ func sizesFromFiles(ctx context.Context, conn *connection.Conn, sess *connection
 		return
 	}
 	cat.RememberRoots(nil, true, viewRoots)
+	if !countTrees {
+		return
+	}
 	bySpace := map[uint32][]ibd.Index{}
 	for space := range spaces {
 		for _, r := range viewRoots[space] {

@@ -42,13 +42,18 @@ type loadMemo struct {
 	columns map[uint64][]StoredColumn
 }
 
-// Reads asks a load for more of InnoDB's dictionary than the catalog needs, read beside
-// its own reads and kept with it: what a caller would read right after it.
+// Reads shapes what a load reads for its caller.
 type Reads struct {
 	// StoredColumns: every table's columns as InnoDB stores them (the key capture's and
-	// warm by key's dictionary), where InnoDB's views build every table whatever the
-	// WHERE (flavor.InnoDBViewsBuildEveryTable) and the tablespace files may be read here.
+	// warm by key's dictionary), read beside the load's own reads and kept with it, where
+	// InnoDB's views build every table whatever the WHERE
+	// (flavor.InnoDBViewsBuildEveryTable) and the tablespace files may be read here.
 	StoredColumns bool
+	// NoTreeSizes: the indexes' B-trees are not counted in the tablespace files
+	// (sizesFromFiles), for a caller that does not use the indexes' sizes (snapshot):
+	// a few pages of every file, 4 s at 20,000 tables on MariaDB, a fifth of a snapshot
+	// of a few dozen tables. The sizes stay the statistics' (IndexSize.FromFile false).
+	NoTreeSizes bool
 }
 
 // StoredColumn is a column as InnoDB's dictionary view lists it (INNODB_SYS_COLUMNS /

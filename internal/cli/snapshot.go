@@ -144,20 +144,22 @@ one look; --observe DURATION always watches that long.`,
 			return err
 		}
 		defer conn.Close()
+		so := snapshot.Options{Path: out, Keep: keep, AllowEmpty: allowEmpty, Filter: filter, ToolVersion: version, PageList: pageList, NoKeys: noKeys, Log: logx.Default(), Store: s3.store()}
+		if err := so.Validate(); err != nil {
+			return usagef("%v", err)
+		}
 		if !filter.Empty() {
 			// A selection that names nothing here is a typo or the wrong server: say so
-			// rather than write (or keep) a manifest of nothing.
-			cat, err := catalog.Load(cmd.Context(), conn, filter)
+			// rather than write (or keep) a manifest of nothing. The capture is given the
+			// load again (a cache): on a server of many tables a load takes seconds.
+			so.Catalogs = &catalog.Cache{}
+			cat, err := snapshot.LoadCatalog(cmd.Context(), conn, so)
 			if err != nil {
 				return err
 			}
 			if err := matchesSomething(true, cat); err != nil {
 				return err
 			}
-		}
-		so := snapshot.Options{Path: out, Keep: keep, AllowEmpty: allowEmpty, Filter: filter, ToolVersion: version, PageList: pageList, NoKeys: noKeys, Log: logx.Default(), Store: s3.store()}
-		if err := so.Validate(); err != nil {
-			return usagef("%v", err)
 		}
 		// The summary goes to stderr when the manifest itself goes to stdout.
 		w := cmd.OutOrStdout()

@@ -98,6 +98,19 @@ type Result struct {
 	Observed *ObserveStats `json:"observed,omitempty"`
 }
 
+// LoadCatalog loads the catalog of the options' selection (all databases when empty) as
+// Capture does, through o.Catalogs: a caller that looks at the selection first and gives
+// Capture the same cache reads it once.
+func LoadCatalog(ctx context.Context, conn *connection.Conn, o Options) (*catalog.Catalog, error) {
+	f := o.Filter
+	if f.Empty() {
+		f.All = true
+	}
+	// The key capture's stored columns are read beside the load where that is cheaper; a
+	// manifest does not use the indexes' sizes.
+	return o.Catalogs.LoadReading(ctx, conn, f, catalog.Reads{StoredColumns: !o.NoKeys, NoTreeSizes: true})
+}
+
 // Capture writes one manifest of the pool's current content.
 func Capture(ctx context.Context, conn *connection.Conn, o Options) (*Result, error) {
 	t0 := time.Now()
@@ -108,12 +121,7 @@ func Capture(ctx context.Context, conn *connection.Conn, o Options) (*Result, er
 	if log == nil {
 		log = logx.New(os.Stderr, true)
 	}
-	f := o.Filter
-	if f.Empty() {
-		f.All = true
-	}
-	// The key capture's stored columns are read beside the load where that is cheaper.
-	cat, err := o.Catalogs.LoadReading(ctx, conn, f, catalog.Reads{StoredColumns: !o.NoKeys})
+	cat, err := LoadCatalog(ctx, conn, o)
 	if err != nil {
 		return nil, err
 	}
