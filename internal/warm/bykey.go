@@ -111,6 +111,7 @@ func (r *Resolved) choosePaths(ctx context.Context, conn *connection.Conn, byKey
 	}
 	if len(check) > 0 {
 		verdicts := r.samplePhysical(ctx, conn, check)
+		wholeIndex := r.wholeIndexOnly()
 		for _, id := range check {
 			k := r.targets[id]
 			ip := out[k]
@@ -127,7 +128,12 @@ func (r *Resolved) choosePaths(ctx context.Context, conn *connection.Conn, byKey
 				// is readable here, and the ranges (from the index's start) name the
 				// same rows in this server's tree, which loads natively and whose pages
 				// count for coverage; range scans would read them again every round.
-				ip.Path, ip.Reason = r.treeOrSQL(k, fmt.Sprintf("another server's manifest (%s) whose sampled pages are each the index's leftmost (%s)", r.Source.ServerID, v.why))
+				why := fmt.Sprintf("another server's manifest (%s) whose sampled pages are each the index's leftmost (%s)", r.Source.ServerID, v.why)
+				if ip.Path, ip.Reason = r.treeOrSQL(k, why); ip.Path == PathSQL && wholeIndex[k] {
+					// Its one range is the whole index: its tree is all of it, found
+					// without comparing a key, whatever its collation.
+					ip.Path, ip.Reason = PathTree, why+"; its ranges are each the whole index, which needs no key compared"+treeReason
+				}
 			default:
 				ip.Path, ip.Reason = PathSQL, fmt.Sprintf("another server's manifest (%s) and this server's pages could not be checked (%s)", r.Source.ServerID, v.why)
 			}
@@ -147,6 +153,21 @@ func (r *Resolved) choosePaths(ctx context.Context, conn *connection.Conn, byKey
 		}
 	}
 	return out
+}
+
+// wholeIndexOnly says, by target, whether each of its keyed entries' ranges is the whole
+// index (open at both ends: a source's index of one page).
+func (r *Resolved) wholeIndexOnly() map[TargetKey]bool {
+	whole := map[TargetKey]bool{}
+	for _, e := range r.keyed {
+		rg := r.m.Ranges[e.rng-1]
+		open := rg.Low == manifest.OpenBound && rg.High == manifest.OpenBound
+		k := r.targets[e.target]
+		if was, seen := whole[k]; !seen || was {
+			whole[k] = open
+		}
+	}
+	return whole
 }
 
 // treeOrSQL is the tree path where the index's keys compare in Go, else the sql path; why

@@ -103,11 +103,12 @@ func (r *Resolved) treePages(ctx context.Context, conn *connection.Conn, kts []k
 		return fail(err.Error())
 	}
 	files, roots, dict := kd.Files, kd.Roots, kd.Dict
+	whole := r.wholeIndexOnly()
 	for _, kt := range kts {
 		if _, ok := fallback[kt.key]; ok {
 			continue
 		}
-		list, err := r.treeOf(conn, dict, kt, files[spaceOf[kt.key]], roots[spaceOf[kt.key]], lows)
+		list, err := r.treeOf(conn, dict, kt, files[spaceOf[kt.key]], roots[spaceOf[kt.key]], lows, whole[kt.key])
 		if err != nil {
 			fallback[kt.key] = err.Error()
 			continue
@@ -126,8 +127,9 @@ type treePage struct {
 	rank int32
 }
 
-// treeOf reads one index's tree from path and places the target's runs in it.
-func (r *Resolved) treeOf(conn *connection.Conn, dict *pagekey.Dictionary, kt keyedTarget, path string, roots map[string]indexRoot, lows map[[2]uint32]string) ([]treePage, error) {
+// treeOf reads one index's tree from path and places the target's runs in it; whole says
+// that each of the index's ranges is the whole index (wholeIndexOnly).
+func (r *Resolved) treeOf(conn *connection.Conn, dict *pagekey.Dictionary, kt keyedTarget, path string, roots map[string]indexRoot, lows map[[2]uint32]string, whole bool) ([]treePage, error) {
 	t, p, ix := findIndex(r.Catalog, kt.key)
 	cs, err := keys.ParseColumns([]byte(r.keyColumns[kt.key]))
 	if err != nil {
@@ -147,8 +149,9 @@ func (r *Resolved) treeOf(conn *connection.Conn, dict *pagekey.Dictionary, kt ke
 	if l == nil {
 		return nil, fmt.Errorf("its keys cannot be read from the file: %w", errs[ix.Name])
 	}
+	// An index whose every range is the whole index is all of its tree: no key is compared.
 	cmpCols, why := treeColumns(cs, l.Columns)
-	if why != "" {
+	if why != "" && !whole {
 		return nil, errors.New(why)
 	}
 	if len(kt.chosen) == 0 {
