@@ -399,11 +399,11 @@ func (fn *fileNamer) name(space, page uint32) (pageType, index string) {
 // pool's pages, or fewer when their files are smaller (a selection of a few tables on a
 // large pool). Memory given but not filled is not touched.
 func residentBound(srv flavor.Server, cat *catalog.Catalog) int {
-	pageSize := int64(max(srv.PageSize, 1))
-	bound := max(srv.PoolSize/pageSize, 0)
 	if cat == nil {
 		return 0
 	}
+	pageSize := int64(max(srv.PageSize, 1))
+	bound := max(srv.PoolSize/pageSize, 0)
 	var files int64
 	for _, t := range cat.Tables {
 		for _, p := range t.Parts {

@@ -522,14 +522,15 @@ func LoadReading(ctx context.Context, conn *connection.Conn, f Filter, r Reads) 
 		return readInnoDBTables(ctx, sess, srv)
 	})
 	// The whole view of indexes, for the B-tree sizes in the files, on the database host.
+	onHost := filesMayBeReadable(srv)
 	var roots *pendingRead[map[uint32]map[string]IndexRoot]
-	if filesMayBeReadable(srv) {
+	if onHost {
 		roots = startRead(viewCtx, conn, func(ctx context.Context, sess *connection.Session) (map[uint32]map[string]IndexRoot, error) {
 			return ReadIndexRoots(ctx, sess, srv, "")
 		})
 	}
 	var columns *pendingRead[map[uint64][]StoredColumn]
-	if r.StoredColumns && srv.InnoDBViewsBuildEveryTable() && filesMayBeReadable(srv) {
+	if r.StoredColumns && srv.InnoDBViewsBuildEveryTable() && onHost {
 		columns = startRead(viewCtx, conn, func(ctx context.Context, sess *connection.Session) (map[uint64][]StoredColumn, error) {
 			return ReadStoredColumns(ctx, sess, srv, "")
 		})

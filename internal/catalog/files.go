@@ -5,8 +5,18 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/innowarm/innowarm/internal/connection"
+	"github.com/innowarm/innowarm/internal/flavor"
 )
+
+// filesMayBeReadable says whether the server's datadir can be read here: innowarm may run
+// on the database host, whose tablespace files the load reads (sizesFromFiles). A datadir
+// of the same path on another host passes too; the files themselves decide.
+func filesMayBeReadable(srv flavor.Server) bool {
+	return srv.Datadir != "" && unix.Access(srv.Datadir, unix.R_OK|unix.X_OK) == nil
+}
 
 // TablespaceFiles maps the given tablespaces to their data files (absolute paths; relative
 // ones are under the datadir), from the server's dictionary. Spaces without a file listed

@@ -3,10 +3,7 @@ package catalog
 import (
 	"context"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/innowarm/innowarm/internal/connection"
-	"github.com/innowarm/innowarm/internal/flavor"
 )
 
 // pendingRead is a dictionary read running on a session of its own.
@@ -36,11 +33,4 @@ func startRead[T any](ctx context.Context, conn *connection.Conn, read func(cont
 func (p *pendingRead[T]) wait() (T, error) {
 	<-p.done
 	return p.val, p.err
-}
-
-// filesMayBeReadable says whether the server's datadir can be read here: innowarm may run
-// on the database host, whose tablespace files the load reads (sizesFromFiles). A datadir
-// of the same path on another host passes too; the files themselves decide.
-func filesMayBeReadable(srv flavor.Server) bool {
-	return srv.Datadir != "" && unix.Access(srv.Datadir, unix.R_OK|unix.X_OK) == nil
 }

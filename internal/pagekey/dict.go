@@ -62,13 +62,11 @@ func LoadDictionary(ctx context.Context, conn *connection.Conn, cat *catalog.Cat
 	if err != nil {
 		return nil, fmt.Errorf("read the character sets: %w", err)
 	}
-	var ids []string
 	var tableIDs []uint64
 	spaces := map[uint32]bool{}
 	for _, t := range cat.Tables {
 		for _, p := range t.Parts {
 			if p.SpaceKnown && p.TableID != 0 {
-				ids = append(ids, strconv.FormatUint(p.TableID, 10))
 				tableIDs = append(tableIDs, p.TableID)
 				spaces[p.Space] = true
 				d.tables[p.TableID] = &storedTable{columns: map[string]StoredColumn{}}
@@ -81,8 +79,12 @@ func LoadDictionary(ctx context.Context, conn *connection.Conn, cat *catalog.Cat
 			}
 		}
 	}
-	if len(ids) == 0 {
+	if len(tableIDs) == 0 {
 		return d, nil
+	}
+	ids := make([]string, len(tableIDs))
+	for i, id := range tableIDs {
+		ids[i] = strconv.FormatUint(id, 10)
 	}
 	in := strings.Join(ids, ",")
 	// Up to three reads, each on a session of its own, at once: on MySQL each view builds

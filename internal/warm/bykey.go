@@ -158,6 +158,9 @@ func (r *Resolved) choosePaths(ctx context.Context, conn *connection.Conn, byKey
 // wholeIndexOnly says, by target, whether each of its keyed entries' ranges is the whole
 // index (open at both ends: a source's index of one page).
 func (r *Resolved) wholeIndexOnly() map[TargetKey]bool {
+	if r.wholeIndex != nil {
+		return r.wholeIndex
+	}
 	whole := map[TargetKey]bool{}
 	for _, e := range r.keyed {
 		rg := r.m.Ranges[e.rng-1]
@@ -167,6 +170,7 @@ func (r *Resolved) wholeIndexOnly() map[TargetKey]bool {
 			whole[k] = open
 		}
 	}
+	r.wholeIndex = whole
 	return whole
 }
 

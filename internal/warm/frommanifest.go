@@ -53,6 +53,8 @@ type Resolved struct {
 	catalogs *catalog.Cache
 	// keyColumns is each keyed target's key columns (manifest.Object.KeyColumns).
 	keyColumns map[TargetKey]string
+	// wholeIndex caches wholeIndexOnly: the path's choice and the tree path ask it.
+	wholeIndex map[TargetKey]bool
 }
 
 // keyedEntry is a manifest entry with a key range, of an index that resolves here.
