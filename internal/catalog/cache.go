@@ -76,7 +76,7 @@ func (c *Cache) Load(ctx context.Context, conn *connection.Conn, f Filter) (*Cat
 }
 
 // LoadReading is Load, a load reading as r says (LoadReading); a cached load made without
-// r's StoredColumns is given as it is, one made with NoTreeSizes only where r has it too.
+// r's StoredColumns is given as it is, one made with NoSizes only where r has it too.
 func (c *Cache) LoadReading(ctx context.Context, conn *connection.Conn, f Filter, r Reads) (*Catalog, error) {
 	if c == nil {
 		return LoadReading(ctx, conn, f, r)
@@ -101,8 +101,8 @@ func (c *Cache) LoadReading(ctx context.Context, conn *connection.Conn, f Filter
 	maxAge := cmp.Or(c.MaxAge, DefaultCacheAge)
 	base := f
 	base.Exact = nil
-	// A load without the trees' sizes is not given to a caller that wants them.
-	same := c.cat != nil && fp == c.print && time.Since(c.at) < maxAge && reflect.DeepEqual(base, c.filter) && (r.NoTreeSizes || !c.reads.NoTreeSizes)
+	// A load without sizes is not given to a caller that wants them.
+	same := c.cat != nil && fp == c.print && time.Since(c.at) < maxAge && reflect.DeepEqual(base, c.filter) && (r.NoSizes || !c.reads.NoSizes)
 	want, _ := exactSet(f.Exact)
 	if same && c.covers(want) {
 		if err := refreshFileSizes(ctx, sess, conn.Server, c.cat); err != nil {

@@ -2,6 +2,8 @@ package catalog_test
 
 import (
 	"context"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/innowarm/innowarm/internal/catalog"
@@ -187,10 +189,10 @@ func TestCacheDerivedLastsOneLoad(t *testing.T) {
 	}
 }
 
-// A load without the trees' sizes (snapshot's) counts no index in the files, keeps the
-// index roots for the load all the same, and is not given again to a caller that wants the
-// sizes; one that does not is given either.
-func TestCacheGivesNoTreeSizesOnlyToWhoAsks(t *testing.T) {
+// A load without sizes (snapshot's) counts no index in the files, reads no statistics,
+// keeps the index roots for the load all the same, and is not given again to a caller that
+// wants the sizes; one that does not is given either.
+func TestCacheGivesNoSizesOnlyToWhoAsks(t *testing.T) {
 	db := sandboxtest.Schema(t)
 	tbl := sqltext.Table(db, "a")
 	// Written to its file, so that the file can count it.
@@ -214,19 +216,99 @@ func TestCacheGivesNoTreeSizesOnlyToWhoAsks(t *testing.T) {
 		tb := table(t, cat, "a")
 		return tb.Clustered().Sizes[tb.Parts[0].Name].FromFile
 	}
-	noSizes := catalog.Reads{NoTreeSizes: true}
+	sized := func(cat *catalog.Catalog) bool {
+		tb := table(t, cat, "a")
+		return tb.Clustered().Sizes[tb.Parts[0].Name].Known
+	}
+	noSizes := catalog.Reads{NoSizes: true}
 	cat := load(noSizes, 1, 0, "without sizes")
 	if fromFile(cat) {
-		t.Error("a load without the trees' sizes counted the clustered index in its file")
+		t.Error("a load without sizes counted the clustered index in its file")
+	}
+	if sized(cat) {
+		t.Error("a load without sizes read the index statistics")
 	}
 	if known, missing := cat.KnownRoots(cat.KnownSpaces()); len(missing) != 0 || len(known) != 1 {
-		t.Errorf("a load without the trees' sizes kept roots %v, missing %v; want the table's", known, missing)
+		t.Errorf("a load without sizes kept roots %v, missing %v; want the table's", known, missing)
 	}
 	load(noSizes, 1, 1, "without sizes, again")
-	if cat := load(catalog.Reads{}, 2, 1, "with sizes after a load without"); !fromFile(cat) {
-		t.Error("a load with the trees' sizes did not count the clustered index in its file")
+	if cat := load(catalog.Reads{}, 2, 1, "with sizes after a load without"); !fromFile(cat) || !sized(cat) {
+		t.Errorf("a load with sizes: counted in the file %v, statistics read %v; want both", fromFile(cat), sized(cat))
 	}
 	if cat := load(noSizes, 2, 2, "without sizes after a load with"); !fromFile(cat) {
 		t.Error("the cached load with sizes lost them")
+	}
+}
+
+// A load without sizes asks TABLES for no CREATE_OPTIONS and tells the partitioned tables
+// by InnoDB's names of their parts: each table has the same parts, spaces and indexes as a
+// full load gives, for names InnoDB writes encoded (a '#' of the name itself, a partition
+// name with '-') and a table whose name only looks like a part's.
+func TestLoadWithoutSizesFindsEveryPart(t *testing.T) {
+	db := sandboxtest.Schema(t)
+	sandboxtest.Exec(t,
+		"CREATE TABLE "+sqltext.Table(db, "plain")+" (id INT PRIMARY KEY, k INT, KEY k (k))",
+		"CREATE TABLE "+sqltext.Table(db, "hashed")+" (id INT PRIMARY KEY, k INT, KEY k (k)) PARTITION BY HASH (id) PARTITIONS 3",
+		"CREATE TABLE "+sqltext.Table(db, "hashed2")+" (id INT PRIMARY KEY)",
+		"CREATE TABLE "+sqltext.Table(db, "we#ird-parted")+" (id INT, k INT, PRIMARY KEY (id, k)) PARTITION BY RANGE (id) SUBPARTITION BY HASH (k) SUBPARTITIONS 2"+
+			" (PARTITION p0 VALUES LESS THAN (10), PARTITION `P-1` VALUES LESS THAN MAXVALUE)",
+		"CREATE TABLE "+sqltext.Table(db, "a#P#b")+" (id INT PRIMARY KEY)",
+		"CREATE TABLE "+sqltext.Table(db, "cost$")+" (id INT PRIMARY KEY) PARTITION BY KEY (id) PARTITIONS 2")
+	ctx := context.Background()
+	conn := sandboxtest.Conn(t)
+	f := catalog.Filter{Schemas: []string{db}}
+	full, err := catalog.Load(ctx, conn, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bare, err := catalog.LoadReading(ctx, conn, f, catalog.Reads{NoSizes: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type part struct {
+		Name, Partition, Subpartition, StatsName string
+		Space                                    uint32
+		SpaceKnown                               bool
+		TableID                                  uint64
+	}
+	shape := func(cat *catalog.Catalog) map[string][]part {
+		out := map[string][]part{}
+		for _, tb := range cat.Tables {
+			for _, p := range tb.Parts {
+				out[tb.Name] = append(out[tb.Name], part{p.Name, p.Partition, p.Subpartition, p.StatsName, p.Space, p.SpaceKnown, p.TableID})
+			}
+			for _, ix := range tb.Indexes {
+				out[tb.Name] = append(out[tb.Name], part{Name: "index " + ix.Name})
+			}
+		}
+		return out
+	}
+	want, got := shape(full), shape(bare)
+	for _, name := range []string{"plain", "hashed", "hashed2", "we#ird-parted", "a#P#b", "cost$"} {
+		if len(want[name]) == 0 {
+			t.Fatalf("the full load has no table %q", name)
+		}
+		if !reflect.DeepEqual(got[name], want[name]) {
+			t.Errorf("%s without sizes: %+v\nwith sizes: %+v", name, got[name], want[name])
+		}
+		for _, p := range got[name] {
+			if strings.HasPrefix(p.Name, "index ") {
+				continue
+			}
+			if !p.SpaceKnown {
+				t.Errorf("%s part %q: no tablespace", name, p.Name)
+			}
+		}
+	}
+	if n := len(want["we#ird-parted"]); n != 4+1 {
+		t.Errorf("we#ird-parted has %d parts and indexes, want 4 subpartitions and PRIMARY", n)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("the loads differ:\nwithout sizes %+v\nwith sizes    %+v", got, want)
+	}
+	for _, tb := range bare.Tables {
+		if tb.DataLength != 0 || tb.Rows != 0 {
+			t.Errorf("%s: a load without sizes gave rows %d, data length %d", tb.Name, tb.Rows, tb.DataLength)
+		}
 	}
 }

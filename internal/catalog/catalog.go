@@ -447,7 +447,7 @@ func LoadReading(ctx context.Context, conn *connection.Conn, f Filter, r Reads) 
 		return nil, err
 	}
 	defer sess.Close()
-	if q := srv.FreshTableStatsStatement(); q != "" {
+	if q := srv.FreshTableStatsStatement(); q != "" && !r.NoSizes {
 		if _, err := sess.Exec(ctx, q); err != nil {
 			return nil, fmt.Errorf("read current table sizes: %w", err)
 		}
@@ -470,13 +470,17 @@ func LoadReading(ctx context.Context, conn *connection.Conn, f Filter, r Reads) 
 
 	tables := map[string]*Table{}
 	key := func(schema, table string) string { return schema + "\x00" + table }
-	err = sess.Query(ctx, `SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE, COALESCE(ENGINE, ''),
-		COALESCE(TABLE_ROWS, 0), COALESCE(DATA_LENGTH, 0), COALESCE(INDEX_LENGTH, 0), COALESCE(TABLE_COMMENT, ''),
-		COALESCE(CREATE_OPTIONS, '')
+	// Each of these columns opens the table on MariaDB (and on MySQL with fresh statistics).
+	sizeColumns := `COALESCE(TABLE_ROWS, 0), COALESCE(DATA_LENGTH, 0), COALESCE(INDEX_LENGTH, 0), COALESCE(CREATE_OPTIONS, '')`
+	if r.NoSizes {
+		sizeColumns = `0, 0, 0, ''`
+	}
+	err = sess.Query(ctx, `SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE, COALESCE(ENGINE, ''), COALESCE(TABLE_COMMENT, ''),
+		`+sizeColumns+`
 		FROM information_schema.TABLES WHERE `+where+` ORDER BY TABLE_SCHEMA, TABLE_NAME`, whereArgs, func(rows *sql.Rows) error {
 		var t Table
 		var typ, comment, options string
-		if err := rows.Scan(&t.Schema, &t.Name, &typ, &t.Engine, &t.Rows, &t.DataLength, &t.IndexLength, &comment, &options); err != nil {
+		if err := rows.Scan(&t.Schema, &t.Name, &typ, &t.Engine, &comment, &t.Rows, &t.DataLength, &t.IndexLength, &options); err != nil {
 			return err
 		}
 		if (exact != nil && !exact[TableName{t.Schema, t.Name}]) || !f.selects(t.Schema, t.Name) || IsOwnerMark(t.Name, comment) {
@@ -554,18 +558,27 @@ func LoadReading(ctx context.Context, conn *connection.Conn, f Filter, r Reads) 
 	if err := loadIndexes(ctx, sess, srv, where, whereArgs, tables, key, cat); err != nil {
 		return nil, err
 	}
+	var innodb innodbTables
+	if r.NoSizes {
+		// Without CREATE_OPTIONS, the partitioned tables are those InnoDB stores in parts.
+		if innodb, err = sysTables.wait(); err != nil {
+			return nil, err
+		}
+		markPartitioned(srv, cat, innodb.sys)
+	}
 	if err := loadPartitions(ctx, sess, srv, where, whereArgs, tables, key); err != nil {
 		return nil, err
 	}
-	if err := loadSizes(ctx, sess, srv, in, args, cat); err != nil {
-		return nil, err
-	}
-	innodb, err := sysTables.wait()
-	if err != nil {
-		return nil, err
+	if !r.NoSizes {
+		if err := loadSizes(ctx, sess, srv, in, args, cat); err != nil {
+			return nil, err
+		}
+		if innodb, err = sysTables.wait(); err != nil {
+			return nil, err
+		}
 	}
 	matchSpaces(srv, cat, innodb)
-	sizesFromFiles(ctx, conn, sess, cat, roots, !r.NoTreeSizes)
+	sizesFromFiles(ctx, conn, sess, cat, roots, !r.NoSizes)
 	if columns != nil {
 		// A failed read is the key dictionary's to repeat, and to report.
 		if stored, err := columns.wait(); err == nil {
@@ -578,6 +591,49 @@ func LoadReading(ctx context.Context, conn *connection.Conn, f Filter, r Reads) 
 		cat.Notes = append(cat.Notes, cat.estimateNotes...)
 	}
 	return cat, nil
+}
+
+// markPartitioned marks the tables whose InnoDB tables are parts (a name with the
+// partition separator: "db/t#P#p0" on MariaDB, "db/t#p#p0" on MySQL 8.0+). A '#' of a
+// table's own name is written "@0023" there, so the separator names no other table.
+func markPartitioned(srv flavor.Server, cat *Catalog, sys []sysTable) {
+	sep := srv.PartitionSeparator()
+	parted := map[string]bool{}
+	for _, s := range sys {
+		if i := indexFoldASCII(s.name, sep); i > 0 {
+			parted[s.name[:i]] = true
+		}
+	}
+	if len(parted) == 0 {
+		return
+	}
+	for _, t := range cat.Tables {
+		pat := filenamePattern(t.Schema) + "/" + filenamePattern(t.Name)
+		if !strings.ContainsAny(pat, `\(`) {
+			t.partitioned = parted[pat]
+			continue
+		}
+		re, err := regexp.Compile("^" + pat + "$")
+		if err != nil {
+			continue
+		}
+		for name := range parted {
+			if re.MatchString(name) {
+				t.partitioned = true
+				break
+			}
+		}
+	}
+}
+
+// indexFoldASCII is strings.Index with sep's ASCII letters in either case.
+func indexFoldASCII(s, sep string) int {
+	for i := 0; i+len(sep) <= len(s); i++ {
+		if strings.EqualFold(s[i:i+len(sep)], sep) {
+			return i
+		}
+	}
+	return -1
 }
 
 // exactSet is names as a set (nil for none) and their distinct table names, sorted.

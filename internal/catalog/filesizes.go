@@ -51,7 +51,8 @@ func sizesFromFiles(ctx context.Context, conn *connection.Conn, sess *connection
 	}
 	var why string
 	defer func() {
-		if why == "" {
+		// The note is of the sizes, which a load without them does not give.
+		if why == "" || !countTrees {
 			return
 		}
 		var bounded []string

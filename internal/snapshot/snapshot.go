@@ -107,8 +107,8 @@ func LoadCatalog(ctx context.Context, conn *connection.Conn, o Options) (*catalo
 		f.All = true
 	}
 	// The key capture's stored columns are read beside the load where that is cheaper; a
-	// manifest does not use the indexes' sizes.
-	return o.Catalogs.LoadReading(ctx, conn, f, catalog.Reads{StoredColumns: !o.NoKeys, NoTreeSizes: true})
+	// manifest uses no size.
+	return o.Catalogs.LoadReading(ctx, conn, f, catalog.Reads{StoredColumns: !o.NoKeys, NoSizes: true})
 }
 
 // Capture writes one manifest of the pool's current content.
