@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -174,15 +175,23 @@ func TestSleepLatency(t *testing.T) {
 	if l.Queries != 200 || l.Errors != 0 || l.Latency.Count != 200 {
 		t.Fatalf("queries %d errors %d recorded %d", l.Queries, l.Errors, l.Latency.Count)
 	}
-	if l.Latency.P50 < 9.9 || l.Latency.P50 > 13 {
+	// A busy machine only adds to the 10 ms (a scheduler slice here and there); the upper
+	// bound catches a unit or a clock read wrong, not a slow host.
+	if l.Latency.P50 < 9.9 || l.Latency.P50 > 50 {
 		t.Errorf("p50 %.3f ms, want about 10 ms", l.Latency.P50)
 	}
 	if l.Latency.Min < 9.9 {
 		t.Errorf("min %.3f ms is below the 10 ms SLEEP", l.Latency.Min)
 	}
-	// 50 queries of 10 ms per client: 0.5 s of querying, connections excluded.
-	if l.QuerySeconds < 0.5 || l.QuerySeconds > 1.5 || l.QPS < 130 || l.QPS > 400 {
-		t.Errorf("%.3f s of querying, %.0f QPS", l.QuerySeconds, l.QPS)
+	// 50 queries of 10 ms or more per client: 0.5 s of querying at least, connections
+	// excluded, and 4 clients at once: about a quarter of the queries' summed latency,
+	// however slow each was (one client at a time would take all of it).
+	sum := l.Latency.Mean * float64(l.Latency.Count) / 1000
+	if l.QuerySeconds < 0.5 || l.QPS > 400 || l.QuerySeconds > sum/2 {
+		t.Errorf("%.3f s of querying, %.0f QPS, for %.3f s of summed latency", l.QuerySeconds, l.QPS, sum)
+	}
+	if math.Abs(l.QPS*l.QuerySeconds-200) > 1 {
+		t.Errorf("%.0f QPS over %.3f s is not 200 queries", l.QPS, l.QuerySeconds)
 	}
 	if l.Connections != 4 || l.Connect.Count != 4 {
 		t.Errorf("%d connections timed", l.Connections)
@@ -375,11 +384,16 @@ func TestInterruptStopsQueriesOnServer(t *testing.T) {
 	if code := cmd.ProcessState.ExitCode(); code != 130 {
 		t.Fatalf("exit %d (%v), want 130: %s", code, err, stderr.String())
 	}
-	if d := time.Since(t0); d > 5*time.Second {
+	// The statements would sleep 60 s: 10 s tells a stop from a wait however busy the host.
+	if d := time.Since(t0); d > 10*time.Second {
 		t.Errorf("stopping took %s", d)
 	}
+	// A killed statement's text may show a moment after its client got the error.
+	for deadline := time.Now().Add(10 * time.Second); running() != 0 && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+	}
 	if n := running(); n != 0 {
-		t.Errorf("%d statements still run on the server", n)
+		t.Errorf("%d statements still run on the server 10 s after innowarm stopped", n)
 	}
 }
 

@@ -462,15 +462,19 @@ func TestMaxRateCapsReads(t *testing.T) {
 	} else if got < 0.6*capRate {
 		t.Logf("the machine read only %.1f MB/s: units waited for the cap %.1f of %.1f s", got/1e6, st.RateLimitSeconds, secs)
 	}
+	// A machine that could not read at the cap never reached it, and need not say so.
+	couldReach := got >= 0.95*capRate
 	select {
 	case st := <-sawStatus:
 		if !strings.Contains(st, "rate 8 MiB/s reached") {
 			t.Errorf("status %q, want the rate named", st)
 		}
 	default:
-		t.Error("Status never said the rate was reached")
+		if couldReach {
+			t.Error("Status never said the rate was reached")
+		}
 	}
-	if g.Stats().RateLimitSeconds <= 0 {
+	if g.Stats().RateLimitSeconds <= 0 && couldReach {
 		t.Errorf("stats %+v: no rate-limited time", g.Stats())
 	}
 }

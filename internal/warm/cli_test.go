@@ -367,12 +367,10 @@ func lockTable(t *testing.T, conn *connection.Conn, schema, table string) func()
 	}
 }
 
-// busy keeps n sessions running SELECT SLEEP(secs) (running threads) and returns when they
-// have started; the returned func waits for them to end.
 // busy keeps n sessions running SELECT SLEEP (each one counts in Threads_running) until
 // a session that is not ours has been connected for hold — the warm under test — so the
 // load overlaps the warm however slowly the machine starts the binary. The returned func
-// waits for the sleepers to end.
+// ends the load if it still runs and waits for the sleepers to end.
 func busy(t *testing.T, conn *connection.Conn, n int, hold time.Duration) func() {
 	t.Helper()
 	ctx := context.Background()
@@ -415,7 +413,7 @@ func busy(t *testing.T, conn *connection.Conn, n int, hold time.Duration) func()
 		t.Fatalf("only %d of %d sleeping sessions started", len(ids), n)
 	}
 	maxOurs := slices.Max(ids)
-	stop := make(chan struct{})
+	stop, release := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(stop)
 		limit := time.Now().Add(60 * time.Second)
@@ -423,10 +421,17 @@ func busy(t *testing.T, conn *connection.Conn, n int, hold time.Duration) func()
 			var others int
 			poll.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID > ? AND ID <> CONNECTION_ID() AND COMMAND <> 'Daemon'", maxOurs).Scan(&others)
 			if others > 0 {
-				time.Sleep(hold)
+				select {
+				case <-time.After(hold):
+				case <-release:
+				}
 				break
 			}
-			time.Sleep(50 * time.Millisecond)
+			select {
+			case <-time.After(50 * time.Millisecond):
+			case <-release:
+				limit = time.Now()
+			}
 		}
 		for _, id := range ids {
 			poll.ExecContext(ctx, fmt.Sprintf("KILL QUERY %d", id))
@@ -434,6 +439,7 @@ func busy(t *testing.T, conn *connection.Conn, n int, hold time.Duration) func()
 		poll.Close()
 	}()
 	return func() {
+		close(release)
 		<-stop
 		for i := 0; i < n; i++ {
 			<-done
@@ -446,7 +452,10 @@ func busy(t *testing.T, conn *connection.Conn, n int, hold time.Duration) func()
 func TestPacingThroughWarm(t *testing.T) {
 	sandboxtest.Zoo(t)
 	conn := coldConn(t)
-	wait := busy(t, conn, 4, 3*time.Second)
+	// The load ends 6 s after the warm connects: its catalog and plan (the governor starts
+	// after them) may take a few seconds of a busy machine, and it must then pause 1 s or
+	// more.
+	wait := busy(t, conn, 4, 6*time.Second)
 	t0 := time.Now()
 	r := sandboxtest.CLI(t, sandboxtest.Run{}, zooArgs(t, "--max-load", "Threads_running=2", "--json", "-q")...)
 	took := time.Since(t0)
@@ -471,7 +480,9 @@ func TestPacingThroughWarm(t *testing.T) {
 	}
 
 	conn = coldConn(t)
-	wait = busy(t, conn, 4, 3*time.Second)
+	// The load lasts until the warm has stopped, so that it is critical whenever the
+	// governor looks.
+	wait = busy(t, conn, 4, time.Minute)
 	r = sandboxtest.CLI(t, sandboxtest.Run{}, zooArgs(t, "--critical-load", "Threads_running=2", "-q")...)
 	wait()
 	if r.Code != 1 || !strings.Contains(r.Stderr, "critical") || strings.Count(strings.TrimSpace(r.Stderr), "\n") != 0 {
