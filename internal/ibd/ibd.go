@@ -194,10 +194,14 @@ func Read(r io.ReaderAt, size int64, logicalPageSize int, indexes []Index) (*Map
 	m.FreeLimit = min(be32(head, fspHeader+fspFreeLimit), m.Pages)
 	perPage := uint32(phys) / m.extentPages
 	xdesSize := 24 + int(m.extentPages*2+7)/8
+	var sdi *Index
 	for xp := uint32(0); xp < m.Pages; xp += uint32(phys) {
 		p, err := read(xp)
 		if err != nil {
 			return nil, err
+		}
+		if xp == 0 {
+			sdi = sdiIndex(p, xdesArrOffset+xdesSize*int(perPage), m.Pages)
 		}
 		if t := be16(p, filPageType); t != typeFSPHdr && t != typeXDES {
 			if allZero(p[:64]) {
@@ -237,10 +241,17 @@ func Read(r io.ReaderAt, size int64, logicalPageSize int, indexes []Index) (*Map
 		}
 	}
 
-	// Each index's root page points at the inodes of its two segments.
+	// Each index's root page points at the inodes of its two segments; so does the SDI's
+	// (MySQL), whose pages are file metadata.
+	if sdi != nil {
+		indexes = append(indexes[:len(indexes):len(indexes)], *sdi)
+	}
 	for _, ix := range indexes {
+		isSDI := sdi != nil && ix == *sdi
 		if ix.Root >= m.Pages {
-			m.Missing = append(m.Missing, ix.ID)
+			if !isSDI {
+				m.Missing = append(m.Missing, ix.ID)
+			}
 			continue
 		}
 		p, err := read(ix.Root)
@@ -248,7 +259,11 @@ func Read(r io.ReaderAt, size int64, logicalPageSize int, indexes []Index) (*Map
 			return nil, err
 		}
 		t := be16(p, filPageType)
-		if (t != typeIndex && t != typeRTree) || be64(p, pageHeader+pageIndexID) != ix.ID {
+		switch {
+		case isSDI && t != TypeSDI:
+			continue // not written yet: its pages stay unattributed
+		case isSDI:
+		case (t != typeIndex && t != typeRTree) || be64(p, pageHeader+pageIndexID) != ix.ID:
 			m.Missing = append(m.Missing, ix.ID)
 			continue
 		}
@@ -287,10 +302,12 @@ func Read(r io.ReaderAt, size int64, logicalPageSize int, indexes []Index) (*Map
 			}
 			found = true
 		}
-		if found {
+		switch {
+		case isSDI:
+		case found:
 			m.Indexes = append(m.Indexes, ix.ID)
 			m.roots[ix.ID] = root{page: ix.Root, level: rootLevel}
-		} else {
+		default:
 			m.Missing = append(m.Missing, ix.ID)
 		}
 	}
@@ -313,7 +330,7 @@ func (m *Map) Owner(n uint32) (Kind, uint64) {
 func (m *Map) Segment(n uint32) (kind Kind, index uint64, leaf bool) {
 	if seg, ok := m.fragOwner[n]; ok {
 		if ix, ok := m.segIndex[seg]; ok {
-			return IndexPage, ix, m.segLeaf[seg]
+			return m.owned(ix, seg)
 		}
 		return Unattributed, 0, false
 	}
@@ -323,10 +340,39 @@ func (m *Map) Segment(n uint32) (kind Kind, index uint64, leaf bool) {
 	if ext := n / m.extentPages; int(ext) < len(m.extentSeg) && !m.FreeOnDisk(n) {
 		seg := m.extentSeg[ext]
 		if ix, ok := m.segIndex[seg]; ok {
-			return IndexPage, ix, m.segLeaf[seg]
+			return m.owned(ix, seg)
 		}
 	}
 	return Unattributed, 0, false
+}
+
+// owned is Segment's answer for a page of index ix's segment seg.
+func (m *Map) owned(ix, seg uint64) (Kind, uint64, bool) {
+	if ix == sdiIndexID {
+		return FileMetadata, 0, false
+	}
+	return IndexPage, ix, m.segLeaf[seg]
+}
+
+// sdiIndexID stands for the SDI index in a Map: no index of a table has it (InnoDB's index
+// ids count up from 1).
+const sdiIndexID = ^uint64(0)
+
+// sdiIndex is the SDI index (MySQL 8.0+: each table's serialized dictionary, kept in its
+// own tablespace) from the space header page p: FSP_SDI_OFFSET, after the extent
+// descriptors (xdesEnd) and the encryption information, holds its version (1) and root
+// page. nil where there is none (MariaDB, MySQL 5.7).
+func sdiIndex(p []byte, xdesEnd int, pages uint32) *Index {
+	const encryptionInfo = 115 // Encryption::INFO_MAX_SIZE
+	off := xdesEnd + encryptionInfo
+	if off+8 > len(p) || be32(p, off) != 1 {
+		return nil
+	}
+	root := be32(p, off+4)
+	if root == 0 || root >= pages {
+		return nil
+	}
+	return &Index{ID: sdiIndexID, Root: root}
 }
 
 // FreeOnDisk says whether the descriptors on disk call page n free: past the free limit, in
