@@ -64,17 +64,29 @@ func TestWarmUnderTrafficLeavesRoom(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// queries runs point selects until the returned function is called: traffic.
+	// queries runs point selects until the returned function is called: traffic. It returns
+	// once 20 have run, so that the plan's sample of the traffic finds it running however
+	// late a busy machine starts the goroutine.
 	queries := func() (stop func()) {
 		qctx, cancel := context.WithCancel(ctx)
-		done := make(chan struct{})
+		done, running := make(chan struct{}), make(chan struct{})
 		go func() {
 			defer close(done)
 			for i := 0; qctx.Err() == nil; i++ {
 				var pad string
 				_ = conn.DB.QueryRowContext(qctx, "SELECT pad FROM tr.big WHERE id = ?", 1+i%1000).Scan(&pad)
+				if i == 20 {
+					close(running)
+				}
 			}
 		}()
+		select {
+		case <-running:
+		case <-time.After(time.Minute):
+			cancel()
+			<-done
+			t.Fatal("20 point selects did not run in a minute")
+		}
 		return func() { cancel(); <-done }
 	}
 	for _, c := range []struct {
