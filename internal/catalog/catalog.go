@@ -563,14 +563,9 @@ func LoadReading(ctx context.Context, conn *connection.Conn, f Filter, r Reads) 
 	if err := loadIndexes(ctx, sess, srv, where, whereArgs, tables, key, cat); err != nil {
 		return nil, err
 	}
-	var innodb innodbTables
-	if r.NoSizes {
-		// Without CREATE_OPTIONS, the partitioned tables are those InnoDB stores in parts.
-		if innodb, err = sysTables.wait(); err != nil {
-			return nil, err
-		}
-		markPartitioned(srv, cat, innodb.sys)
-	} else {
+	// The partitioned tables: CREATE_OPTIONS, read with the sizes, or without them the
+	// tables InnoDB stores in parts.
+	if sizes != nil {
 		sz, err := sizes.wait()
 		if err != nil {
 			return nil, fmt.Errorf("read table sizes: %w", err)
@@ -579,17 +574,30 @@ func LoadReading(ctx context.Context, conn *connection.Conn, f Filter, r Reads) 
 			s := sz[k]
 			t.Rows, t.DataLength, t.IndexLength, t.partitioned = s.rows, s.data, s.index, s.partitioned
 		}
+	} else {
+		innodb, err := sysTables.wait()
+		if err != nil {
+			return nil, err
+		}
+		markPartitioned(srv, cat, innodb.sys)
 	}
 	if err := loadPartitions(ctx, sess, srv, where, whereArgs, tables, key); err != nil {
 		return nil, err
 	}
-	if !r.NoSizes {
+	if sizes != nil {
 		if err := loadSizes(ctx, sess, srv, in, args, cat); err != nil {
 			return nil, err
 		}
-		if innodb, err = sysTables.wait(); err != nil {
-			return nil, err
-		}
+	}
+	innodb, err := sysTables.wait()
+	if err != nil {
+		return nil, err
+	}
+	// The files' sizes once the queries above have opened every table: MariaDB knows a
+	// tablespace's size only once it opened it since its start, and STATISTICS (its
+	// COLLATION and INDEX_TYPE) and TABLES' sizes open them.
+	if innodb.sizes, err = readFileSizes(ctx, sess, srv); err != nil {
+		return nil, err
 	}
 	matchSpaces(srv, cat, innodb)
 	sizesFromFiles(ctx, conn, sess, cat, roots, !r.NoSizes)
@@ -1076,10 +1084,7 @@ func readInnoDBTables(ctx context.Context, sess *connection.Session, srv flavor.
 	if err != nil {
 		return v, explainPrivilege(err, srv.TablesTable())
 	}
-	if v.sizes, err = readFileSizes(ctx, sess, srv); err != nil {
-		return v, err
-	}
-	sys, sizes := v.sys, v.sizes
+	sys := v.sys
 	// FULLTEXT auxiliary tables are named after their parent's table id, in hex.
 	fts := map[ftsKey][]AuxSpace{}
 	for _, s := range sys {
@@ -1087,7 +1092,7 @@ func readInnoDBTables(ctx context.Context, sess *connection.Session, srv flavor.
 			id, err := strconv.ParseUint(m[2], 16, 64)
 			if err == nil {
 				k := ftsKey{m[1], id}
-				fts[k] = append(fts[k], AuxSpace{Name: s.name, Space: s.space, FileSize: sizes[s.space], Role: m[3]})
+				fts[k] = append(fts[k], AuxSpace{Name: s.name, Space: s.space, Role: m[3]})
 			}
 		}
 	}
@@ -1163,6 +1168,9 @@ func matchSpaces(srv flavor.Server, cat *Catalog, v innodbTables) {
 			for k, aux := range fts {
 				if k.id == t.Parts[0].TableID && re.MatchString(k.schema) {
 					t.Aux = aux
+					for i := range t.Aux {
+						t.Aux[i].FileSize = sizes[t.Aux[i].Space]
+					}
 				}
 			}
 			break
