@@ -662,7 +662,7 @@ func markPartitioned(srv flavor.Server, cat *Catalog, sys []sysTable) {
 	}
 	for _, t := range cat.Tables {
 		pat := filenamePattern(t.Schema) + "/" + filenamePattern(t.Name)
-		if !strings.ContainsAny(pat, `\(`) {
+		if literalPattern(pat) {
 			t.partitioned = parted[pat]
 			continue
 		}
@@ -678,6 +678,10 @@ func markPartitioned(srv flavor.Server, cat *Catalog, sys []sysTable) {
 		}
 	}
 }
+
+// literalPattern says whether a pattern filenamePattern built is the name itself, to be
+// looked up rather than matched: it escaped nothing and grouped no alternatives.
+func literalPattern(pat string) bool { return !strings.ContainsAny(pat, `\(`) }
 
 // indexFoldASCII is strings.Index with sep's ASCII letters in either case.
 func indexFoldASCII(s, sep string) int {
@@ -1141,7 +1145,7 @@ func matchSpaces(srv flavor.Server, cat *Catalog, v innodbTables) {
 		for _, p := range t.Parts {
 			internal := internalName(srv, t.Name, p)
 			pat := schemaPattern + "/" + internal
-			if st, ok := exact[pat]; ok && !strings.ContainsAny(pat, `\(`) {
+			if st, ok := exact[pat]; ok && literalPattern(pat) {
 				p.Space, p.TableID, p.SpaceKnown = st.space, st.id, true
 			} else if re, err := regexp.Compile("^" + pat + "$"); err == nil {
 				matches := 0
