@@ -3,6 +3,7 @@ package warm
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"math/big"
 	"strconv"
@@ -72,10 +73,8 @@ func splitRanges(ctx context.Context, sess *connection.Session, srv flavor.Serve
 	if col == nil || n < 2 {
 		return nil, nil
 	}
-	qc := sqltext.Ident(col.Name)
-	q := fmt.Sprintf("SELECT %s MIN(%s), MAX(%s) FROM %s", StatementTag, qc, qc, fromClause(srv, t, p, ix))
-	var lo, hi sql.NullString
-	if err := sess.QueryRow(ctx, srv.WithTimeLimit(q, 30*time.Second), nil, &lo, &hi); err != nil {
+	lo, hi, err := keyBounds(ctx, sess, srv, t, p, ix, col)
+	if err != nil {
 		return nil, fmt.Errorf("key range of %s.%s: %w", t.FullName(), ix.Name, err)
 	}
 	if !lo.Valid || !hi.Valid || lo.String == hi.String {
@@ -108,6 +107,34 @@ func splitRanges(ctx context.Context, sess *connection.Session, srv flavor.Serve
 	}
 	ranges = append(ranges, &KeyRange{Low: bounds[len(bounds)-1]})
 	return ranges, nil
+}
+
+// keyBounds reads the least and the greatest non-NULL value of the index's first key
+// column, col. MIN() and MAX() are two descents of an ascending key part, but through a
+// descending one both servers read the whole index for them (MariaDB 10.11 and MySQL 9.7:
+// every page of a KEY (c DESC, d), a --dry-run that loaded it and a --budget it overran):
+// there the first entry in each direction is read instead (ORDER BY ... LIMIT 1, a descent
+// each, forward and backward).
+func keyBounds(ctx context.Context, sess *connection.Session, srv flavor.Server, t *catalog.Table, p *catalog.Part, ix *catalog.Index, col *catalog.Column) (lo, hi sql.NullString, err error) {
+	qc := sqltext.Ident(col.Name)
+	from := fromClause(srv, t, p, ix)
+	if !ix.Columns[0].Desc {
+		q := fmt.Sprintf("SELECT %s MIN(%s), MAX(%s) FROM %s", StatementTag, qc, qc, from)
+		err = sess.QueryRow(ctx, srv.WithTimeLimit(q, 30*time.Second), nil, &lo, &hi)
+		return lo, hi, err
+	}
+	first := func(order string, v *sql.NullString) error {
+		q := fmt.Sprintf("SELECT %s %s FROM %s WHERE %s IS NOT NULL ORDER BY %s %s LIMIT 1", StatementTag, qc, from, qc, qc, order)
+		err := sess.QueryRow(ctx, srv.WithTimeLimit(q, 30*time.Second), nil, v)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil // no value: NULL, as MIN() of no rows
+		}
+		return err
+	}
+	if err = first("ASC", &lo); err == nil {
+		err = first("DESC", &hi)
+	}
+	return lo, hi, err
 }
 
 // intBounds interpolates integers (big, so BIGINT UNSIGNED works) and drops duplicates.
