@@ -35,7 +35,7 @@ func TestKeyBoundsReadNoWholeIndex(t *testing.T) {
 	}
 	tb := cat.Tables[0]
 	var wantLo, wantHi string
-	if err := conn.DB.QueryRow("SELECT MIN(c), MAX(c) FROM " + tbl + " IGNORE INDEX (kdesc, kasc)").Scan(&wantLo, &wantHi); err != nil {
+	if err := conn.DB.QueryRow("SELECT MIN(c), MAX(c) FROM "+tbl+" IGNORE INDEX (kdesc, kasc)").Scan(&wantLo, &wantHi); err != nil {
 		t.Fatal(err)
 	}
 	sess, err := conn.NewSession(ctx)
