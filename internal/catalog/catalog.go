@@ -119,6 +119,9 @@ type Table struct {
 	Indexes         []*Index
 	Parts           []*Part
 	SystemVersioned bool
+	// PartitionedBySystemTime: MariaDB's PARTITION BY SYSTEM_TIME, whose partitions hold
+	// the history and the current rows apart.
+	PartitionedBySystemTime bool
 	// Aux are hidden InnoDB tables that belong to this one: the auxiliary tables of its
 	// FULLTEXT indexes. SQL cannot scan them; the native loader can read their pages.
 	Aux []AuxSpace
@@ -943,17 +946,20 @@ func loadPartitions(ctx context.Context, sess *connection.Session, srv flavor.Se
 // partitionRows gives each table its parts as information_schema.PARTITIONS lists them.
 func partitionRows(ctx context.Context, sess *connection.Session, srv flavor.Server, where string, args []any, tables map[string]*Table, key func(string, string) string) error {
 	return sess.Query(ctx, `SELECT TABLE_SCHEMA, TABLE_NAME, COALESCE(PARTITION_NAME, ''), COALESCE(SUBPARTITION_NAME, ''),
-		COALESCE(TABLE_ROWS, 0), COALESCE(DATA_LENGTH, 0), COALESCE(INDEX_LENGTH, 0)
+		COALESCE(TABLE_ROWS, 0), COALESCE(DATA_LENGTH, 0), COALESCE(INDEX_LENGTH, 0), COALESCE(PARTITION_METHOD, '')
 		FROM information_schema.PARTITIONS WHERE `+where+`
 		ORDER BY TABLE_SCHEMA, TABLE_NAME, PARTITION_ORDINAL_POSITION, SUBPARTITION_ORDINAL_POSITION`, args, func(rows *sql.Rows) error {
-		var schema, table string
+		var schema, table, method string
 		var p Part
-		if err := rows.Scan(&schema, &table, &p.Partition, &p.Subpartition, &p.Rows, &p.DataLength, &p.IndexLength); err != nil {
+		if err := rows.Scan(&schema, &table, &p.Partition, &p.Subpartition, &p.Rows, &p.DataLength, &p.IndexLength, &method); err != nil {
 			return err
 		}
 		t := tables[key(schema, table)]
 		if t == nil {
 			return nil
+		}
+		if strings.EqualFold(method, "SYSTEM_TIME") {
+			t.PartitionedBySystemTime = true
 		}
 		switch {
 		case p.Partition == "":

@@ -27,11 +27,15 @@ type KeyRange struct {
 func fromClause(srv flavor.Server, t *catalog.Table, p *catalog.Part, ix *catalog.Index) string {
 	var b strings.Builder
 	b.WriteString(t.Quoted())
-	if t.SystemVersioned && srv.SystemVersioning() {
-		b.WriteString(" FOR SYSTEM_TIME ALL")
-	}
-	if p != nil && p.Name != "" {
+	named := p != nil && p.Name != ""
+	if named {
 		b.WriteString(" PARTITION (" + sqltext.Ident(p.Name) + ")")
+	}
+	// The partition comes first (MariaDB's grammar). A table partitioned BY SYSTEM_TIME
+	// refuses FOR SYSTEM_TIME beside a named partition (error 4142), and needs none: each of
+	// its partitions gives all its rows, history or current.
+	if t.SystemVersioned && srv.SystemVersioning() && !(named && t.PartitionedBySystemTime) {
+		b.WriteString(" FOR SYSTEM_TIME ALL")
 	}
 	switch {
 	case ix.Hidden:
