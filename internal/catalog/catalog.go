@@ -251,6 +251,31 @@ type Column struct {
 	Generated   bool // virtual or stored generated column
 }
 
+// EnumMembers is the number of an ENUM column's members, 0 for another type: its
+// COLUMN_TYPE, enum('a','b',...), counted outside the quotes (a quote within a member is
+// doubled).
+func (c *Column) EnumMembers() int {
+	lower := strings.ToLower(c.ColumnType)
+	if !strings.HasPrefix(lower, "enum(") || !strings.HasSuffix(lower, ")") {
+		return 0
+	}
+	list := c.ColumnType[len("enum(") : len(c.ColumnType)-1]
+	n, quoted := 0, false
+	for i := 0; i < len(list); i++ {
+		switch {
+		case list[i] != '\'':
+		case !quoted:
+			quoted = true
+			n++
+		case i+1 < len(list) && list[i+1] == '\'':
+			i++ // a doubled quote within the member
+		default:
+			quoted = false
+		}
+	}
+	return n
+}
+
 // GenClustIndex is InnoDB's name for the hidden clustered index of a table without a key.
 const GenClustIndex = "GEN_CLUST_INDEX"
 

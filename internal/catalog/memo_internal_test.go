@@ -47,3 +47,21 @@ func TestKnownRootsKeepsWhatWasRead(t *testing.T) {
 		t.Errorf("a space the whole view did not list: %v", known)
 	}
 }
+
+// TestEnumMembers: an ENUM's members counted from its COLUMN_TYPE, quotes within members
+// doubled, commas and parentheses within them not counted.
+func TestEnumMembers(t *testing.T) {
+	for typ, want := range map[string]int{
+		"enum('a','b','c','d')":          4,
+		"enum('x')":                      1,
+		"ENUM('a,b','c)')":               2,
+		"enum('it''s','','q''''')":       3,
+		"set('a','b')":                   0,
+		"int":                            0,
+		"enum('red','green','blue','x')": 4,
+	} {
+		if got := (&Column{ColumnType: typ}).EnumMembers(); got != want {
+			t.Errorf("%s: %d members, want %d", typ, got, want)
+		}
+	}
+}

@@ -397,16 +397,16 @@ func buildKeyedSelect(from string, kr *keyedRead) string {
 // unknown high: the row limit ends the read). A prefix key part ends a bound's exact
 // part: the low bound keeps it (every value with the prefix is >= it), the high bound
 // stops before it and includes its end (rows sharing the prefix sort on both sides).
-func rangeCond(cs keys.Columns, nullable func(column string) bool, low, high string) (string, error) {
+func rangeCond(cs keys.Columns, here columnsHere, low, high string) (string, error) {
 	var lo, hi string
 	var err error
 	if low != manifest.OpenBound && low != "" {
-		if lo, err = boundCond(cs, nullable, low, true); err != nil {
+		if lo, err = boundCond(cs, here, low, true); err != nil {
 			return "", err
 		}
 	}
 	if high != manifest.OpenBound && high != "" {
-		if hi, err = boundCond(cs, nullable, high, false); err != nil {
+		if hi, err = boundCond(cs, here, high, false); err != nil {
 			return "", err
 		}
 	}
@@ -425,12 +425,46 @@ func rangeCond(cs keys.Columns, nullable func(column string) bool, low, high str
 
 const condFalse = "0"
 
+// columnsHere is what a key run's condition needs to know of the target's columns: whether
+// one may hold NULL, and an ENUM's number of members (0 for another type).
+type columnsHere struct {
+	nullable    func(column string) bool
+	enumMembers func(column string) int
+}
+
+// maxEnumList is the most members an ENUM bound lists (a condition of that many values a
+// bound is still short); beyond it, a comparison.
+const maxEnumList = 256
+
+// enumSpan is c IN (from, ..., to), the ENUM members from and to (by number, 0 for the
+// invalid value, the empty string) and those between: both servers' range optimizers turn equalities of an
+// ENUM into ranges of the index, but not an ENUM's < or > (EXPLAIN: a scan of the whole
+// index, which the sql path then refuses).
+func enumSpan(c string, from, to uint64) string {
+	if from > to {
+		return condFalse
+	}
+	if from == to {
+		return c + " = " + strconv.FormatUint(from, 10)
+	}
+	var b strings.Builder
+	b.WriteString(c + " IN (")
+	for v := from; v <= to; v++ {
+		if v > from {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.FormatUint(v, 10))
+	}
+	b.WriteByte(')')
+	return b.String()
+}
+
 // boundCond is (k1, k2, ...) >= (v1, v2, ...) (lower) or (k1, ...) < (v1, ...) (upper)
 // in the index's order, written out field by field, which both servers' range optimizers
 // turn into one interval of the index (a row constructor comparison is not range-optimized
 // everywhere, and cannot say that a field is descending). In the index's order NULL comes
 // first in an ascending field and last in a descending one (keys.Column.Desc).
-func boundCond(cs keys.Columns, nullable func(column string) bool, tok string, lower bool) (string, error) {
+func boundCond(cs keys.Columns, here columnsHere, tok string, lower bool) (string, error) {
 	k, err := keys.ParseKey(cs, []byte(tok))
 	if err != nil {
 		return "", fmt.Errorf("key %q: %w", tok, err)
@@ -468,10 +502,17 @@ func boundCond(cs keys.Columns, nullable func(column string) bool, tok string, l
 		v := lits[i]
 		null := k[i].Null
 		orNull := func(cond string) string {
-			if nullable(cs[i].Name) {
+			if here.nullable(cs[i].Name) && cond != condFalse {
 				return "(" + cond + " OR " + c + " IS NULL)"
 			}
+			if cond == condFalse && here.nullable(cs[i].Name) {
+				return c + " IS NULL"
+			}
 			return cond
+		}
+		members := 0
+		if cs[i].Type.Kind == keys.Enum && here.enumMembers != nil {
+			members = here.enumMembers(cs[i].Name)
 		}
 		// The values after v and before it in the index's order, and the same with v.
 		var after, before, atOrAfter, atOrBefore string
@@ -480,6 +521,18 @@ func boundCond(cs keys.Columns, nullable func(column string) bool, tok string, l
 			after, before, atOrAfter, atOrBefore = c+" IS NOT NULL", condFalse, "", c+" IS NULL"
 		case null: // NULL last
 			after, before, atOrAfter, atOrBefore = condFalse, c+" IS NOT NULL", c+" IS NULL", ""
+		case members > 0 && members <= maxEnumList:
+			u, m := k[i].U, uint64(members)
+			greater, less := enumSpan(c, u+1, m), condFalse
+			if u > 0 {
+				less = enumSpan(c, 0, min(u-1, m))
+			}
+			greaterEq, lessEq := enumSpan(c, u, m), enumSpan(c, 0, min(u, m))
+			if !cs[i].Desc {
+				after, before, atOrAfter, atOrBefore = greater, orNull(less), greaterEq, orNull(lessEq)
+			} else {
+				after, before, atOrAfter, atOrBefore = orNull(less), greater, orNull(lessEq), greaterEq
+			}
 		case !cs[i].Desc:
 			after, before, atOrAfter, atOrBefore = c+" > "+v, orNull(c+" < "+v), c+" >= "+v, orNull(c+" <= "+v)
 		default:
@@ -606,13 +659,22 @@ func (r *Resolved) buildKeyPlan(ctx context.Context, conn *connection.Conn, kts 
 			paths[kt.key] = ip
 			continue
 		}
-		nullable := func(name string) bool {
+		column := func(name string) *catalog.Column {
 			for _, c := range t.Columns {
 				if strings.EqualFold(c.Name, name) {
-					return c.Nullable
+					return c
 				}
 			}
-			return true
+			return nil
+		}
+		here := columnsHere{
+			nullable: func(name string) bool { c := column(name); return c == nil || c.Nullable },
+			enumMembers: func(name string) int {
+				if c := column(name); c != nil {
+					return c.EnumMembers()
+				}
+				return 0
+			},
 		}
 		_, hi := t.IndexPages(ix, p)
 		rowsPerPage := rowsPerPageOf(p.Rows, hi, srv.PageSize)
@@ -642,7 +704,7 @@ func (r *Resolved) buildKeyPlan(ctx context.Context, conn *connection.Conn, kts 
 			kr := &keyedRead{}
 			var pages int64
 			for _, run := range batch {
-				c, err := rangeCond(cs, nullable, run.low, run.high)
+				c, err := rangeCond(cs, here, run.low, run.high)
 				if err != nil {
 					return nil, fmt.Errorf("%s: %w", tg.Name(), err)
 				}

@@ -19,6 +19,19 @@ func TestRangeCond(t *testing.T) {
 		}
 		return cs
 	}
+	// n and en may be NULL; e and en are ENUMs of 4 members, big one of 300.
+	here := columnsHere{
+		nullable: func(col string) bool { return col == "n" || col == "en" },
+		enumMembers: func(col string) int {
+			switch col {
+			case "e", "en":
+				return 4
+			case "big":
+				return 300
+			}
+			return 0
+		},
+	}
 	for _, c := range []struct {
 		cols, low, high, want string
 	}{
@@ -47,6 +60,20 @@ func TestRangeCond(t *testing.T) {
 		{"n:int4:desc", "~", "\\N", "`n` IS NOT NULL"},
 		{"n:int4:desc", "\\N", "~", "`n` IS NULL"},
 		{"n:int4:desc", "2", "~", "(`n` <= 2 OR `n` IS NULL)"},
+		// An ENUM's bounds list its members by number (0: the invalid value ''): both
+		// servers make ranges of its equalities, not of its < and >.
+		{"e:enum,id:int4", "2,10", "3,5", "(`e` IN (3,4) OR `e` = 2 AND `id` >= 10) AND (`e` IN (0,1,2) OR `e` = 3 AND `id` < 5)"},
+		{"e:enum", "1", "4", "`e` IN (1,2,3,4) AND `e` IN (0,1,2,3)"},
+		{"e:enum,id:int4", "4,1", "~", "`e` = 4 AND `id` >= 1"},
+		{"e:enum,id:int4", "0,1", "~", "(`e` IN (1,2,3,4) OR `e` = 0 AND `id` >= 1)"},
+		{"e:enum,id:int4", "~", "0,1", "`e` = 0 AND `id` < 1"},
+		{"en:enum,id:int4", "~", "0,1", "(`en` IS NULL OR `en` = 0 AND `id` < 1)"},
+		{"en:enum,id:int4", "~", "2,1", "((`en` IN (0,1) OR `en` IS NULL) OR `en` = 2 AND `id` < 1)"},
+		{"e:enum:desc,id:int4", "3,1", "1,1", "(`e` IN (0,1,2) OR `e` = 3 AND `id` >= 1) AND (`e` IN (2,3,4) OR `e` = 1 AND `id` < 1)"},
+		// A member the target lacks (its ENUM is shorter) bounds nothing after it.
+		{"e:enum,id:int4", "6,1", "~", "`e` = 6 AND `id` >= 1"},
+		// Too many members for a list: a comparison.
+		{"big:enum", "2", "~", "`big` >= 2"},
 		// A high key of fewer fields sorts before every key that starts with it.
 		{"k:int4:desc,id:int4", "~", "3", "`k` > 3"},
 		// A descending prefix key part: the high bound keeps it (every value with the
@@ -54,7 +81,7 @@ func TestRangeCond(t *testing.T) {
 		// an index off the sql path).
 		{"id:int4,s:varchar@latin1_swedish_ci/3:desc", "1,'abd", "2,'abc", "`id` >= 1 AND (`id` < 2 OR `id` = 2 AND `s` >= _latin1 X'616263')"},
 	} {
-		got, err := rangeCond(cols(c.cols), func(col string) bool { return col == "n" }, c.low, c.high)
+		got, err := rangeCond(cols(c.cols), here, c.low, c.high)
 		if err != nil {
 			t.Fatalf("%s %s..%s: %v", c.cols, c.low, c.high, err)
 		}
