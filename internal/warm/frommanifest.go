@@ -36,6 +36,10 @@ type Resolved struct {
 	Pages []PageID
 	// Dropped counts unresolvable entries by reason.
 	Dropped map[string]int64
+	// KeyedOnly counts the entries that resolve here by their key only: their page number
+	// is past the end of this server's file (a copy with smaller files), but their key
+	// range is read here as every keyed entry's is.
+	KeyedOnly int64
 	// ByTarget counts resolved pages per index (or LOB set) of a table part.
 	ByTarget map[TargetKey]int64
 	Catalog  *catalog.Catalog
@@ -208,15 +212,21 @@ func ResolveCached(ctx context.Context, conn *connection.Conn, m *manifest.Manif
 			r.Dropped[ot.reason]++
 			continue
 		}
+		keyed := false
 		if ot.key.Kind == KindIndex && m.Objects[e.Object].KeyColumns != "" {
 			if rg := m.RangeOf(e); rg.Low != "" && rg.Low != "-" {
 				id := idOf(ot.key)
 				r.keyed = append(r.keyed, keyedEntry{target: id, object: e.Object, page: e.Page, rng: e.Range, rank: int32(i)})
 				r.keyColumns[ot.key] = m.Objects[e.Object].KeyColumns
+				keyed = true
 			}
 		}
 		if ot.limit > 0 && e.Page >= ot.limit {
-			r.Dropped[DropPastEOF]++
+			if keyed {
+				r.KeyedOnly++
+			} else {
+				r.Dropped[DropPastEOF]++
+			}
 			continue
 		}
 		r.Pages = append(r.Pages, MakePageID(ot.space, e.Page))
@@ -313,19 +323,23 @@ func (r *Resolved) TargetCoverage(set bufferpool.PageSet) map[TargetKey][2]int64
 
 // ManifestReport is what a warm from a manifest says about it.
 type ManifestReport struct {
-	File           string           `json:"file"`
-	SourceServer   string           `json:"source_server"`
-	SourceHost     string           `json:"source_host"`
-	CapturedAt     string           `json:"captured_at"`
-	Entries        int64            `json:"entries"`
-	Resolved       int64            `json:"resolved"`
-	Dropped        map[string]int64 `json:"dropped"`
-	Requested      int64            `json:"requested"`        // after the budget
-	AlreadyThere   int64            `json:"already_resident"` // of the requested, before
-	LeftOut        int64            `json:"left_out_budget"`
-	CoverageBefore float64          `json:"coverage_before"` // of the resolved pages
-	CoverageAfter  float64          `json:"coverage_after"`
-	ResidentAfter  int64            `json:"resident_after"`
+	File         string           `json:"file"`
+	SourceServer string           `json:"source_server"`
+	SourceHost   string           `json:"source_host"`
+	CapturedAt   string           `json:"captured_at"`
+	Entries      int64            `json:"entries"`
+	Resolved     int64            `json:"resolved"` // by page number
+	Dropped      map[string]int64 `json:"dropped"`
+	// Keyed entries carry a key range that resolves here (their page numbers may resolve
+	// too); KeyedOnly of them resolve by their key alone (Resolved.KeyedOnly).
+	Keyed          int64   `json:"keyed"`
+	KeyedOnly      int64   `json:"keyed_only,omitempty"`
+	Requested      int64   `json:"requested"`        // after the budget
+	AlreadyThere   int64   `json:"already_resident"` // of the requested, before
+	LeftOut        int64   `json:"left_out_budget"`
+	CoverageBefore float64 `json:"coverage_before"` // of the resolved pages
+	CoverageAfter  float64 `json:"coverage_after"`
+	ResidentAfter  int64   `json:"resident_after"`
 	// KeyRanges are the manifest pages whose key ranges the sql path reads (within the
 	// budget); NotWarmed the pages of targets with path none.
 	KeyRanges int64       `json:"key_ranges_requested"`
@@ -338,7 +352,7 @@ func NewManifestReport(r *Resolved) *ManifestReport {
 	return &ManifestReport{
 		File: r.Name, SourceServer: r.Source.ServerID, SourceHost: r.Source.Hostname,
 		CapturedAt: r.Source.CapturedAt.Format("2006-01-02 15:04:05 MST"), Entries: r.Entries,
-		Resolved: int64(len(r.Pages)), Dropped: r.Dropped,
+		Resolved: int64(len(r.Pages)), Dropped: r.Dropped, Keyed: int64(len(r.keyed)), KeyedOnly: r.KeyedOnly,
 	}
 }
 
