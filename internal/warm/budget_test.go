@@ -3,6 +3,7 @@ package warm_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -147,4 +148,50 @@ func pagesRead(t *testing.T) int64 {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// TestScanPlanWithinBudgetRunsWhole: a scan plan that fits its budget (a fifth of it to
+// spare) is read to its end, not stopped short by the budget's margin: the margin for
+// reads landing before a stop was up to a quarter of the budget, so a fast scan of a plan
+// at 90% of its budget was killed with a fifth of the budget unused. The pages read stay
+// within the budget and a read-ahead per session.
+func TestScanPlanWithinBudgetRunsWhole(t *testing.T) {
+	ctx := context.Background()
+	conn := sandboxtest.Conn(t)
+	db := sandboxtest.Schema(t)
+	plainTable(t, db, "fits", 300_000)
+	if _, err := sandboxtest.Server(t).ColdRestart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	conn = sandboxtest.Reconnect(t)
+	cat, err := catalog.Load(ctx, conn, catalog.Filter{Schemas: []string{db}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe, err := warm.BuildPlan(ctx, conn, cat, warm.Options{SplitPages: 256, Parallel: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	planned := probe.NewPages
+	budget := planned * 125 / 100
+	page := int64(conn.Server.PageSize)
+	pl, err := warm.BuildPlan(ctx, conn, cat, warm.Options{SplitPages: 256, Parallel: 2,
+		Budget: warm.Budget{Bytes: budget * page, Raw: fmt.Sprint(budget * page)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pl.LeftOut) > 0 || pl.NewPages < 2000 {
+		t.Fatalf("plan of %d pages (%d without a budget) in a budget of %d, left out %+v", pl.NewPages, planned, pl.BudgetPages, pl.LeftOut)
+	}
+	res, err := warm.Run(ctx, conn, pl, quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("planned %d pages, budget %d: read %d, loaded %d; %q", pl.NewPages, pl.BudgetPages, res.PagesRead, res.PagesLoaded, res.Stopped)
+	if res.Stopped != "" || len(res.LeftOut) > 0 {
+		t.Errorf("a plan of %d pages in a budget of %d: %s, left out %+v", pl.NewPages, pl.BudgetPages, res.Stopped, res.LeftOut)
+	}
+	if res.PagesRead > pl.BudgetPages+2*64 {
+		t.Errorf("read %d pages with a budget of %d", res.PagesRead, pl.BudgetPages)
+	}
 }
