@@ -167,8 +167,10 @@ func TestFollowTakesDatabase(t *testing.T) {
 	db := sandboxtest.Schema(t)
 	q := sqltext.Table(db, "t")
 	sandboxtest.Exec(t, "CREATE TABLE "+q+" (id INT PRIMARY KEY)", "INSERT INTO "+q+" VALUES (1), (2)", "SELECT COUNT(*) FROM "+q)
+	// follow refuses the same server on both sides: the target is a second one.
+	target := sandboxtest.SecondServer(t, 0)
 	for _, flag := range []string{"--database", "-D", "--databases"} {
-		r := sandboxtest.CLI(t, sandboxtest.Run{}, "follow", "--source-socket", sb.Socket, "--source-user", "root", "--target-socket", sb.Socket, "--target-user", "root",
+		r := sandboxtest.CLI(t, sandboxtest.Run{}, "follow", "--source-socket", sb.Socket, "--source-user", "root", "--target-socket", target.Socket, "--target-user", "root",
 			flag, db, "--rounds", "1", "--interval", "1s", "--json")
 		var round struct {
 			Round int  `json:"round"`
@@ -242,7 +244,9 @@ func TestServicesStopOnSignals(t *testing.T) {
 	dir := sandboxtest.Dir(t)
 	services := map[string][]string{
 		"snapshot --every": append([]string{"snapshot", "-D", db, "-o", filepath.Join(dir, "every.manifest"), "--every", "1s", "--json"}, sandboxtest.Sock(t)...),
-		"follow": {"follow", "--source-socket", sb.Socket, "--source-user", "root", "--target-socket", sb.Socket, "--target-user", "root",
+		// follow refuses the same server on both sides, and retries a target that is not
+		// there (a server not up yet): its failed rounds are printed.
+		"follow": {"follow", "--source-socket", sb.Socket, "--source-user", "root", "--target-socket", filepath.Join(dir, "none.sock"), "--target-user", "root",
 			"-D", db, "--interval", "1s", "--json"},
 	}
 	for name, args := range services {

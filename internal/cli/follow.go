@@ -69,7 +69,16 @@ Connections: --source-* and --target-* flags, option-file groups [client] then
 [innowarm-source] / [innowarm-target]. A lost connection on either side is logged and retried
 with backoff (1 s, 2 s, 4 s ... up to --interval); SIGTERM or Ctrl-C stops after the current
 statement. A status line per round goes to stdout (--json: one JSON object per line), and the
-lag can be exported in the Prometheus text format (--metrics-listen, --metrics-file).`,
+lag can be exported in the Prometheus text format (--metrics-listen, --metrics-file).
+
+Exit status. Until a round has succeeded, an error that no retry can fix stops follow at once
+with exit 2: a wrong password, a missing privilege (PROCESS, SELECT), an unknown database or a
+-D/--tables that matches nothing, source and target being the same server. A server that is
+down, refuses connections or does not answer is retried, and so is a socket file that does not
+exist or a host name that does not resolve yet (a server still starting). Once a round has
+succeeded, every error is retried. With --rounds N the exit status is the last round's: 0 when
+it succeeded, else 1 (2 when its error is one of the above), so that a cron job or a health
+check fails when the standby was not brought up to date. SIGTERM ends with 0, Ctrl-C with 130.`,
 		Example: `  innowarm follow --source-host primary.db --target-host standby.db -D shop --interval 10s
   innowarm follow --source-socket /run/mysqld/a.sock --target-socket /run/mysqld/b.sock \
       --max-load Threads_running=20 --metrics-listen :9104 --json`,
@@ -96,7 +105,7 @@ lag can be exported in the Prometheus text format (--metrics-listen, --metrics-f
 	fl.BoolVar(&asJSON, "json", false, "one JSON object per round on stdout")
 	fl.StringVar(&metricsFile, "metrics-file", "", "write Prometheus text-format metrics to this file after every round (node_exporter textfile collector)")
 	fl.StringVar(&metricsListen, "metrics-listen", "", "serve Prometheus metrics on this address, e.g. :9104 (path /metrics)")
-	fl.IntVar(&rounds, "rounds", 0, "stop after this many rounds (default: until stopped)")
+	fl.IntVar(&rounds, "rounds", 0, "stop after this many rounds, with exit 1 when the last one failed (default: until stopped)")
 	fl.Int64Var(&churnPages, "churn-pages", 0, "start a round early once the source has read this many pages from disk since the last capture (default: a sixteenth of its pool)")
 	fl.BoolVar(&noChurn, "no-churn-rounds", false, "rounds only every --interval, however much the source reads")
 	cmd.RunE = run(func(cmd *cobra.Command, _ []string) error {

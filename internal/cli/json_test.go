@@ -28,6 +28,18 @@ func TestJSONListsAreNeverNull(t *testing.T) {
 		"INSERT INTO "+q+" SELECT seq, seq MOD 10 FROM "+sandboxtest.Flavor(t).Series(db, 1, 5000)+" ORDER BY seq",
 		"ANALYZE TABLE "+q)
 	dir := sandboxtest.Dir(t)
+	// follow's target: follow refuses the same server on both sides.
+	target := sandboxtest.SecondServer(t, 0)
+	tc, err := target.Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range []string{"CREATE DATABASE " + sqltext.Ident(db), "CREATE TABLE " + q + " (id INT PRIMARY KEY, k INT, KEY k (k))"} {
+		if _, err := tc.DB.Exec(stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tc.Close()
 	manifest := filepath.Join(dir, "t.manifest")
 	statements := filepath.Join(dir, "statements.sql")
 	if err := os.WriteFile(statements, []byte("SELECT COUNT(*) FROM "+q+" WHERE k = 3;\n"), 0o644); err != nil {
@@ -52,7 +64,7 @@ func TestJSONListsAreNeverNull(t *testing.T) {
 		append([]string{"warm", "--from", manifest, "-q"}, root...),
 		append([]string{"warm", "--replay", statements}, root...),
 		append([]string{"bench", "--query", "SELECT 1", "--create-schema", db}, root...),
-		{"follow", "--source-socket", sb.Socket, "--source-user", "root", "--target-socket", sb.Socket, "--target-user", "root", "-D", db, "--rounds", "1", "--interval", "1s"},
+		{"follow", "--source-socket", sb.Socket, "--source-user", "root", "--target-socket", target.Socket, "--target-user", "root", "-D", db, "--rounds", "1", "--interval", "1s"},
 		append([]string{"warm", "--tables", db + ".nosuch"}, root...), // a failure
 	}
 	for _, args := range commands {

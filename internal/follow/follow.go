@@ -3,15 +3,20 @@
 // target by name, loads what the target lacks within a budget and the pacing limits (as
 // warm --from does), and reports the lag: the share of the source's hot set resident on
 // the target, and the age of that hot set. A lost connection on either side is logged and
-// retried with backoff; the loop ends only when its context does. Between rounds it watches
-// the source's disk reads: a workload that shifts makes the source read its new hot set,
-// and a round then starts before the interval is up.
+// retried with backoff; the loop ends when its context does, after Options.Rounds rounds,
+// or at once when, before any round has succeeded, a round meets an error that no retry
+// can fix (see Run). Between rounds it watches the source's disk reads: a workload that
+// shifts makes the source read its new hot set, and a round then starts before the
+// interval is up.
 package follow
 
 import (
 	"cmp"
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"time"
@@ -21,6 +26,7 @@ import (
 	"github.com/innowarm/innowarm/internal/bufferpool"
 	"github.com/innowarm/innowarm/internal/catalog"
 	"github.com/innowarm/innowarm/internal/connection"
+	"github.com/innowarm/innowarm/internal/exitcode"
 	"github.com/innowarm/innowarm/internal/logx"
 	"github.com/innowarm/innowarm/internal/manifest"
 	"github.com/innowarm/innowarm/internal/pacing"
@@ -52,7 +58,8 @@ type Options struct {
 	// its pool when 0), at most once every max(Interval/5, 1 s) after that capture.
 	NoChurnRounds bool
 	ChurnPages    int64
-	// Rounds stops after this many rounds (0: until the context ends); for tests.
+	// Rounds stops after this many rounds (0: until the context ends); Run then returns
+	// the last round's error when it failed.
 	Rounds int
 	// OnSwitch, when set, is called as a round's load stops for traffic (the status so far:
 	// TrafficArrived and the rest), before the rest of the round loads: a round ended by
@@ -135,6 +142,10 @@ type Status struct {
 
 	// the source's counters just before the capture, for the churn check
 	sourceReads, sourcePoolPages int64
+	// err is why the round failed, naming the side; exitcode.Usage when no retry can fix
+	// it (a wrong password, a missing privilege, an unknown database, the same server on
+	// both sides).
+	err error
 }
 
 // Metrics are follow's Prometheus metrics; NewMetrics registers them.
@@ -200,6 +211,8 @@ type endpoint struct {
 	// catalogs keeps this server's catalog between rounds (see catalog.Cache): a round
 	// reads it on both servers, and on MariaDB each full read opens every table.
 	catalogs catalog.Cache
+	// fresh: connected since the last check that the two sides are two servers.
+	fresh bool
 }
 
 func (e *endpoint) get(ctx context.Context) (*connection.Conn, error) {
@@ -208,10 +221,68 @@ func (e *endpoint) get(ctx context.Context) (*connection.Conn, error) {
 	}
 	c, err := connection.Open(ctx, e.opts)
 	if err != nil {
+		if exitcode.Of(err) == exitcode.Usage && mayBeStarting(ctx, e.opts) {
+			// A socket or a host name that is not there yet is a server not up yet (a
+			// sidecar started before its server, a pod whose DNS name comes with it):
+			// retried, and a runtime failure for the last of --rounds.
+			err = &exitcode.Error{Code: exitcode.Runtime, Err: err}
+		}
 		return nil, err
 	}
-	e.conn = c
+	e.conn, e.fresh = c, true
 	return c, nil
+}
+
+// mayBeStarting reports whether a connection refused as the user's input (exit 2) may be
+// to a server that is not up yet: its socket file does not exist, or its host name does
+// not resolve.
+func mayBeStarting(ctx context.Context, o connection.Options) bool {
+	if o.UsesSocket() {
+		_, err := o.SocketPath()
+		return err != nil
+	}
+	if o.Host == "" || net.ParseIP(o.Host) != nil {
+		return false
+	}
+	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	_, err := net.DefaultResolver.LookupHost(lctx, o.Host)
+	var dnsErr *net.DNSError
+	return errors.As(err, &dnsErr)
+}
+
+// probeLockName names the lock sameServer takes: no other process's.
+var probeLockName = func() string {
+	return fmt.Sprintf("innowarm.follow.%d.%d", os.Getpid(), time.Now().UnixNano())
+}
+
+// sameServer reports whether the two connections reach one server, and its identity (as
+// ping prints it). Servers whose UUID, host name, port or data directory differ are two;
+// where all are equal (two servers without networking in containers of one host), a named
+// lock taken on one and looked for on the other tells; when that fails, they are taken
+// for one.
+func sameServer(ctx context.Context, a, b *connection.Conn) (bool, string) {
+	sa, sb := a.Server, b.Server
+	id := sa.Identity()
+	if sa.UUID != sb.UUID || sa.Hostname != sb.Hostname || sa.Port != sb.Port || sa.Datadir != sb.Datadir {
+		return false, id
+	}
+	lock, err := a.DB.Conn(ctx)
+	if err != nil {
+		return true, id
+	}
+	defer lock.Close()
+	name := probeLockName()
+	var got sql.NullInt64
+	if err := lock.QueryRowContext(ctx, "SELECT GET_LOCK(?, 0)", name).Scan(&got); err != nil || !got.Valid || got.Int64 != 1 {
+		return true, id
+	}
+	defer func() { _, _ = lock.ExecContext(context.WithoutCancel(ctx), "DO RELEASE_LOCK(?)", name) }()
+	var holder sql.NullInt64
+	if err := b.DB.QueryRowContext(ctx, "SELECT IS_USED_LOCK(?)", name).Scan(&holder); err != nil {
+		return true, id
+	}
+	return holder.Valid, id
 }
 
 // drop forgets a connection that failed, so the next round connects again.
@@ -225,7 +296,13 @@ func (e *endpoint) drop() {
 func (e *endpoint) close() { e.drop() }
 
 // Run follows until ctx ends (it returns nil then) or o.Rounds rounds are done, calling
-// report after every round.
+// report after every round. A failed round is retried with backoff, but:
+//   - before any round has succeeded, an error that no retry can fix (exitcode.Usage: a
+//     wrong password, a missing privilege, an unknown database, the same server on both
+//     sides) ends Run with that error at once, unreported; a socket that does not exist
+//     or a host name that does not resolve is a server not up yet, and retried;
+//   - with o.Rounds, a last round that failed ends Run with its error: exit 1, or 2 when
+//     the error is of the user's setup.
 func Run(ctx context.Context, o Options, m *Metrics, report func(Status)) error {
 	if err := o.Validate(); err != nil {
 		return err
@@ -244,6 +321,7 @@ func Run(ctx context.Context, o Options, m *Metrics, report func(Status)) error 
 	defer src.close()
 	defer tgt.close()
 	failures := 0
+	succeeded := false
 	var early int64
 	for round := 1; ; round++ {
 		s, captured := runRound(ctx, o, src, tgt, filepath.Join(dir, "source.manifest"), log)
@@ -252,8 +330,25 @@ func Run(ctx context.Context, o Options, m *Metrics, report func(Status)) error 
 		if ctx.Err() != nil {
 			return nil
 		}
+		if !s.OK && !succeeded && exitcode.Of(s.err) == exitcode.Usage {
+			// A wrong password, a missing GRANT, a -D that names nothing: retrying every
+			// interval would only hide it. Once a round has succeeded the setup was right,
+			// and such an error (a password rotated, a failover) is retried as any other.
+			return s.err
+		}
+		succeeded = succeeded || s.OK
 		m.observe(s, captured)
 		report(s)
+		if o.Rounds > 0 && round >= o.Rounds {
+			if s.OK {
+				return nil
+			}
+			code := exitcode.Runtime
+			if exitcode.Of(s.err) == exitcode.Usage {
+				code = exitcode.Usage
+			}
+			return &exitcode.Error{Code: code, Err: fmt.Errorf("round %d of %d failed: %w", round, o.Rounds, s.err)}
+		}
 		wait := o.Interval
 		if s.OK {
 			failures = 0
@@ -263,9 +358,6 @@ func Run(ctx context.Context, o Options, m *Metrics, report func(Status)) error 
 			// one that stays away is not hammered.
 			wait = min(time.Duration(1<<min(failures-1, 10))*time.Second, o.Interval)
 			log.Warnf("follow round %d: %s side: %s; retrying in %s", round, s.Side, s.Error, wait)
-		}
-		if o.Rounds > 0 && round >= o.Rounds {
-			return nil
 		}
 		from := time.Now()
 		if s.OK && !captured.IsZero() {
@@ -335,6 +427,7 @@ func runRound(ctx context.Context, o Options, src, tgt *endpoint, path string, l
 		// connections; opening one is cheap against an interval.
 		side.drop()
 		s.Side, s.Error, s.At = side.name, err.Error(), time.Now()
+		s.err = fmt.Errorf("%s: %w", side.name, err)
 		return s, time.Time{}
 	}
 	sc, err := src.get(ctx)
@@ -344,6 +437,17 @@ func runRound(ctx context.Context, o Options, src, tgt *endpoint, path string, l
 	tc, err := tgt.get(ctx)
 	if err != nil {
 		return fail(tgt, err)
+	}
+	if src.fresh || tgt.fresh {
+		// Checked at each new connection: a source reached by a name that moves with a
+		// failover may now be the target itself.
+		if same, id := sameServer(ctx, sc, tc); same {
+			err := exitcode.UsageError(fmt.Errorf("source and target are the same server (%s): follow needs a standby", id))
+			s, _ = fail(src, err)
+			s.err = err
+			return s, time.Time{}
+		}
+		src.fresh, tgt.fresh = false, false
 	}
 	if tot, err := bufferpool.ReadTotals(ctx, sc); err == nil {
 		s.sourceReads, s.sourcePoolPages = pagesRead(tot), tot.PagesTotal

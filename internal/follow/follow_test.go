@@ -2,6 +2,7 @@ package follow_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/innowarm/innowarm/internal/catalog"
 	"github.com/innowarm/innowarm/internal/connection"
+	"github.com/innowarm/innowarm/internal/exitcode"
 	"github.com/innowarm/innowarm/internal/follow"
 	"github.com/innowarm/innowarm/internal/logx"
 	"github.com/innowarm/innowarm/internal/metrics"
@@ -138,7 +140,9 @@ func TestFollowLoadsTheSourceHotSet(t *testing.T) {
 	}
 }
 
-// A target that is not there: every round reports it and follow goes on, backing off.
+// A target that is not there: every round reports it and follow goes on, backing off; with
+// Rounds, a last round that failed is a runtime failure (exit 1), not a wrong input: a
+// socket that does not exist yet is a server that is not up yet.
 func TestFollowSurvivesAMissingTarget(t *testing.T) {
 	ctx := context.Background()
 	source := sandboxtest.Server(t)
@@ -147,8 +151,9 @@ func TestFollowSurvivesAMissingTarget(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	var statuses []follow.Status
 	t0 := time.Now()
-	if err := follow.Run(ctx, o, follow.NewMetrics(reg), func(s follow.Status) { statuses = append(statuses, s) }); err != nil {
-		t.Fatal(err)
+	err := follow.Run(ctx, o, follow.NewMetrics(reg), func(s follow.Status) { statuses = append(statuses, s) })
+	if exitcode.Of(err) != exitcode.Runtime || !strings.Contains(fmt.Sprint(err), "round 3 of 3 failed: target: ") {
+		t.Errorf("three failed rounds ended with %v (exit %d), want a runtime failure naming the last round", err, exitcode.Of(err))
 	}
 	if len(statuses) != 3 {
 		t.Fatalf("%d rounds, want 3", len(statuses))
@@ -168,7 +173,9 @@ func TestFollowSurvivesAMissingTarget(t *testing.T) {
 func TestFollowStopsWithItsContext(t *testing.T) {
 	source := sandboxtest.Server(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	o := follow.Options{Source: source.ConnOptions(), Target: source.ConnOptions(), Interval: time.Hour, Log: logx.New(os.Stderr, false)}
+	// A target not there: the rounds fail and follow waits between them.
+	o := follow.Options{Source: source.ConnOptions(), Target: connection.ForSocket(filepath.Join(sandboxtest.Dir(t), "none.sock"), "root", ""),
+		Interval: time.Hour, Log: logx.New(os.Stderr, false)}
 	done := make(chan error, 1)
 	go func() { done <- follow.Run(ctx, o, nil, func(follow.Status) {}) }()
 	time.Sleep(500 * time.Millisecond)
@@ -215,5 +222,41 @@ func TestFollowStartsEarlyWhenTheSourceShifts(t *testing.T) {
 	}
 	if !second.OK || second.HotSetPages < first.HotSetPages+400 || second.Loaded < 400 || second.Coverage < 0.95 {
 		t.Errorf("want the cold table's pages in the second round's hot set and loaded: %+v", second)
+	}
+}
+
+// The same server on both sides, through its socket or its TCP port, is refused before any
+// round is reported: it would report 100% resident forever. So is a wrong password (no
+// retry fixes it), at once, whatever Rounds says.
+func TestFollowRefusesWhatNoRetryFixes(t *testing.T) {
+	ctx := context.Background()
+	source := sandboxtest.Server(t)
+	bad := source.ConnOptions()
+	bad.User, bad.Password = "follow_pw", "wrong"
+	sandboxtest.Exec(t, "CREATE USER IF NOT EXISTS 'follow_pw'@'localhost' IDENTIFIED BY 'right'")
+	for _, c := range []struct {
+		name   string
+		target connection.Options
+		rounds int
+		want   string
+	}{
+		{"same socket", source.ConnOptions(), 0, "source and target are the same server (" + sandboxtest.Flavor(t).Identity() + "): follow needs a standby"},
+		{"socket and TCP", connection.ForTCP("127.0.0.1", source.Port, "root", ""), 3, "source and target are the same server"},
+		{"wrong target password", bad, 0, `target: access denied for user "follow_pw"`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			o := follow.Options{Source: source.ConnOptions(), Target: c.target, Interval: time.Hour, Rounds: c.rounds, Log: logx.New(os.Stderr, false)}
+			done := make(chan error, 1)
+			reported := 0
+			go func() { done <- follow.Run(ctx, o, nil, func(follow.Status) { reported++ }) }()
+			select {
+			case err := <-done:
+				if exitcode.Of(err) != exitcode.Usage || !strings.Contains(fmt.Sprint(err), c.want) || reported != 0 {
+					t.Errorf("ended with %v (exit %d) after %d reported rounds; want exit 2, %q, none reported", err, exitcode.Of(err), reported, c.want)
+				}
+			case <-time.After(60 * time.Second):
+				t.Fatal("follow still running after 60 s")
+			}
+		})
 	}
 }
