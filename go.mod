@@ -15,7 +15,6 @@ require (
 	golang.org/x/image v0.30.0
 	golang.org/x/term v0.47.0
 	gonum.org/v1/plot v0.17.0
-	gopkg.in/ini.v1 v1.67.3
 	k8s.io/api v0.37.2
 	sigs.k8s.io/yaml v1.6.0
 )

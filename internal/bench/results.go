@@ -67,7 +67,7 @@ func newReporter(r *runner, spec roundSpec, workers []*worker, start time.Time) 
 func (rp *reporter) loop(done <-chan struct{}) {
 	if rp.every <= 0 {
 		<-done
-		rp.collect(true)
+		rp.collect(time.Now(), true)
 		return
 	}
 	t := time.NewTicker(rp.every)
@@ -75,15 +75,17 @@ func (rp *reporter) loop(done <-chan struct{}) {
 	for {
 		select {
 		case <-done:
-			rp.collect(true)
+			rp.collect(time.Now(), true)
 			return
 		case <-t.C:
-			rp.collect(false)
+			rp.collect(time.Now(), false)
 		}
 	}
 }
 
-func (rp *reporter) collect(final bool) {
+// collect takes the clients' counts at now; final is the round's end, whose stub of an
+// interval is reported only when reportsTail says so.
+func (rp *reporter) collect(now time.Time, final bool) {
 	rp.iv.Reset()
 	var q, e, ev int64
 	for _, w := range rp.workers {
@@ -92,12 +94,11 @@ func (rp *reporter) collect(final bool) {
 		rp.spare = h // the next client's new histogram (take resets it)
 		q, e, ev = q+wq, e+we, ev+wev
 	}
-	now := time.Now()
 	rp.total.Merge(rp.iv)
 	rp.queries, rp.errors, rp.events = rp.queries+q, rp.errors+e, rp.events+ev
 	secs := now.Sub(rp.last).Seconds()
 	rp.last = now
-	if rp.every <= 0 || (final && q == 0 && e == 0) {
+	if rp.every <= 0 || (final && !reportsTail(q, e, secs, rp.every)) {
 		return
 	}
 	l := summarize(rp.iv)
@@ -113,6 +114,15 @@ func (rp *reporter) collect(final bool) {
 	}
 	rp.intervals = append(rp.intervals, iv)
 	rp.r.env.Sink.interval(rp.r.p, iv)
+}
+
+// reportsTail says whether the stub of an interval a round ends in gets a line of its
+// own. sysbench reports only at interval boundaries; a stub of a few microseconds (the
+// clients stopped just after a tick) would print a rate of a handful of queries at the
+// previous line's timestamp. One shorter than half an interval is left out of the
+// intervals; its queries still count in the round's totals.
+func reportsTail(queries, errors int64, secs float64, every time.Duration) bool {
+	return (queries > 0 || errors > 0) && secs >= every.Seconds()/2
 }
 
 func (rp *reporter) result() *roundResult {

@@ -438,8 +438,11 @@ func TestReportIntervalCSVAndHistogram(t *testing.T) {
 	if served == 0 {
 		t.Errorf("no interval served a query: %+v", l.Intervals)
 	}
-	if sum != l.Queries {
-		t.Errorf("intervals add up to %d queries, the run to %d", sum, l.Queries)
+	// A stub shorter than half an interval at the end gets no interval of its own (as in
+	// sysbench); its queries count only in the run's total.
+	// (TestShortTailIntervalIsNotReported checks that rule without a clock.)
+	if sum > l.Queries {
+		t.Errorf("intervals add up to %d queries, more than the run's %d", sum, l.Queries)
 	}
 
 	csv := filepath.Join(sandboxtest.Dir(t), "out.csv")

@@ -51,7 +51,10 @@ func (cf *connFlags) resolve(cmd *cobra.Command) (connection.Options, error) {
 			val = "true"
 		}
 		if err := f.Value.Set(val); err != nil {
-			return connection.Options{}, exitcode.UsageError(fmt.Errorf("option file %s [innowarm]: %s=%q: %w", v.File, v.Key, v.Value, err))
+			return connection.Options{}, badOptionValue(v, valueProblem(f, err))
+		}
+		if msg := durationProblem(f); msg != "" {
+			return connection.Options{}, badOptionValue(v, msg)
 		}
 	}
 	cf.resolved = &opts
@@ -65,4 +68,10 @@ func (cf *connFlags) open(cmd *cobra.Command) (*connection.Conn, error) {
 		return nil, err
 	}
 	return connection.Open(cmd.Context(), opts)
+}
+
+// badOptionValue names the file, the group and the setting whose value is wrong, as the
+// user wrote them: a flag's parser speaks of types, not of where the value came from.
+func badOptionValue(v connection.OptionValue, msg string) error {
+	return exitcode.UsageError(fmt.Errorf("option file %s [%s] %s=%s: %s", v.File, v.Group, v.Key, v.Value, msg))
 }

@@ -64,8 +64,17 @@ With --json a failed command prints {"error": ..., "exit_code": N} on stdout.`,
 	}
 	applyToTree(root, func(c *cobra.Command) {
 		c.SetFlagErrorFunc(flagError)
+		if c.HasSubCommands() && !c.Runnable() {
+			// cobra checks the arguments of a command that only groups others after it
+			// has printed its help and exited 0 for a mistyped subcommand ("sandbox dwon"),
+			// and checks them at all only on the root: made runnable, it refuses them.
+			c.Args, c.RunE = unknownSubcommand, groupHelp
+		}
 		if c.Args == nil && c.Runnable() {
 			c.Args = noArgs
+		}
+		if c.Runnable() && c.PreRunE == nil && c.PreRun == nil {
+			c.PreRunE = checkDurations
 		}
 	})
 	return root
@@ -90,6 +99,25 @@ func commandPrefix(c *cobra.Command) string {
 	}
 	return strings.TrimPrefix(c.CommandPath(), c.Root().Name()+" ") + ": "
 }
+
+// unknownSubcommand is the Args of a command that only groups subcommands: any argument
+// left once cobra found no subcommand of that name is a mistyped one.
+func unknownSubcommand(c *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	hint := ""
+	if c.SuggestionsMinimumDistance <= 0 {
+		c.SuggestionsMinimumDistance = 2 // cobra's own default, set only where it suggests itself
+	}
+	if s := c.SuggestionsFor(args[0]); len(s) > 0 {
+		hint = fmt.Sprintf(" (did you mean %q?)", s[0])
+	}
+	return exitcode.UsageError(fmt.Errorf("unknown command %q for %q%s (see '%s --help')", args[0], c.CommandPath(), hint, c.CommandPath()))
+}
+
+// groupHelp is what a command that only groups subcommands does alone: print its help.
+func groupHelp(c *cobra.Command, _ []string) error { return c.Help() }
 
 // noArgs rejects positional arguments without echoing them: a password typed as
 // "-p secret" lands here, and must not be printed back.

@@ -46,7 +46,9 @@ tablespace ids differ: 'innowarm warm --from FILE' loads the same pages there.
 
 The file is written atomically (temporary file, fsync, rename); a failed or empty capture
 never replaces a good manifest. --every keeps capturing until stopped (a sidecar), --keep
-keeps that many previous manifests as FILE.1 ... FILE.N. Needs the PROCESS privilege.
+keeps that many previous manifests as FILE.1 ... FILE.N; with --json it prints one JSON
+object per line (JSON Lines): one per capture, and the error, if it stops on one. Needs
+the PROCESS privilege.
 
 -o s3://BUCKET/PREFIX/NAME writes to S3 or an S3-compatible store (MinIO, Ceph, ...), with
 credentials, endpoint and region from the AWS environment and shared config files or the
@@ -99,7 +101,7 @@ one look; --observe DURATION always watches that long.`,
 	cmd.Flags().DurationVar(&every, "every", 0, "capture again every interval until stopped (e.g. 5m)")
 	cmd.Flags().IntVar(&keep, "keep", 0, "previous manifests to keep as FILE.1 ... FILE.N")
 	cmd.Flags().BoolVar(&allowEmpty, "allow-empty", false, "let a capture with no pages replace an existing manifest")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the capture summary as JSON")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the capture summary as JSON (with --every: one compact object per capture and line, JSON Lines, the final error too)")
 	cmd.Flags().StringVar(&pageList, "page-list", snapshot.PageListAuto, "how to read the page list: auto, dump (the server's own dump, on the database host) or lru-table (INNODB_BUFFER_PAGE_LRU)")
 	cmd.Flags().BoolVar(&noKeys, "no-keys", false, "leave out each page's key range (read from the tablespace files, on the database host): the manifest then warms only a page-for-page copy")
 	cmd.Flags().StringVar(&observeArg, "observe", "auto", "watch a pool that is turning over before writing: auto (up to 1m when the pool turns over during the capture), 0 (one look) or a duration (always)")
@@ -167,7 +169,13 @@ one look; --observe DURATION always watches that long.`,
 			w = cmd.ErrOrStderr()
 		}
 		report := func(r *snapshot.Result) {
-			if asJSON {
+			switch {
+			case asJSON && every > 0:
+				// A stream of captures: one object per line, which a script reads line by
+				// line (as follow --json); objects printed indented back to back are not.
+				_ = printJSONLine(w, r)
+				return
+			case asJSON:
 				_ = printJSON(w, r)
 				return
 			}

@@ -61,9 +61,10 @@ indexes are cut into key ranges and read by --parallel sessions.
 
 The plan stays within a budget: by default the free pages of the pool, so nothing already
 cached is evicted. Smaller units go first (--order). --dry-run chooses the method and plans
-exactly as the warm would, prints that plan and loads nothing. A selection or a manifest
-that matches nothing here exits 2. Ctrl-C stops every statement on the server (KILL QUERY)
-and exits 130.
+exactly as the warm would and prints that plan; it loads nothing beyond the few pages that
+planning reads (the first and last keys of each index it cuts into key ranges). A selection
+or a manifest that matches nothing here exits 2. Ctrl-C stops every statement on the
+server (KILL QUERY) and exits 130.
 
 FULLTEXT and SPATIAL indexes cannot be read by such statements and are listed as skipped.
 Needs SELECT on the tables and the PROCESS privilege (to read the pool's page list).`,
@@ -75,7 +76,7 @@ Needs SELECT on the tables and the PROCESS privilege (to read the pool's page li
 	cf := addConnFlags(cmd)
 	f.sel.bind(cmd)
 	fl := cmd.Flags()
-	fl.BoolVar(&f.dryRun, "dry-run", false, "print the plan the warm would follow (method and why, units or tablespaces, pages, budget, what is left out and why) and load nothing")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "print the plan the warm would follow (method and why, units or tablespaces, pages, budget, what is left out and why) and load nothing beyond the few pages planning reads (the first and last keys of each index cut into key ranges)")
 	fl.BoolVar(&f.verbose, "verbose", false, "with --dry-run, print every statement")
 	fl.StringVar(&f.budget, "budget", "", "most the warm may add: a size (2G) or a percent of the pool (70%), held to what the pool holds beside the page cleaner's free pages and the selection's resident pages; default: the free pages")
 	fl.StringVar(&f.order, "order", "small-first", "priority: "+strings.Join(warm.Orders, ", "))
@@ -95,7 +96,8 @@ Needs SELECT on the tables and the PROCESS privilege (to read the pool's page li
 	fl.Lookup("wait-for-server").NoOptDefVal = "10m"
 	fl.BoolVar(&f.asJSON, "json", false, "print the plan and result as JSON on stdout")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress output")
-	fl.DurationVar(&f.progressEvery, "progress-interval", 5*time.Second, "time between progress lines when stderr is not a terminal (logs)")
+	fl.DurationVar(&f.progressEvery, "progress-interval", 5*time.Second, "time between progress lines when stderr is not a terminal (logs); 100ms or more")
+	minDuration(fl, "progress-interval", 100*time.Millisecond)
 	rf := addReplayFlags(cmd)
 	pf := addPacingFlags(cmd)
 	cmd.RunE = run(func(cmd *cobra.Command, _ []string) error {
@@ -543,7 +545,9 @@ func printNativePlan(w io.Writer, np *warm.NativePlan) {
 func printManifestPlan(w io.Writer, mp *warm.ManifestPlan) {
 	mr := mp.Report
 	printManifestSummary(w, mr)
-	fmt.Fprintf(w, "of the %d resolved: %d already resident, %d to load by number, %d by key range, %d left out by the budget\n", mr.Resolved, mr.AlreadyThere, mr.Requested, mr.KeyRanges, mr.LeftOut)
+	// The pages by number include this server's own pages the tree path found by key:
+	// they are not a share of the resolved entries.
+	fmt.Fprintf(w, "%d of the pages resolved by number already resident; to load: %d pages by number, %d key ranges by SQL; %d left out by the budget\n", mr.AlreadyThere, mr.Requested, mr.KeyRanges, mr.LeftOut)
 	printPaths(w, mp.Paths)
 	np := mp.Native
 	if np == nil {
@@ -566,8 +570,15 @@ func printManifestSummary(w io.Writer, m *warm.ManifestReport) {
 		reasons = append(reasons, fmt.Sprintf("%d %s", n, r))
 	}
 	sort.Strings(reasons)
-	fmt.Fprintf(w, "manifest %s (from %s, captured %s): %d entries, %d resolved here, %d dropped%s\n",
-		m.File, m.SourceServer, m.CapturedAt, m.Entries, m.Resolved, dropped, parenList(reasons))
+	keyed := ""
+	if m.Keyed > 0 {
+		keyed = fmt.Sprintf(", %d with a key range here", m.Keyed)
+		if m.KeyedOnly > 0 {
+			keyed += fmt.Sprintf(" (%d of them by key only: past the end of this server's file)", m.KeyedOnly)
+		}
+	}
+	fmt.Fprintf(w, "manifest %s (from %s, captured %s): %d entries, %d resolved here by page number%s, %d dropped%s\n",
+		m.File, m.SourceServer, m.CapturedAt, m.Entries, m.Resolved, keyed, dropped, parenList(reasons))
 }
 
 func printBudget(w io.Writer, budget int64, source string, pool, free, pageSize int64) {

@@ -11,19 +11,12 @@ import (
 	"sort"
 	"strings"
 
-	"gopkg.in/ini.v1"
-
 	"github.com/innowarm/innowarm/internal/exitcode"
 )
 
 // OptionGroups are the option-file groups innowarm reads, in the mysql client's manner:
 // [client] is shared with every MySQL program, [innowarm] is ours.
 var OptionGroups = []string{"client", "innowarm"}
-
-// bareValue marks a key written without "=value" (e.g. a lone "password" line, which makes
-// the mysql client prompt). ini cannot tell "password" from "password=true", so bare keys are
-// rewritten to carry this marker before parsing.
-const bareValue = "\x00bare"
 
 // OptionValue is one setting from an option file, with where it came from.
 type OptionValue struct {
@@ -111,39 +104,17 @@ func readOptionFile(path string, groups []string, depth int) ([]OptionValue, err
 		}
 		return nil, exitcode.UsageError(fmt.Errorf("cannot read option file %s: %w (check its permissions)", path, err))
 	}
-	text, includes, err := prepareOptionText(path, raw)
-	if err != nil {
-		return nil, err
-	}
-	f, err := ini.LoadSources(ini.LoadOptions{
-		AllowBooleanKeys:          true,
-		SpaceBeforeInlineComment:  true,
-		UnescapeValueDoubleQuotes: true,
-		IgnoreContinuation:        true,
-		AllowNonUniqueSections:    true,
-		InsensitiveSections:       true,
-		KeyValueDelimiters:        "=",
-	}, text)
-	if err != nil {
-		return nil, exitcode.UsageError(fmt.Errorf("option file %s is malformed: %w", path, err))
-	}
 	want := map[string]bool{}
 	for _, g := range groups {
 		want[strings.ToLower(g)] = true
 	}
+	vals, includes, err := parseOptionText(path, raw)
+	if err != nil {
+		return nil, err
+	}
 	var out []OptionValue
-	for _, sec := range f.Sections() {
-		name := strings.ToLower(strings.TrimSpace(sec.Name()))
-		if !want[name] {
-			continue
-		}
-		for _, k := range sec.Keys() {
-			v := OptionValue{Group: name, File: path}
-			v.Key, v.Loose = normalizeKey(k.Name())
-			v.Value = k.Value()
-			if v.Value == bareValue {
-				v.Value, v.Bare = "", true
-			}
+	for _, v := range vals {
+		if want[v.Group] {
 			out = append(out, v)
 		}
 	}
@@ -157,66 +128,154 @@ func readOptionFile(path string, groups []string, depth int) ([]OptionValue, err
 	return out, nil
 }
 
-// prepareOptionText validates the lines ini would silently misread, marks bare keys, and
-// collects !include / !includedir targets (read after the including file, as mysql does).
-func prepareOptionText(path string, raw []byte) ([]byte, []string, error) {
-	var out bytes.Buffer
+// parseOptionText reads an option file as the mysql and mariadb clients do
+// (search_default_file_with_buffer in mysys/my_default.c), so that both read the same
+// password from the same line; it returns every group's settings and the !include /
+// !includedir targets (read after the including file).
+func parseOptionText(path string, raw []byte) ([]OptionValue, []string, error) {
+	var out []OptionValue
 	var includes []string
 	sc := bufio.NewScanner(bytes.NewReader(raw))
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
-	inSection := false
+	group, inGroup := "", false
 	for n := 1; sc.Scan(); n++ {
-		line := sc.Text()
-		t := strings.TrimSpace(line)
+		t := strings.TrimLeftFunc(sc.Text(), isOptionSpace)
 		switch {
 		case t == "" || t[0] == '#' || t[0] == ';':
 		case t[0] == '!':
 			fields := strings.Fields(t)
 			if len(fields) != 2 || (fields[0] != "!include" && fields[0] != "!includedir") {
-				return nil, nil, exitcode.UsageError(fmt.Errorf("option file %s line %d: unknown directive %q (expected !include FILE or !includedir DIR)", path, n, t))
+				return nil, nil, exitcode.UsageError(fmt.Errorf("option file %s line %d: unknown directive %q (expected !include FILE or !includedir DIR)", path, n, strings.TrimSpace(t)))
 			}
 			if fields[0] == "!include" {
 				includes = append(includes, fields[1])
-			} else {
-				entries, err := os.ReadDir(fields[1])
-				if err != nil {
-					return nil, nil, exitcode.UsageError(fmt.Errorf("option file %s line %d: cannot read %s: %w", path, n, fields[1], err))
-				}
-				var names []string
-				for _, e := range entries {
-					if !e.IsDir() && (strings.HasSuffix(e.Name(), ".cnf") || strings.HasSuffix(e.Name(), ".ini")) {
-						names = append(names, filepath.Join(fields[1], e.Name()))
-					}
-				}
-				sort.Strings(names)
-				includes = append(includes, names...)
+				continue
 			}
-			line = ""
+			entries, err := os.ReadDir(fields[1])
+			if err != nil {
+				return nil, nil, exitcode.UsageError(fmt.Errorf("option file %s line %d: cannot read %s: %w", path, n, fields[1], err))
+			}
+			var names []string
+			for _, e := range entries {
+				if !e.IsDir() && (strings.HasSuffix(e.Name(), ".cnf") || strings.HasSuffix(e.Name(), ".ini")) {
+					names = append(names, filepath.Join(fields[1], e.Name()))
+				}
+			}
+			sort.Strings(names)
+			includes = append(includes, names...)
 		case t[0] == '[':
-			if !strings.HasSuffix(t, "]") || len(t) < 3 {
-				return nil, nil, exitcode.UsageError(fmt.Errorf("option file %s line %d: bad group header %q (expected [group])", path, n, t))
+			// The client reads the name up to the first ']' and ignores the rest of the line.
+			end := strings.IndexByte(t, ']')
+			if end < 0 || strings.TrimSpace(t[1:end]) == "" {
+				return nil, nil, exitcode.UsageError(fmt.Errorf("option file %s line %d: bad group header %q (expected [group])", path, n, strings.TrimSpace(t)))
 			}
-			inSection = true
+			group, inGroup = strings.ToLower(strings.TrimSpace(t[1:end])), true
 		default:
-			if !inSection {
-				return nil, nil, exitcode.UsageError(fmt.Errorf("option file %s line %d: %q is outside any [group]", path, n, t))
+			if !inGroup {
+				return nil, nil, exitcode.UsageError(fmt.Errorf("option file %s line %d: %q is outside any [group]", path, n, strings.TrimSpace(t)))
 			}
-			if !strings.Contains(t, "=") {
-				if strings.ContainsAny(t, " \t\"'") {
-					return nil, nil, exitcode.UsageError(fmt.Errorf("option file %s line %d: cannot read %q (expected key=value or a lone key)", path, n, t))
+			key, value, hasValue := splitOptionLine(t)
+			if !hasValue {
+				if key == "" || strings.ContainsAny(key, " \t\"'") {
+					return nil, nil, exitcode.UsageError(fmt.Errorf("option file %s line %d: cannot read %q (expected key=value or a lone key)", path, n, strings.TrimSpace(t)))
 				}
-				line = t + "=" + bareValue
-			} else if strings.HasPrefix(t, "=") {
-				return nil, nil, exitcode.UsageError(fmt.Errorf("option file %s line %d: value without a key: %q", path, n, t))
+			} else if key == "" {
+				return nil, nil, exitcode.UsageError(fmt.Errorf("option file %s line %d: value without a key: %q", path, n, strings.TrimSpace(t)))
 			}
+			v := OptionValue{Group: group, File: path, Value: value, Bare: !hasValue}
+			v.Key, v.Loose = normalizeKey(key)
+			out = append(out, v)
 		}
-		out.WriteString(line)
-		out.WriteByte('\n')
 	}
 	if err := sc.Err(); err != nil {
 		return nil, nil, exitcode.UsageError(fmt.Errorf("option file %s: %w", path, err))
 	}
-	return out.Bytes(), includes, nil
+	return out, includes, nil
+}
+
+// splitOptionLine splits an option line (leading space removed) into its key and value
+// exactly as the client does: an end comment is cut first, the value is trimmed, one pair
+// of matching quotes around it is removed, and its escapes are read.
+func splitOptionLine(line string) (key, value string, hasValue bool) {
+	line = removeEndComment(line)
+	eq := strings.IndexByte(line, '=')
+	if eq < 0 {
+		return strings.TrimRightFunc(line, isOptionSpace), "", false
+	}
+	key = strings.TrimRightFunc(line[:eq], isOptionSpace)
+	v := strings.TrimFunc(line[eq+1:], isOptionSpace)
+	if len(v) > 1 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
+		v = v[1 : len(v)-1]
+	}
+	return key, unescapeOptionValue(v), true
+}
+
+// removeEndComment cuts line at the first '#' outside single or double quotes, as
+// remove_end_comment in mysys/my_default.c does: unquoted, "password=Sec#ret" is "Sec"
+// to the client whatever comes before the '#'. A backslash escapes a quote only inside
+// quotes.
+func removeEndComment(line string) string {
+	var quote byte
+	escape := false
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		if (c == '\'' || c == '"') && !escape {
+			if quote == 0 {
+				quote = c
+			} else if quote == c {
+				quote = 0
+			}
+		}
+		if quote == 0 && c == '#' {
+			return line[:i]
+		}
+		escape = quote != 0 && c == '\\' && !escape
+	}
+	return line
+}
+
+// unescapeOptionValue reads the client's escapes: \n \t \r \b \s (space) \" \' \\; any
+// other backslash, and one at the very end, stays as written.
+func unescapeOptionValue(v string) string {
+	if !strings.Contains(v, "\\") {
+		return v
+	}
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if c != '\\' || i == len(v)-1 {
+			b.WriteByte(c)
+			continue
+		}
+		i++
+		switch v[i] {
+		case 'n':
+			b.WriteByte('\n')
+		case 't':
+			b.WriteByte('\t')
+		case 'r':
+			b.WriteByte('\r')
+		case 'b':
+			b.WriteByte('\b')
+		case 's':
+			b.WriteByte(' ')
+		case '"', '\'', '\\':
+			b.WriteByte(v[i])
+		default:
+			b.WriteByte('\\')
+			b.WriteByte(v[i])
+		}
+	}
+	return b.String()
+}
+
+// isOptionSpace is my_isspace for latin1, the set the client trims.
+func isOptionSpace(r rune) bool {
+	switch r {
+	case ' ', '\t', '\n', '\v', '\f', '\r':
+		return true
+	}
+	return false
 }
 
 // normalizeKey applies the option-file spelling rules: '_' and '-' are the same, and a

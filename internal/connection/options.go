@@ -272,7 +272,7 @@ func defaultUser(env Env) string {
 // that are not connection options.
 func (o *Options) applyOptionFile(v OptionValue) (bool, error) {
 	bad := func(msg string) error {
-		return exitcode.UsageError(fmt.Errorf("option file %s [%s]: %s=%q: %s", v.File, v.Group, v.Key, v.Value, msg))
+		return exitcode.UsageError(fmt.Errorf("option file %s [%s] %s=%s: %s", v.File, v.Group, v.Key, v.Value, msg))
 	}
 	switch v.Key {
 	case "host":

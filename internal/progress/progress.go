@@ -69,7 +69,8 @@ func New(cfg Config) *Reporter {
 	if cfg.Unit == "" {
 		cfg.Unit = "pages"
 	}
-	if cfg.Interval == 0 {
+	if cfg.Interval <= 0 {
+		// A caller that let a negative interval through must not panic the ticker.
 		cfg.Interval = 5 * time.Second
 	}
 	if cfg.Out == nil {
