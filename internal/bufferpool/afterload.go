@@ -73,7 +73,7 @@ func (before *Residency) AfterLoad(ctx context.Context, conn *connection.Conn, r
 	rows := map[indexKey]*IndexResidency{}
 	for _, r := range before.Indexes {
 		r := r
-		rows[indexKey{r.Space, r.Index}] = &r
+		rows[indexKey{r.Space, ownerKey(r.Schema, r.Table, r.Partition), r.Index}] = &r
 	}
 	rb := &residencyBuilder{byKey: rows}
 	var missing int64
@@ -93,7 +93,7 @@ func (before *Residency) AfterLoad(ctx context.Context, conn *connection.Conn, r
 		name, named := p.namer.names[ix]
 		switch {
 		case kind == ibd.IndexPage && named:
-			k := indexKey{space, name}
+			k := indexKey{space, "", name}
 			lob, seen := lobs[k]
 			if !seen {
 				lob = mayHoldLOBs(owner.t, name)

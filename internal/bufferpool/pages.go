@@ -95,7 +95,14 @@ func StreamLRU(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog,
 			st.Unattributed++
 			return nil
 		}
-		if o, ok := spaces[p.Space]; ok {
+		if o, ok := spaces[p.Space]; ok && o.p.SharedSpace {
+			// Several tables' pages: the server's name says whose (none for a LOB page).
+			if table == "" {
+				st.Unattributed++
+				return nil
+			}
+			p.Schema, p.Table, p.Partition = ParseTableName(table)
+		} else if ok {
 			p.Schema, p.Table, p.Partition = o.t.Schema, o.t.Name, o.p.Name
 			if lobPageTypes[p.PageType] {
 				p.Index = ""

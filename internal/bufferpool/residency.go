@@ -132,11 +132,20 @@ func Read(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, o Re
 	includeZero := o.IncludeZero
 	t0 := time.Now()
 	spaces := map[uint32]spaceOwner{}
+	// shared: the owners of tablespaces several tables share, by the name this table
+	// gives a page's table ("`db`.`t`", partitions "`db`.`t` /* Partition `p` */").
+	shared := map[uint32]map[string]spaceOwner{}
 	if cat != nil {
 		for _, t := range cat.Tables {
 			for _, p := range t.Parts {
 				if p.SpaceKnown && p.Space != 0 {
 					spaces[p.Space] = spaceOwner{t, p}
+					if p.SharedSpace {
+						if shared[p.Space] == nil {
+							shared[p.Space] = map[string]spaceOwner{}
+						}
+						shared[p.Space][ownerKey(t.Schema, t.Name, p.Name)] = spaceOwner{t, p}
+					}
 				}
 			}
 		}
@@ -169,12 +178,18 @@ func Read(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, o Re
 	rb := newResidencyBuilder()
 	for _, g := range groups {
 		owner, inCatalog := spaces[g.space]
+		if owners := shared[g.space]; owners != nil {
+			// The page's own table, by name; a page of a table not selected, or one the
+			// server names no table of (its LOB pages), is not the selection's.
+			schema, table, part := ParseTableName(g.table)
+			owner, inCatalog = owners[ownerKey(schema, table, part)]
+		}
 		switch {
 		case !inCatalog:
 			if g.table != "" && indexPageTypes[g.pageType] {
 				schema, table, part := ParseTableName(g.table)
 				if cat == nil || (catalog.SystemSchemas[schema] && !o.OnlyCatalog) {
-					k := indexKey{g.space, g.index}
+					k := indexKey{g.space, ownerKey(schema, table, part), g.index}
 					r := rb.byKey[k]
 					if r == nil {
 						r = &IndexResidency{Schema: schema, Table: table, Partition: part, Index: g.index, Space: g.space}
@@ -225,11 +240,15 @@ func Read(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, o Re
 	return res, nil
 }
 
-// indexKey names an index of a tablespace (a table or partition).
+// indexKey names an index of a tablespace (a table or partition); in a tablespace several
+// tables share, of which table (schema, table and partition, NUL-separated).
 type indexKey struct {
 	space uint32
+	table string
 	index string
 }
+
+func ownerKey(schema, table, part string) string { return schema + "\x00" + table + "\x00" + part }
 
 // residencyBuilder collects IndexResidency rows by tablespace and index.
 type residencyBuilder struct {
@@ -241,7 +260,7 @@ func newResidencyBuilder() *residencyBuilder {
 }
 
 func (rb *residencyBuilder) get(space uint32, owner spaceOwner, index string) *IndexResidency {
-	k := indexKey{space, index}
+	k := indexKey{space, ownerKey(owner.t.Schema, owner.t.Name, owner.p.Name), index}
 	if r := rb.byKey[k]; r != nil {
 		return r
 	}
@@ -261,7 +280,7 @@ func (rb *residencyBuilder) finish(res *Residency, cat *catalog.Catalog, include
 					if ix.Type == "FULLTEXT" {
 						continue
 					}
-					k := indexKey{p.Space, ix.Name}
+					k := indexKey{p.Space, ownerKey(t.Schema, t.Name, p.Name), ix.Name}
 					r := rb.byKey[k]
 					if r == nil {
 						if !includeZero || !p.SpaceKnown {

@@ -39,7 +39,7 @@ func ReadSelection(ctx context.Context, conn *connection.Conn, cat *catalog.Cata
 	}
 	a := dumpfile.Check(ctx, conn)
 	if a.OK {
-		if shared := sharedSpaces(cat); len(shared) > 0 {
+		if shared := SharedSpaces(cat); len(shared) > 0 {
 			a.OK, a.Reason = false, "tables share a tablespace ("+strings.Join(shared, "; ")+"): their files do not say which table a page is of"
 		} else if source != SourceDump && dumpfile.Busy(ctx, conn) {
 			a.OK, a.Reason = false, "another innowarm holds the server's dump file (a native load)"
@@ -71,10 +71,10 @@ func ReadSelection(ctx context.Context, conn *connection.Conn, cat *catalog.Cata
 // table counts as no index's) do not make the switch, as before.
 const cheapLRUTablePages = 65536
 
-// sharedSpaces lists the tablespaces the catalog's tables share (MySQL's general
+// SharedSpaces lists the tablespaces the catalog's tables share (MySQL's general
 // tablespaces): a page there names its index by id only, and ReadDump keeps one table per
 // tablespace.
-func sharedSpaces(cat *catalog.Catalog) []string {
+func SharedSpaces(cat *catalog.Catalog) []string {
 	if cat == nil {
 		return nil
 	}
@@ -97,6 +97,16 @@ func sharedSpaces(cat *catalog.Catalog) []string {
 			case prev != name && !seen[p.Space]:
 				seen[p.Space] = true
 				out = append(out, fmt.Sprintf("space %d: %s and %s", p.Space, prev, name))
+			}
+		}
+	}
+	// A selected table whose tablespace holds tables the selection leaves out: their
+	// pages would be taken for its own.
+	for _, t := range cat.Tables {
+		for _, p := range t.Parts {
+			if p.SharedSpace && p.SpaceKnown && !seen[p.Space] {
+				seen[p.Space] = true
+				out = append(out, fmt.Sprintf("space %d: %s and tables not selected", p.Space, owner[p.Space]))
 			}
 		}
 	}
@@ -213,7 +223,7 @@ func ReadDump(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, 
 	walk := newInstanceWalker(instances, total)
 	lobs := map[indexKey]bool{}
 	mayHoldLOB := func(space uint32, t *catalog.Table, name string) bool {
-		k := indexKey{space, name}
+		k := indexKey{space, "", name}
 		v, ok := lobs[k]
 		if !ok {
 			v = mayHoldLOBs(t, name)

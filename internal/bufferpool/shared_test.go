@@ -18,7 +18,7 @@ func TestSharedSpaces(t *testing.T) {
 		{Schema: "s", Name: "sys", Parts: []*catalog.Part{part("", 0)}},
 		{Schema: "s", Name: "sys2", Parts: []*catalog.Part{part("", 0)}},
 	}}
-	if got := sharedSpaces(own); len(got) != 0 {
+	if got := SharedSpaces(own); len(got) != 0 {
 		t.Errorf("file-per-table catalog: %v", got)
 	}
 	shared := &catalog.Catalog{Tables: []*catalog.Table{
@@ -27,7 +27,18 @@ func TestSharedSpaces(t *testing.T) {
 		{Schema: "s", Name: "c", Parts: []*catalog.Part{part("", 9)}},
 		{Schema: "s", Name: "p", Parts: []*catalog.Part{part("p0", 10), part("p1", 10)}},
 	}}
-	if got := sharedSpaces(shared); len(got) != 2 {
+	if got := SharedSpaces(shared); len(got) != 2 {
 		t.Errorf("two shared tablespaces: %v", got)
+	}
+}
+
+// A selected table alone in the catalog whose tablespace holds other tables too: the dump
+// would count their pages as its own.
+func TestSharedSpaceOfOneSelectedTable(t *testing.T) {
+	one := &catalog.Catalog{Tables: []*catalog.Table{
+		{Schema: "s", Name: "a", Parts: []*catalog.Part{{Space: 9, SpaceKnown: true, SharedSpace: true}}},
+	}}
+	if got := SharedSpaces(one); len(got) != 1 {
+		t.Errorf("one selected table of a shared tablespace: %v", got)
 	}
 }

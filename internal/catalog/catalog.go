@@ -158,11 +158,15 @@ type Part struct {
 	StatsName    string // table name in mysql.innodb_index_stats / InnoDB's internal name suffix
 	Space        uint32
 	SpaceKnown   bool
-	TableID      uint64
-	FileSize     int64 // bytes of the tablespace file, when the server reports it
-	Rows         int64
-	DataLength   int64
-	IndexLength  int64
+	// SharedSpace: other tables are stored in the same tablespace (MySQL's general
+	// tablespaces): a page number there does not say whose page it is, nor does an index
+	// name alone (each table has its PRIMARY).
+	SharedSpace bool
+	TableID     uint64
+	FileSize    int64 // bytes of the tablespace file, when the server reports it
+	Rows        int64
+	DataLength  int64
+	IndexLength int64
 }
 
 // Index is one index of a table.
@@ -1171,6 +1175,12 @@ func matchSpaces(srv flavor.Server, cat *Catalog, v innodbTables) {
 		cat.memo.mu.Unlock()
 	}
 	exact, sys, sizes, fts := v.exact, v.sys, v.sizes, v.fts
+	tablesIn := map[uint32]int{}
+	for _, s := range sys {
+		if s.space != 0 {
+			tablesIn[s.space]++
+		}
+	}
 	for _, t := range cat.Tables {
 		schemaPattern := filenamePattern(t.Schema)
 		for _, p := range t.Parts {
@@ -1190,6 +1200,7 @@ func matchSpaces(srv flavor.Server, cat *Catalog, v innodbTables) {
 			}
 			if p.SpaceKnown {
 				p.FileSize = sizes[p.Space]
+				p.SharedSpace = tablesIn[p.Space] > 1
 			}
 		}
 		for _, ix := range t.Indexes {

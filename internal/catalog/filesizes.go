@@ -41,7 +41,9 @@ func sizesFromFiles(ctx context.Context, conn *connection.Conn, sess *connection
 	want := map[uint32]partRef{}
 	for _, t := range cat.Tables {
 		for _, p := range t.Parts {
-			if p.SpaceKnown && p.Space != 0 {
+			// A tablespace several tables share has an index of each name per table: its
+			// trees are not told apart by name here, and the statistics size them instead.
+			if p.SpaceKnown && p.Space != 0 && !p.SharedSpace {
 				want[p.Space] = partRef{t, p}
 			}
 		}

@@ -191,9 +191,21 @@ func (c *Catalog) RememberRoots(read []uint32, all bool, rows map[uint32]map[str
 
 // ReadIndexRoots reads the dictionary view's index roots by space and index name, the
 // whole view or, with where ("WHERE SPACE IN (...)"), part of it; an index with no tree (a
-// FULLTEXT index's entry: no root page) is left out.
+// FULLTEXT index's entry: no root page) is left out. In a tablespace several tables share
+// (MySQL's general tablespaces) a name that more than one of them gives an index is left
+// out too: by name it would be any one of theirs, and what reads by it (the key capture,
+// the tree path, the files' page maps) then says it is unknown rather than read another
+// table's tree.
 func ReadIndexRoots(ctx context.Context, sess *connection.Session, srv flavor.Server, where string) (map[uint32]map[string]IndexRoot, error) {
 	out := map[uint32]map[string]IndexRoot{}
+	ambiguous := map[uint32]map[string]bool{}
+	defer func() {
+		for space, names := range ambiguous {
+			for name := range names {
+				delete(out[space], name)
+			}
+		}
+	}()
 	err := sess.Query(ctx, srv.IndexRootsQuery()+where, nil, func(rows *sql.Rows) error {
 		var id, table uint64
 		var name string
@@ -205,6 +217,12 @@ func ReadIndexRoots(ctx context.Context, sess *connection.Session, srv flavor.Se
 		if root.Valid {
 			if out[space] == nil {
 				out[space] = map[string]IndexRoot{}
+			}
+			if prev, ok := out[space][name]; ok && prev.Table != table {
+				if ambiguous[space] == nil {
+					ambiguous[space] = map[string]bool{}
+				}
+				ambiguous[space][name] = true
 			}
 			out[space][name] = IndexRoot{ID: id, Root: uint32(root.Int64), Table: table}
 		}

@@ -260,7 +260,9 @@ func (kc *keyCapture) capture(ctx context.Context, objs *objectTable, pages []ob
 	}{}
 	for _, t := range kc.cat.Tables {
 		for _, p := range t.Parts {
-			if p.SpaceKnown {
+			// A tablespace several tables share (MySQL's general tablespaces) names its
+			// trees by index id only: its pages go by page number, without keys.
+			if p.SpaceKnown && !p.SharedSpace {
 				parts[p.Space] = struct {
 					t *catalog.Table
 					p *catalog.Part

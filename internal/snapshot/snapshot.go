@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/innowarm/innowarm/internal/bufferpool"
@@ -197,6 +198,11 @@ func choosePageList(ctx context.Context, conn *connection.Conn, o Options) (page
 	}
 	note := new(string)
 	fromDump := func(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, each func(bufferpool.LRUPage) error) (bufferpool.LRUStats, error) {
+		if shared := bufferpool.SharedSpaces(cat); len(shared) > 0 {
+			// The dump names a page by tablespace and number, the files its index by id
+			// only: in a tablespace several tables share, the server's own names say whose.
+			return bufferpool.LRUStats{}, fmt.Errorf("%w: tables share a tablespace (%s)", bufferpool.ErrFilesUnreadable, strings.Join(shared, "; "))
+		}
 		return bufferpool.StreamDump(ctx, conn, cat, log, each)
 	}
 	switch o.PageList {

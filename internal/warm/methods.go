@@ -133,6 +133,9 @@ type spaceUnit struct {
 	space     uint32
 	pages     int64 // to load: the pages in use, or the whole file
 	filePages int64
+	// sharers are the other selected tables' parts in the same tablespace (MySQL's general
+	// tablespaces): one load of the file is theirs too.
+	sharers []*catalog.Part
 }
 
 // NativePlan is a load by the server's own loader, planned: the pages it hands the loader
@@ -237,11 +240,27 @@ func PlanNative(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog
 	}
 	var spaces []spaceUnit
 	res := &Result{Method: MethodNative, Skipped: cat.Skipped, Notes: cat.Notes, PageSize: page, PoolBefore: before.Totals}
+	sharedAt := map[uint32]int{} // a shared tablespace's unit in spaces
+	sharedNote := false
 	for _, t := range cat.Tables {
 		for _, p := range t.Parts {
 			if !p.SpaceKnown || p.FileSize == 0 {
 				res.Skipped = append(res.Skipped, catalog.Skip{Schema: t.Schema, Table: t.Name, Index: p.Name, Reason: "tablespace size unknown (the server has not opened it)"})
 				continue
+			}
+			if p.SharedSpace {
+				// The loader reads a file's pages, whoever's: a tablespace several tables
+				// share is loaded once, for all of them.
+				if i, ok := sharedAt[p.Space]; ok {
+					spaces[i].name += ", " + t.Quoted() + partSuffix(p)
+					spaces[i].sharers = append(spaces[i].sharers, p)
+					continue
+				}
+				sharedAt[p.Space] = len(spaces)
+				if !sharedNote {
+					sharedNote = true
+					res.Notes = append(res.Notes, "tables that share a tablespace (a general tablespace) are loaded together, the tables the selection leaves out with them: the loader reads the file's pages, whoever's")
+				}
 			}
 			spaces = append(spaces, spaceUnit{t: t, p: p, name: t.Quoted() + partSuffix(p), space: p.Space, pages: p.FileSize / page, filePages: p.FileSize / page})
 		}
@@ -281,6 +300,9 @@ func PlanNative(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog
 			if su.p != nil {
 				included[su.p] = true
 			}
+			for _, p := range su.sharers {
+				included[p] = true
+			}
 			continue
 		}
 		if need > remaining {
@@ -305,6 +327,9 @@ func PlanNative(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog
 		np.Spaces = append(np.Spaces, NativeSpace{Name: su.name, Pages: su.pages, FilePages: su.filePages, Resident: residentBySpace[su.space], Load: int64(len(list))})
 		if su.p != nil {
 			included[su.p] = true
+		}
+		for _, p := range su.sharers {
+			included[p] = true
 		}
 	}
 	pages = SortPages(pages)
