@@ -229,6 +229,13 @@ func TestFilters(t *testing.T) {
 	if len(cat.Tables) != 1 || cat.Tables[0].Name != "select" {
 		t.Errorf("sel?ct: %d tables", len(cat.Tables))
 	}
+	// A table named as innowarm prints it (quoted: the zoo's schema and table have
+	// backticks, quotes, spaces and non-ASCII letters).
+	quoted := sqltext.Table(zoo, sandboxtest.ZooWeird)
+	cat = load(t, catalog.Filter{Tables: []catalog.Pattern{p(quoted)}})
+	if len(cat.Tables) != 1 || cat.Tables[0].Name != sandboxtest.ZooWeird {
+		t.Errorf("%s: %d tables", quoted, len(cat.Tables))
+	}
 
 	// Exact names the tables (partitioned ones too, with their partitions and indexes); a
 	// name of another schema or of no table selects nothing more.
@@ -281,6 +288,30 @@ func TestParsePattern(t *testing.T) {
 	p, _ := catalog.ParsePattern(`a\.b.c`)
 	if !p.Matches("a.b", "c") || p.Matches("axb", "c") {
 		t.Error("escaped dot")
+	}
+	// Quoted as innowarm prints names: the names themselves, no glob.
+	for in, want := range map[string][2]string{
+		"`odd db`.`we``ird.tab le#1`": {"odd db", "we`ird.tab le#1"},
+		"`a.b`.c*":                    {"a.b", "c*"},
+		"`x*`.`y?[1]`":                {"x*", "y?[1]"},
+		"`only`":                      {"", "only"},
+	} {
+		p, err := catalog.ParsePattern(in)
+		if err != nil || !p.Matches(want[0], want[1]) {
+			t.Errorf("ParsePattern(%q) = %+v, %v: does not select %q.%q", in, p, err, want[0], want[1])
+		}
+	}
+	if p, _ := catalog.ParsePattern("`x*`.`y`"); p.Matches("xz", "y") {
+		t.Error("a quoted * is a glob")
+	}
+	if p, _ := catalog.ParsePattern("`a.b`.c*"); !p.Matches("a.b", "cat") || p.Matches("a", "b.cat") {
+		t.Error("a quoted dot is no separator")
+	}
+	// Not a whole quoted name: read as before, backticks and all.
+	for in, want := range map[string][2]string{"`db": {"", "`db"}, "a`b.c": {"a`b", "c"}, "`a`.`b`.`c`": {"`a`", "`b`.`c`"}} {
+		if p, err := catalog.ParsePattern(in); err != nil || !p.Matches(want[0], want[1]) {
+			t.Errorf("ParsePattern(%q) = %+v, %v: does not select %q.%q", in, p, err, want[0], want[1])
+		}
 	}
 	for _, bad := range []string{"", "db.", "db.[", "["} {
 		if _, err := catalog.ParsePattern(bad); err == nil {

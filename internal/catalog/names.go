@@ -50,11 +50,19 @@ type Pattern struct {
 }
 
 // ParsePattern reads "schema.table" with shell-style globs (* ? [..]); a backslash escapes
-// a literal '.', '*' or '?' in names that contain them.
+// a literal '.', '*' or '?' in names that contain them. Either part may also be written
+// quoted as SQL quotes it, `name` with a backtick doubled, as innowarm prints names: it is
+// then the name itself, with no glob.
 func ParsePattern(s string) (Pattern, error) {
 	raw := strings.TrimSpace(s)
 	if raw == "" {
 		return Pattern{}, fmt.Errorf("empty table pattern")
+	}
+	if strings.HasPrefix(raw, "`") || strings.Contains(raw, ".`") {
+		// Quoted, or else a name with backticks of its own, read as before.
+		if p, err := parseQuotedPattern(s, raw); err == nil {
+			return p, nil
+		}
 	}
 	dot := -1
 	for i := 0; i < len(raw); i++ {
@@ -70,6 +78,71 @@ func ParsePattern(s string) (Pattern, error) {
 	p := Pattern{Raw: raw, Table: raw}
 	if dot >= 0 {
 		p.Schema, p.Table = raw[:dot], raw[dot+1:]
+	}
+	for _, g := range []string{p.Schema, p.Table} {
+		if _, err := path.Match(g, ""); err != nil {
+			return Pattern{}, fmt.Errorf("bad table pattern %q: %w", s, err)
+		}
+	}
+	if p.Table == "" {
+		return Pattern{}, fmt.Errorf("bad table pattern %q: no table part (use %s.* for a whole schema)", s, p.Schema)
+	}
+	return p, nil
+}
+
+// parseQuotedPattern reads a pattern of which a part is quoted (`db`.`t`, `db`.t*, t_*).
+func parseQuotedPattern(s, raw string) (Pattern, error) {
+	literal := strings.NewReplacer(`\`, `\\`, `*`, `\*`, `?`, `\?`, `[`, `\[`)
+	// part reads one part from rest: a quoted name (its glob escaped) or a glob up to an
+	// unescaped '.'.
+	part := func(rest string) (glob, after string, err error) {
+		if strings.HasPrefix(rest, "`") {
+			var name strings.Builder
+			for i := 1; i < len(rest); i++ {
+				if rest[i] != '`' {
+					name.WriteByte(rest[i])
+					continue
+				}
+				if i+1 < len(rest) && rest[i+1] == '`' {
+					name.WriteByte('`')
+					i++
+					continue
+				}
+				if name.Len() == 0 {
+					return "", "", fmt.Errorf("bad table pattern %q: an empty quoted name", s)
+				}
+				return literal.Replace(name.String()), rest[i+1:], nil
+			}
+			return "", "", fmt.Errorf("bad table pattern %q: a quoted name without its closing backtick", s)
+		}
+		for i := 0; i < len(rest); i++ {
+			switch rest[i] {
+			case '\\':
+				i++
+			case '.':
+				return rest[:i], rest[i:], nil
+			}
+		}
+		return rest, "", nil
+	}
+	first, rest, err := part(raw)
+	if err != nil {
+		return Pattern{}, err
+	}
+	p := Pattern{Raw: raw, Table: first}
+	switch {
+	case rest == "":
+	case rest[0] != '.':
+		return Pattern{}, fmt.Errorf("bad table pattern %q: expected '.' after the quoted name", s)
+	default:
+		second, after, err := part(rest[1:])
+		if err != nil {
+			return Pattern{}, err
+		}
+		if after != "" {
+			return Pattern{}, fmt.Errorf("bad table pattern %q: more than schema.table", s)
+		}
+		p.Schema, p.Table = first, second
 	}
 	for _, g := range []string{p.Schema, p.Table} {
 		if _, err := path.Match(g, ""); err != nil {

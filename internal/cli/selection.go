@@ -18,7 +18,7 @@ type selectionFlags struct {
 }
 
 func (s *selectionFlags) bind(cmd *cobra.Command) {
-	cmd.Flags().StringSliceVar(&s.tables, "tables", nil, "tables to include, as schema.table globs, comma-separated or repeated (e.g. 'shop.order*')")
+	cmd.Flags().StringSliceVar(&s.tables, "tables", nil, "tables to include, as schema.table globs, comma-separated or repeated (e.g. 'shop.order*'; a name quoted with backticks, as innowarm prints it, is the name itself)")
 	cmd.Flags().StringSliceVar(&s.exclude, "exclude", nil, "tables to leave out, as schema.table or table globs")
 	cmd.Flags().BoolVarP(&s.all, "all-databases", "A", false, "every schema except mysql, sys, information_schema, performance_schema")
 }
