@@ -47,9 +47,15 @@ func TestSplitStatementsLikeMysqlslap(t *testing.T) {
 
 func TestIsWrite(t *testing.T) {
 	reads := []string{"select 1", "  SELECT * FROM t", "/* hint */ select 1", "-- c\nSELECT 1", "(SELECT 1) UNION (SELECT 2)",
-		"SHOW TABLES", "set @a=1", "DO SLEEP(1)", "with x as (select 1) select * from x", "EXPLAIN SELECT 1", "BEGIN", "COMMIT"}
+		"SHOW TABLES", "set @a=1", "DO SLEEP(1)", "with x as (select 1) select * from x", "EXPLAIN SELECT 1", "BEGIN", "COMMIT",
+		"select 1; select 2", "/*!50000 select 1 */", "select 'a;delete from t'", "select 1 -- ; delete", "(with x as (select 1) select * from x)", ""}
 	writes := []string{"INSERT INTO t VALUES (1)", "update t set a=1", "DELETE FROM t", "REPLACE INTO t VALUES (1)",
-		"CREATE TABLE t (a int)", "drop table t", "ALTER TABLE t ADD x INT", "TRUNCATE t", "CALL p()", "LOAD DATA INFILE 'x' INTO TABLE t"}
+		"CREATE TABLE t (a int)", "drop table t", "ALTER TABLE t ADD x INT", "TRUNCATE t", "CALL p()", "LOAD DATA INFILE 'x' INTO TABLE t",
+		// Writes behind a read-only first word (a user test deleted rows of a schema bench
+		// did not create with each of these).
+		"select 1; delete from t where id=3", "/*!50000 delete from t where id=3 */", "/*M! delete from t where id=3 */",
+		"set @a=(select 1); delete from t where id=3", "with x as (select 3 as id) delete t from t join x using(id)",
+		"explain analyze delete from t", "select 'a\\'; delete from t; -- '", "/*!50000 select 1 */; update t set a=1"}
 	for _, s := range reads {
 		if IsWrite(s) {
 			t.Errorf("IsWrite(%q) = true", s)

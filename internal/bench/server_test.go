@@ -218,6 +218,9 @@ func TestSchemaSafety(t *testing.T) {
 			{"-a"}, {"-a", "--auto-generate-sql-load-type=write"},
 			{"-a", "--auto-generate-sql-load-type=update", "--auto-generate-sql-add-autoincrement"},
 			{"--query=INSERT INTO x VALUES (1)"}, {"--create=CREATE TABLE y (a INT)", "--query=SELECT 1"},
+			// Writes behind a read-only first word.
+			{"--query=select 1; delete from x where id=3"}, {"--query=/*!50000 delete from x where id=3 */"},
+			{"--pre-query=set @a=(select 1); delete from x", "--query=SELECT 1"},
 		} {
 			res := runBench(t, append([]string{"--create-schema=" + s}, args...)...)
 			if res.Code != 2 || !strings.Contains(res.Stderr, "--allow-writes-in-existing-schema") {

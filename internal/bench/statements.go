@@ -3,6 +3,7 @@ package bench
 import (
 	"errors"
 	"fmt"
+	"github.com/innowarm/innowarm/internal/replay"
 	"io/fs"
 	"os"
 	"strings"
@@ -102,14 +103,30 @@ var readOnlyVerbs = map[string]bool{
 	"SAVEPOINT": true, "RELEASE": true,
 }
 
-// IsWrite reports whether a statement may change data or schema objects, judged by its
-// first keyword (leading blanks, comments and parentheses skipped).
+// IsWrite reports whether a statement may change data or schema objects: whether any
+// statement the text holds, lexed as the server lexes it (replay.StatementVerbs: several
+// statements, executable comments, WITH ... DELETE), has a verb that is not read-only.
+// Judged by its first keyword alone, "SELECT 1; DELETE FROM t", "/*!50000 DELETE FROM t */"
+// and MySQL's "WITH x AS (...) DELETE ..." ran in a schema innowarm did not create without
+// --allow-writes-in-existing-schema. The text is lexed with and without backslash escapes
+// (the session's sql_mode is not known here): a write under either is a write. A text that
+// does not lex is taken for a write.
 func IsWrite(stmt string) bool {
-	verb := firstKeyword(stmt)
-	if verb == "" {
-		return false
+	if firstKeyword(stmt) == "" && !strings.Contains(stmt, "/*") {
+		return false // blank or only comments
 	}
-	return !readOnlyVerbs[verb]
+	for _, m := range []replay.Mode{{}, {NoBackslashEscapes: true}, {ANSIQuotes: true}} {
+		verbs, err := replay.StatementVerbs(stmt, m)
+		if err != nil {
+			return true
+		}
+		for _, v := range verbs {
+			if v == "" || !readOnlyVerbs[v] {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func firstKeyword(s string) string {
