@@ -13,6 +13,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -221,11 +222,137 @@ func Busy(ctx context.Context, conn *connection.Conn) bool {
 }
 
 // Borrowed is the server's dump file while innowarm uses it.
+//
+// The server may write its dump into the borrowed file while innowarm holds it: a DBA's
+// innodb_buffer_pool_dump_now, or the dump at a clean shutdown. Such a dump is the server's
+// newest and is kept: the file is innowarm's only while it is the very file innowarm wrote
+// or asked for (the same inode, size and time: every write of innowarm's and of the
+// server's renames a new file into place); anything else found there is moved to where the
+// server keeps its dump (keepServerDump). A list of innowarm's that such a dump replaced
+// before the server's loader read it is reported (ListReplaced) so that the load can be
+// repeated.
+//
+// What a borrow changes is written down first, in a state file of the datadir, so that an
+// innowarm killed during it (SIGKILL, the host's OOM killer) is repaired by the next borrow:
+// the server's dump file or innodb_buffer_pool_filename put back, a dump the server wrote
+// since kept, innodb_buffer_pool_dump_pct set back (recoverLeftovers).
 type Borrowed struct {
 	// Path is where the server reads and writes its dump now.
 	Path    string
 	restore func() (string, error)
 	lock    *sql.Conn
+	log     *logx.Logger
+	// keepAt is where a dump the server writes during the borrow belongs: the file
+	// innowarm set aside (MariaDB), or the file the variable named before (MySQL).
+	keepAt string
+	// mine is the last file at Path that innowarm wrote or asked the server for.
+	mine     os.FileInfo
+	state    borrowState
+	stateAt  string
+	replaced int // server dumps found in the borrowed file and kept
+}
+
+// borrowState is what a borrow changed, in the datadir while it lasts.
+type borrowState struct {
+	Pid int `json:"pid"`
+	// Variable: MySQL's innodb_buffer_pool_filename pointed at Path, from OrigFilename.
+	// Otherwise (MariaDB) the server's own file at Path was renamed to Path + savedSuffix
+	// (Saved).
+	Variable     bool   `json:"variable,omitempty"`
+	Path         string `json:"path"`
+	OrigFilename string `json:"orig_filename,omitempty"`
+	Saved        bool   `json:"saved,omitempty"`
+	// Mine is innowarm's last file at Path (inode, size, modification time in ns).
+	MineIno   uint64 `json:"mine_ino,omitempty"`
+	MineSize  int64  `json:"mine_size,omitempty"`
+	MineMtime int64  `json:"mine_mtime,omitempty"`
+	// DumpPct is innodb_buffer_pool_dump_pct before innowarm set it to 100 (0: not set).
+	DumpPct int `json:"dump_pct,omitempty"`
+}
+
+const (
+	savedSuffix = ".innowarm-saved"
+	stateName   = "ib_buffer_pool.innowarm-state"
+	// tempPrefix names MySQL's borrowed files: ib_buffer_pool.innowarm-<pid>.
+	tempPrefix = "ib_buffer_pool.innowarm-"
+)
+
+func (b *Borrowed) saveState() {
+	raw, err := json.Marshal(b.state)
+	if err == nil {
+		tmp := b.stateAt + ".tmp"
+		if err = os.WriteFile(tmp, raw, 0o644); err == nil {
+			err = os.Rename(tmp, b.stateAt)
+		}
+	}
+	if err != nil {
+		b.log.Warnf("could not record the borrow of the server's dump file in %s (a killed innowarm leaves it to be put back by hand): %v", b.stateAt, err)
+	}
+}
+
+// setMine records the file now at Path as innowarm's.
+func (b *Borrowed) setMine() {
+	fi, err := os.Stat(b.Path)
+	if err != nil {
+		b.mine = nil
+		b.state.MineIno, b.state.MineSize, b.state.MineMtime = 0, 0, 0
+	} else {
+		b.mine = fi
+		b.state.MineIno, b.state.MineSize, b.state.MineMtime = inode(fi), fi.Size(), fi.ModTime().UnixNano()
+	}
+	b.saveState()
+}
+
+func inode(fi os.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return st.Ino
+	}
+	return 0
+}
+
+// isMine says whether fi is the file innowarm last put at Path (recorded in st).
+func (st borrowState) isMine(fi os.FileInfo) bool {
+	return st.MineIno != 0 && inode(fi) == st.MineIno && fi.Size() == st.MineSize && fi.ModTime().UnixNano() == st.MineMtime
+}
+
+// keepServerDump moves a dump the server wrote into the borrowed file to where it belongs
+// (keepAt), replacing the older one there, and says whether there was one.
+func (b *Borrowed) keepServerDump() bool {
+	fi, err := os.Stat(b.Path)
+	if err != nil || (b.mine != nil && os.SameFile(fi, b.mine) && fi.Size() == b.mine.Size() && fi.ModTime().Equal(b.mine.ModTime())) {
+		return false
+	}
+	if err := os.Rename(b.Path, b.keepAt); err != nil {
+		b.log.Warnf("the server wrote its dump into %s during innowarm's borrow, and it could not be kept as %s: %v", b.Path, b.keepAt, err)
+		return false
+	}
+	b.replaced++
+	if !b.state.Variable {
+		b.state.Saved = true
+	}
+	b.mine = nil
+	b.state.MineIno = 0
+	b.saveState()
+	b.log.Warnf("the server wrote its buffer pool dump during innowarm's borrow of its dump file (innodb_buffer_pool_dump_now, or a shutdown): kept as the server's dump")
+	return true
+}
+
+// WriteList writes pages as the list for the server's loader, keeping first any dump the
+// server wrote into the file since innowarm's last use of it.
+func (b *Borrowed) WriteList(pages []PageID) error {
+	b.keepServerDump()
+	if err := Write(b.Path, pages); err != nil {
+		return err
+	}
+	b.setMine()
+	return nil
+}
+
+// ListReplaced says whether the list innowarm last wrote is no longer the file the server
+// reads (a dump replaced it, and is kept): a load started since may have read that dump
+// instead. The caller writes its list again.
+func (b *Borrowed) ListReplaced() bool {
+	return b.keepServerDump()
 }
 
 // Borrow makes the dump file innowarm's until Return. MariaDB keeps its dump in a fixed
@@ -245,71 +372,211 @@ func Borrow(ctx context.Context, conn *connection.Conn, log *logx.Logger) (*Borr
 		}
 		return nil, fmt.Errorf("borrow the server's dump file: %w", err)
 	}
-	b := &Borrowed{lock: lock}
+	if log == nil {
+		log = logx.Default()
+	}
+	srv := conn.Server
+	b := &Borrowed{lock: lock, log: log, stateAt: filepath.Join(srv.Datadir, stateName)}
 	release := func() {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		_, _ = lock.ExecContext(rctx, "DO RELEASE_LOCK(?)", lockName)
 		lock.Close()
 	}
-	srv := conn.Server
+	// The lock is held: a borrow's state file here is a dead innowarm's.
+	if err := recoverLeftovers(ctx, conn, b.stateAt, log); err != nil {
+		release()
+		return nil, err
+	}
+	b.state.Pid = os.Getpid()
 	if srv.DumpFileDynamic() {
 		var orig string
 		if err := conn.DB.QueryRowContext(ctx, "SELECT @@GLOBAL.innodb_buffer_pool_filename").Scan(&orig); err != nil {
 			release()
 			return nil, err
 		}
-		name := fmt.Sprintf("ib_buffer_pool.innowarm-%d", os.Getpid())
+		name := fmt.Sprintf("%s%d", tempPrefix, os.Getpid())
 		b.Path = filepath.Join(srv.Datadir, name)
+		b.keepAt = dumpPathOf(srv.Datadir, orig)
+		b.state.Variable, b.state.Path, b.state.OrigFilename = true, b.Path, orig
+		b.saveState()
 		os.Remove(b.Path)
 		if _, err := conn.DB.ExecContext(ctx, "SET GLOBAL innodb_buffer_pool_filename = ?", name); err != nil {
+			os.Remove(b.stateAt)
 			release()
 			return nil, fmt.Errorf("point innodb_buffer_pool_filename at innowarm's file: %w", err)
 		}
-		log.Infof("innodb_buffer_pool_filename set to %s (was %s; if innowarm is killed, restore it with SET GLOBAL innodb_buffer_pool_filename = '%s')", name, orig, orig)
+		log.Infof("innodb_buffer_pool_filename set to %s (was %s; if innowarm is killed, the next innowarm puts it back, or SET GLOBAL innodb_buffer_pool_filename = '%s')", name, orig, orig)
 		b.restore = func() (string, error) {
 			defer release()
 			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 			defer cancel()
+			b.keepServerDump()
 			os.Remove(b.Path)
 			os.Remove(b.Path + ".incomplete")
 			if _, err := conn.DB.ExecContext(rctx, "SET GLOBAL innodb_buffer_pool_filename = ?", orig); err != nil {
-				return fmt.Sprintf("innodb_buffer_pool_filename NOT restored (if the server is still up: SET GLOBAL innodb_buffer_pool_filename = '%s'): %v", orig, err), err
+				return fmt.Sprintf("innodb_buffer_pool_filename NOT restored (if the server is still up: SET GLOBAL innodb_buffer_pool_filename = '%s'; the next innowarm also puts it back): %v", orig, err), err
 			}
-			return "innodb_buffer_pool_filename restored to " + orig, nil
+			os.Remove(b.stateAt)
+			return "innodb_buffer_pool_filename restored to " + orig + b.keptNote(), nil
 		}
 		return b, nil
 	}
 
 	b.Path = srv.DumpFilePath()
-	saved := b.Path + ".innowarm-saved"
-	hadOriginal := false
-	if _, err := os.Stat(saved); err == nil {
-		// A saved original from an innowarm run that was killed: it is the real one.
-		hadOriginal = true
-		log.Warnf("%s exists from an earlier interrupted run; it will be restored as %s", saved, b.Path)
-	} else if _, err := os.Stat(b.Path); err == nil {
+	saved := b.Path + savedSuffix
+	b.keepAt = saved
+	b.state.Path = b.Path
+	if _, err := os.Stat(b.Path); err == nil {
+		b.state.Saved = true
+		b.saveState()
 		if err := os.Rename(b.Path, saved); err != nil {
+			os.Remove(b.stateAt)
 			release()
 			return nil, fmt.Errorf("set the server's dump file %s aside: %w", b.Path, err)
 		}
-		hadOriginal = true
+	} else {
+		b.saveState()
 	}
 	// A local rename: it fails or not whatever became of the server, so it warns itself.
 	b.restore = func() (string, error) {
 		defer release()
+		b.keepServerDump()
 		os.Remove(b.Path + ".incomplete")
-		if hadOriginal {
+		if b.state.Saved {
 			if err := os.Rename(saved, b.Path); err != nil {
 				log.Warnf("could not restore the server's dump file: mv %s %s: %v", saved, b.Path, err)
 				return "NOT restored: " + err.Error(), nil
 			}
-			return "original restored", nil
+			os.Remove(b.stateAt)
+			return "original restored" + b.keptNote(), nil
 		}
 		os.Remove(b.Path)
+		os.Remove(b.stateAt)
 		return "removed (there was none)", nil
 	}
 	return b, nil
+}
+
+func (b *Borrowed) keptNote() string {
+	if b.replaced == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (with the dump the server wrote meanwhile, %d time(s))", b.replaced)
+}
+
+// dumpPathOf is the file innodb_buffer_pool_filename names: relative to the datadir.
+func dumpPathOf(datadir, name string) string {
+	if filepath.IsAbs(name) {
+		return name
+	}
+	return filepath.Join(datadir, name)
+}
+
+// recoverLeftovers repairs what a killed innowarm left borrowed (its state file at
+// stateAt), and on MySQL an innodb_buffer_pool_filename still naming a file of an
+// innowarm that left no state (an older version).
+func recoverLeftovers(ctx context.Context, conn *connection.Conn, stateAt string, log *logx.Logger) error {
+	srv := conn.Server
+	raw, err := os.ReadFile(stateAt)
+	var st borrowState
+	if err == nil && json.Unmarshal(raw, &st) == nil && st.Path != "" {
+		if st.Variable {
+			var cur string
+			if err := conn.DB.QueryRowContext(ctx, "SELECT @@GLOBAL.innodb_buffer_pool_filename").Scan(&cur); err != nil {
+				return fmt.Errorf("read innodb_buffer_pool_filename: %w", err)
+			}
+			if cur == filepath.Base(st.Path) {
+				if _, err := conn.DB.ExecContext(ctx, "SET GLOBAL innodb_buffer_pool_filename = ?", st.OrigFilename); err != nil {
+					return fmt.Errorf("put back innodb_buffer_pool_filename, left at %s by an innowarm that was killed (pid %d): %w", cur, st.Pid, err)
+				}
+				log.Warnf("innodb_buffer_pool_filename was left at %s by an innowarm that was killed (pid %d): set back to %s", cur, st.Pid, st.OrigFilename)
+			}
+			if fi, err := os.Stat(st.Path); err == nil {
+				if st.isMine(fi) || fi.Size() == 0 {
+					os.Remove(st.Path)
+				} else if err := os.Rename(st.Path, dumpPathOf(srv.Datadir, st.OrigFilename)); err == nil {
+					log.Warnf("the server wrote its dump into %s while that innowarm held it: kept as %s", st.Path, st.OrigFilename)
+				}
+			}
+		} else if st.Saved {
+			saved := st.Path + savedSuffix
+			if _, err := os.Stat(saved); err == nil {
+				fi, err := os.Stat(st.Path)
+				switch {
+				case err == nil && !st.isMine(fi):
+					// The server wrote a dump after the borrow began (a shutdown, a
+					// dump_now): newer than the one set aside.
+					os.Remove(saved)
+					log.Warnf("an innowarm that was killed (pid %d) left the server's dump file set aside as %s; the server has written a newer dump since: kept, the older one removed", st.Pid, saved)
+				default:
+					if err := os.Rename(saved, st.Path); err != nil {
+						return fmt.Errorf("put back the server's dump file %s, set aside by an innowarm that was killed (pid %d): %w", saved, st.Pid, err)
+					}
+					log.Warnf("the server's dump file, set aside by an innowarm that was killed (pid %d), is back at %s", st.Pid, st.Path)
+				}
+			}
+		} else if fi, err := os.Stat(st.Path); err == nil && st.isMine(fi) {
+			os.Remove(st.Path) // a page list of innowarm's where the server had no dump
+		}
+		if st.DumpPct > 0 {
+			var pct int
+			if err := conn.DB.QueryRowContext(ctx, "SELECT @@GLOBAL.innodb_buffer_pool_dump_pct").Scan(&pct); err == nil && pct == 100 && st.DumpPct != 100 {
+				if _, err := conn.DB.ExecContext(ctx, fmt.Sprintf("SET GLOBAL innodb_buffer_pool_dump_pct = %d", st.DumpPct)); err == nil {
+					log.Warnf("innodb_buffer_pool_dump_pct was left at 100 by an innowarm that was killed (pid %d): set back to %d", st.Pid, st.DumpPct)
+				}
+			}
+		}
+		os.Remove(stateAt)
+	} else if err == nil {
+		os.Remove(stateAt) // unreadable: nothing to go by
+	}
+	if !srv.DumpFileDynamic() {
+		if saved := srv.DumpFilePath() + savedSuffix; fileExists(saved) {
+			// An older innowarm's leftover, without state: nothing tells its page lists
+			// from a dump the server wrote since; the set-aside file is the server's.
+			path := srv.DumpFilePath()
+			log.Warnf("%s exists from an earlier interrupted run (an innowarm without a state file): restored as %s", saved, path)
+			return os.Rename(saved, path)
+		}
+		return nil
+	}
+	var cur string
+	if err := conn.DB.QueryRowContext(ctx, "SELECT @@GLOBAL.innodb_buffer_pool_filename").Scan(&cur); err != nil {
+		return fmt.Errorf("read innodb_buffer_pool_filename: %w", err)
+	}
+	if pid, ok := strings.CutPrefix(cur, tempPrefix); ok && isDigits(pid) {
+		// Left by an innowarm that kept no state: the configured name is not known here;
+		// the server's default is the likeliest.
+		const def = "ib_buffer_pool"
+		if _, err := conn.DB.ExecContext(ctx, "SET GLOBAL innodb_buffer_pool_filename = ?", def); err != nil {
+			return fmt.Errorf("put back innodb_buffer_pool_filename, left at %s by an innowarm that was killed: %w", cur, err)
+		}
+		left := dumpPathOf(srv.Datadir, cur)
+		if fi, err := os.Stat(left); err == nil && fi.Size() > 0 {
+			_ = os.Rename(left, dumpPathOf(srv.Datadir, def))
+		}
+		os.Remove(left)
+		log.Warnf("innodb_buffer_pool_filename was left at %s by an innowarm that was killed: set to the server's default, %s (if your configuration names another file, SET GLOBAL it); a dump the server wrote there is kept as %s", cur, def, def)
+	}
+	return nil
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // Return puts the server's dump file (or the variable naming it) back and says what it
@@ -363,6 +630,8 @@ func (b *Borrowed) DumpEach(ctx context.Context, conn *connection.Conn, log *log
 		return 0, 0, fmt.Errorf("read innodb_buffer_pool_dump_pct: %w", err)
 	}
 	if pct != 100 {
+		b.state.DumpPct = pct // first: a kill from here on is repaired by the next borrow
+		b.saveState()
 		if _, err := conn.DB.ExecContext(ctx, "SET GLOBAL innodb_buffer_pool_dump_pct = 100"); err != nil {
 			return 0, 0, fmt.Errorf("set innodb_buffer_pool_dump_pct: %w", err)
 		}
@@ -371,9 +640,13 @@ func (b *Borrowed) DumpEach(ctx context.Context, conn *connection.Conn, log *log
 			defer cancel()
 			if _, err := conn.DB.ExecContext(rctx, fmt.Sprintf("SET GLOBAL innodb_buffer_pool_dump_pct = %d", pct)); err != nil {
 				log.Warnf("could not restore innodb_buffer_pool_dump_pct to %d: %v", pct, err)
+				return
 			}
+			b.state.DumpPct = 0
+			b.saveState()
 		}()
 	}
+	b.keepServerDump()
 	os.Remove(b.Path)
 	t0 := time.Now()
 	if _, err := conn.DB.ExecContext(ctx, "SET GLOBAL innodb_buffer_pool_dump_now = ON"); err != nil {
@@ -403,6 +676,7 @@ func (b *Borrowed) DumpEach(ctx context.Context, conn *connection.Conn, log *log
 		}
 	}
 	seconds = time.Since(t0).Seconds()
+	b.setMine() // the dump innowarm asked for: not to be kept as the server's own
 	f, err := os.Open(b.Path)
 	if err != nil {
 		return seconds, 0, fmt.Errorf("read the server's buffer pool dump: %w", err)

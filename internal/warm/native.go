@@ -129,7 +129,7 @@ func loadNative(ctx context.Context, conn *connection.Conn, tiers [][]PageID, pr
 		return res, err
 	}
 	file := borrowed.Path
-	if err := dumpfile.Write(file, chunks[0]); err != nil {
+	if err := borrowed.WriteList(chunks[0]); err != nil {
 		borrowed.Return()
 		return res, err
 	}
@@ -216,14 +216,14 @@ func loadNative(ctx context.Context, conn *connection.Conn, tiers [][]PageID, pr
 			}
 			final = true
 			if i == 0 {
-				if err := dumpfile.Write(file, chunk); err != nil {
+				if err := borrowed.WriteList(chunk); err != nil {
 					rep.Finish(false)
 					return res, err
 				}
 			}
 		}
 		if i > 0 {
-			if err := dumpfile.Write(file, chunk); err != nil {
+			if err := borrowed.WriteList(chunk); err != nil {
 				rep.Finish(false)
 				return res, err
 			}
@@ -244,6 +244,16 @@ func loadNative(ctx context.Context, conn *connection.Conn, tiers [][]PageID, pr
 		stopPaused := followPause(goal, gov, rep)
 		chunkStart := own.start(goal)
 		status, err := loadOnce(goal, conn, loadFollow{rep: rep, quiet: prog.Quiet, readStart: readStart, total: res.Requested, readsMeanDone: bounded}, before)
+		if err == nil && borrowed.ListReplaced() {
+			// The server wrote a dump over the list (a DBA's dump_now) before or while its
+			// loader read it: that dump is kept, and the chunk is loaded again from its own
+			// list (pages already resident cost nothing).
+			log.Warnf("the page list was replaced by a dump of the server's during the load: loading this part again")
+			if werr := borrowed.WriteList(chunk); werr == nil {
+				before = status
+				status, err = loadOnce(goal, conn, loadFollow{rep: rep, quiet: prog.Quiet, readStart: readStart, total: res.Requested, readsMeanDone: bounded}, before)
+			}
+		}
 		stopPaused()
 		own.end(goal, int64(len(chunk)), chunkStart)
 		gov.Release(0)
