@@ -398,6 +398,10 @@ func (a *Agent) newRun(ctx context.Context, start time.Time) {
 		a.st.Warm = WarmStatus{State: WarmPending}
 	}
 	a.setStateLocked(Warming, "measuring the coverage")
+	// The floor until a measure says more: the weight the server went down with is 0, and
+	// a fleet restarted at once (its manifest not readable yet, an object store down)
+	// would take no traffic anywhere.
+	a.st.Weight = weightFor(Warming, 0, false, a.o.MinWeight)
 	a.mu.Unlock()
 	a.loadTarget(ctx)
 	if r.target == nil {

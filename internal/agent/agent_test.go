@@ -248,10 +248,15 @@ func TestUnreadableManifestIsRetried(t *testing.T) {
 	if err := os.WriteFile(m, []byte("not a manifest\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ag := startAgent(t, agent.Options{Conn: conn, Manifest: m})
+	ag := startAgent(t, agent.Options{Conn: conn, Manifest: m, MinWeight: 20, AgentCheckListen: "127.0.0.1:0"})
 	st := ag.waitState(t, "the bad manifest reported", 60*time.Second, func(s agent.Status) bool { return s.Coverage.Error != "" })
 	if st.State != agent.Warming || !strings.Contains(st.ReadyNote, "cannot read the target") {
 		t.Fatalf("with a bad manifest: %s; coverage %+v", describe(st), st.Coverage)
+	}
+	// Warming takes the floor's share of the traffic, measured or not: a fleet restarted
+	// at once with its object store down answered 0% up everywhere.
+	if a := ask(t, ag.check); st.Weight != 20 || a != "20% up\n" {
+		t.Fatalf("warming, the coverage unknown: weight %d, agent check %q: want --min-weight's 20%%", st.Weight, a)
 	}
 	if code, _ := ag.ready(t); code != http.StatusServiceUnavailable {
 		t.Fatalf("/ready with a bad manifest: %d", code)
