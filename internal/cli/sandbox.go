@@ -68,6 +68,24 @@ func newSandboxUpCmd() *cobra.Command {
 		if !cmd.Flags().Changed("server-arg") {
 			cfg.ServerArgs = nil
 		}
+		if existing, err := sandbox.Open(f.dir); err == nil {
+			// An existing sandbox keeps the settings it was made with unless a flag says
+			// otherwise: "up" after "down" restarted it with a 256 MiB pool and the dump at
+			// shutdown off, whatever it had.
+			changed := cmd.Flags().Changed
+			if !changed("pool-size") {
+				cfg.PoolSize = existing.PoolSize
+			}
+			if !changed("buffered-io") {
+				cfg.BufferedIO = existing.BufferedIO
+			}
+			if !changed("dump-at-shutdown") {
+				cfg.DumpAtShutdown = existing.DumpAtShutdown
+			}
+			if !changed("load-at-startup") {
+				cfg.LoadAtStartup = existing.LoadAtStartup
+			}
+		}
 		sb, rep, err := sandbox.Up(cmd.Context(), cfg)
 		if err != nil {
 			return err

@@ -101,6 +101,10 @@ func TestSandboxCommands(t *testing.T) {
 	if r.Code != 0 || !strings.Contains(r.Stdout, "removed stale socket") || !strings.Contains(r.Stdout, "sandbox started") {
 		t.Errorf("up after crash: %s %s", r.Stdout, r.Stderr)
 	}
+	// It starts with its own settings (the 64 MiB of the restart), not the flags' defaults.
+	if !strings.Contains(r.Stdout, "buffer pool  64 MiB") {
+		t.Errorf("up of a stopped sandbox did not keep its pool: %s", r.Stdout)
+	}
 
 	r = cli("sandbox", "down")
 	if r.Code != 0 || !strings.Contains(r.Stdout, "stopped in") {

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"time"
 
@@ -65,7 +66,13 @@ func NewSandbox(ctx context.Context, cfg SandboxConfig, log *logx.Logger) (*Targ
 		dir, temp = d, true
 	}
 	log.Infof("starting a sandbox server in %s (buffer pool %s)", dir, fmtBytes(cfg.PoolSize))
-	sb, rep, err := sandbox.Up(ctx, sandbox.Config{Dir: dir, PoolSize: cfg.PoolSize, ServerArgs: SmallPoolArgs(cfg.PoolSize), Flavor: cfg.Flavor})
+	args := SmallPoolArgs(cfg.PoolSize)
+	if existing, err := sandbox.Open(dir); err == nil {
+		// A sandbox of the user's: its own options stay, the experiment's replace theirs
+		// of the same name (Up would replace them all).
+		args = mergeServerArgs(existing.ServerArgs, args)
+	}
+	sb, rep, err := sandbox.Up(ctx, sandbox.Config{Dir: dir, PoolSize: cfg.PoolSize, ServerArgs: args, Flavor: cfg.Flavor})
 	if err != nil {
 		if temp {
 			os.RemoveAll(dir)
@@ -75,8 +82,12 @@ func NewSandbox(ctx context.Context, cfg SandboxConfig, log *logx.Logger) (*Targ
 		}
 		return nil, err
 	}
-	if rep.Action == "already-running" && sb.PoolSize != cfg.PoolSize {
-		log.Warnf("the sandbox in %s was already running with a %s pool; restarting it with %s", dir, fmtBytes(sb.PoolSize), fmtBytes(cfg.PoolSize))
+	if rep.Action == "already-running" && (sb.PoolSize != cfg.PoolSize || !slices.Equal(sb.ServerArgs, args)) {
+		// Restarted with the experiment's pool and options: a running sandbox kept its own
+		// innodb_lru_scan_depth (1,536 pages free), which left a 16 MiB pool no room to
+		// warm, and the experiment failed half way.
+		log.Warnf("the sandbox in %s was already running with a %s pool and options %q; restarting it with %s and %q", dir, fmtBytes(sb.PoolSize), sb.ServerArgs, fmtBytes(cfg.PoolSize), args)
+		sb.ServerArgs = args
 		if _, err := sb.Restart(ctx, cfg.PoolSize); err != nil {
 			return nil, err
 		}
@@ -98,6 +109,26 @@ func SmallPoolArgs(poolSize int64) []string {
 		return nil
 	}
 	return []string{fmt.Sprintf("--innodb-lru-scan-depth=%d", max(100, poolSize/16384/16))}
+}
+
+// mergeServerArgs is have with want's options in place of those of the same name
+// (--innodb-lru-scan-depth=100 replaces --innodb_lru_scan_depth=1536).
+func mergeServerArgs(have, want []string) []string {
+	name := func(arg string) string {
+		n, _, _ := strings.Cut(strings.TrimLeft(arg, "-"), "=")
+		return strings.ReplaceAll(strings.ToLower(n), "_", "-")
+	}
+	wanted := map[string]bool{}
+	for _, a := range want {
+		wanted[name(a)] = true
+	}
+	var out []string
+	for _, a := range have {
+		if !wanted[name(a)] {
+			out = append(out, a)
+		}
+	}
+	return append(out, want...)
 }
 
 // OnSandbox runs experiments on a sandbox someone else manages (tests); Close leaves it.
