@@ -46,24 +46,25 @@ func TestGeneralTablespaceByTable(t *testing.T) {
 
 	// The server's own count of each table's index pages.
 	want := map[[2]string]int64{}
-	err := conn.DB.QueryRowContext(ctx, "SELECT 1").Err()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows, err := conn.DB.QueryContext(ctx, "SELECT TABLE_NAME, INDEX_NAME, COUNT(*) FROM information_schema.INNODB_BUFFER_PAGE_LRU WHERE TABLE_NAME LIKE ? AND PAGE_TYPE = 'INDEX' GROUP BY TABLE_NAME, INDEX_NAME", "`"+db+"`.%")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var table, index sql.NullString
-		var n int64
-		if err := rows.Scan(&table, &index, &n); err != nil {
+	func() {
+		rows, err := conn.DB.QueryContext(ctx, "SELECT TABLE_NAME, INDEX_NAME, COUNT(*) FROM information_schema.INNODB_BUFFER_PAGE_LRU WHERE TABLE_NAME LIKE ? AND PAGE_TYPE = 'INDEX' GROUP BY TABLE_NAME, INDEX_NAME", "`"+db+"`.%")
+		if err != nil {
 			t.Fatal(err)
 		}
-		_, name, _ := bufferpool.ParseTableName(table.String)
-		want[[2]string{name, index.String}] = n
-	}
-	rows.Close()
+		defer rows.Close()
+		for rows.Next() {
+			var table, index sql.NullString
+			var n int64
+			if err := rows.Scan(&table, &index, &n); err != nil {
+				t.Fatal(err)
+			}
+			_, name, _ := bufferpool.ParseTableName(table.String)
+			want[[2]string{name, index.String}] = n
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+	}()
 	if want[[2]string{"ingts", "PRIMARY"}] < 20 || want[[2]string{"ingts", "kv"}] < 10 {
 		t.Fatalf("the server counts %v", want)
 	}

@@ -47,9 +47,9 @@ func TestDurationFlagsRefuseNegativeValues(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"warm", none, "-D", "x", "--progress-interval", "-1s"}, "--progress-interval -1s: use 100ms or more"},
-		{[]string{"warm", none, "-D", "x", "--progress-interval", "-1s", "--json"}, "--progress-interval -1s: use 100ms or more"},
-		{[]string{"warm", none, "-D", "x", "--progress-interval", "0"}, "--progress-interval 0s: use 100ms or more"},
+		{[]string{"warm", none, "-D", "x", "--progress-interval", "-1s"}, "--progress-interval -1s: use 1ms or more"},
+		{[]string{"warm", none, "-D", "x", "--progress-interval", "-1s", "--json"}, "--progress-interval -1s: use 1ms or more"},
+		{[]string{"warm", none, "-D", "x", "--progress-interval", "0"}, "--progress-interval 0s: use 1ms or more"},
 		{[]string{"warm", none, "-D", "x", "--statement-timeout", "-1s"}, "--statement-timeout -1s: a duration cannot be negative"},
 		{[]string{"bench", none, "--query", "SELECT 1", "--report-interval", "-1s", "--json"}, "--report-interval -1s: a duration cannot be negative"},
 		{[]string{"bench", none, "--query", "SELECT 1", "--time", "-2s"}, "--time -2s: a duration cannot be negative"},
@@ -95,7 +95,7 @@ func TestOptionFileValuesNameTheirSetting(t *testing.T) {
 	}{
 		{"parallel=abc", "[innowarm] parallel=abc: not a whole number"},
 		{"progress-interval=soon", "[innowarm] progress-interval=soon: not a duration"},
-		{"progress-interval=-1s", "[innowarm] progress-interval=-1s: use 100ms or more"},
+		{"progress-interval=-1s", "[innowarm] progress-interval=-1s: use 1ms or more"},
 		{"statement_timeout=-1s", "[innowarm] statement-timeout=-1s: a duration cannot be negative"},
 	} {
 		t.Run(tc.setting, func(t *testing.T) {

@@ -96,8 +96,8 @@ Needs SELECT on the tables and the PROCESS privilege (to read the pool's page li
 	fl.Lookup("wait-for-server").NoOptDefVal = "10m"
 	fl.BoolVar(&f.asJSON, "json", false, "print the plan and result as JSON on stdout")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress output")
-	fl.DurationVar(&f.progressEvery, "progress-interval", 5*time.Second, "time between progress lines when stderr is not a terminal (logs); 100ms or more")
-	minDuration(fl, "progress-interval", 100*time.Millisecond)
+	fl.DurationVar(&f.progressEvery, "progress-interval", 5*time.Second, "time between progress lines when stderr is not a terminal (logs); more than 0")
+	minDuration(fl, "progress-interval", time.Millisecond)
 	rf := addReplayFlags(cmd)
 	pf := addPacingFlags(cmd)
 	cmd.RunE = run(func(cmd *cobra.Command, _ []string) error {

@@ -157,13 +157,12 @@ func pagesRead(t *testing.T) int64 {
 // within the budget and a read-ahead per session.
 func TestScanPlanWithinBudgetRunsWhole(t *testing.T) {
 	ctx := context.Background()
-	conn := sandboxtest.Conn(t)
 	db := sandboxtest.Schema(t)
 	plainTable(t, db, "fits", 300_000)
 	if _, err := sandboxtest.Server(t).ColdRestart(ctx); err != nil {
 		t.Fatal(err)
 	}
-	conn = sandboxtest.Reconnect(t)
+	conn := sandboxtest.Reconnect(t)
 	cat, err := catalog.Load(ctx, conn, catalog.Filter{Schemas: []string{db}})
 	if err != nil {
 		t.Fatal(err)
