@@ -625,6 +625,17 @@ func (a *Agent) startSnapshot(r *serverRun) {
 	r.snapshotting.Store(true)
 	so := a.o.Snapshot
 	so.Path, so.Log, so.Store = a.o.SnapshotTo, a.log, a.o.Store
+	metricsFailed := so.OnFailure
+	so.OnFailure = func(err error, inARow int) {
+		// /status says why the manifest is not being replaced, as the log does.
+		a.mu.Lock()
+		a.st.Snapshot.Failures++
+		a.st.Snapshot.Error = fmt.Sprintf("capture failed (%d in a row), previous manifest kept: %s", inARow, oneLine(err.Error()))
+		a.mu.Unlock()
+		if metricsFailed != nil {
+			metricsFailed(err, inARow)
+		}
+	}
 	a.mu.Lock()
 	a.st.Snapshot.Running, a.st.Snapshot.Error = true, ""
 	a.mu.Unlock()

@@ -280,3 +280,21 @@ func TestUnreadableManifestIsRetried(t *testing.T) {
 		t.Fatalf("after the fix: %s; coverage %+v", describe(st), st.Coverage)
 	}
 }
+
+// Captures that cannot replace the manifest (its directory does not exist here; a bucket
+// that does not exist, wrong credentials) show in the status, not only in the log.
+func TestSnapshotFailuresShow(t *testing.T) {
+	_, conn := secondServer(t, "snapfail", 5_000)
+	dir := filepath.Join(sandboxtest.Dir(t), "gone")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ag := startAgent(t, agent.Options{Conn: conn, Warm: scanWarm(0), SnapshotTo: filepath.Join(dir, "hot.manifest"), SnapshotEvery: time.Second, Filter: catalog.Filter{Schemas: []string{"snapfail"}}})
+	if err := os.RemoveAll(dir); err != nil { // checked at the start; gone since
+		t.Fatal(err)
+	}
+	st := ag.waitState(t, "a failed capture reported", 60*time.Second, func(s agent.Status) bool { return s.Snapshot != nil && s.Snapshot.Failures >= 1 })
+	if !strings.Contains(st.Snapshot.Error, "capture failed") {
+		t.Fatalf("snapshot status %+v", *st.Snapshot)
+	}
+}

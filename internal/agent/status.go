@@ -85,6 +85,7 @@ type SnapshotStatus struct {
 	Every     string     `json:"every"`
 	Running   bool       `json:"running"`
 	Captures  int64      `json:"captures"`
+	Failures  int64      `json:"failures,omitempty"` // captures that failed to replace the manifest
 	LastAt    *time.Time `json:"last_at,omitempty"`
 	LastPages int64      `json:"last_pages,omitempty"`
 	Error     string     `json:"error,omitempty"`

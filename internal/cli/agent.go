@@ -157,8 +157,11 @@ Kubernetes and Consul.`,
 			return err
 		}
 		o.Metrics, o.MetricsHandler = exp.Registry, exp.Handler()
-		sm := newSnapshotMetrics(exp.Registry)
-		o.OnSnapshot = sm.observe
+		if o.SnapshotTo != "" {
+			sm := newSnapshotMetrics(exp.Registry)
+			o.OnSnapshot = sm.observe
+			o.Snapshot.OnFailure = sm.failed
+		}
 		a, err := agent.New(o)
 		if err != nil {
 			return err

@@ -188,6 +188,12 @@ one look; --observe DURATION always watches that long.`,
 			}
 			defer exp.Close()
 			sm := newSnapshotMetrics(exp.Registry)
+			so.OnFailure = func(err error, n int) {
+				sm.failed(err, n)
+				if err := exp.Flush(); err != nil {
+					logx.Warnf("%v", err)
+				}
+			}
 			logx.Infof("capturing every %s to %s until stopped (keeping %d previous)", every, out, keep)
 			err = snapshot.Every(cmd.Context(), conn, so, every, func(r *snapshot.Result) {
 				report(r)
@@ -288,8 +294,9 @@ func pageListName(source string) string {
 // sidecar whose captures keep failing (the age grows) as well as one that stopped.
 type snapshotMetrics struct {
 	pages, bytes, seconds prometheus.Gauge
-	captures              prometheus.Counter
+	captures, failures    prometheus.Counter
 	last                  atomic.Int64 // unix nanoseconds of the last capture
+	started               time.Time
 }
 
 func newSnapshotMetrics(reg prometheus.Registerer) *snapshotMetrics {
@@ -298,16 +305,23 @@ func newSnapshotMetrics(reg prometheus.Registerer) *snapshotMetrics {
 		bytes:    prometheus.NewGauge(prometheus.GaugeOpts{Name: "innowarm_snapshot_bytes", Help: "Size of the last manifest written, in bytes."}),
 		seconds:  prometheus.NewGauge(prometheus.GaugeOpts{Name: "innowarm_snapshot_capture_seconds", Help: "Time the last capture took."}),
 		captures: prometheus.NewCounter(prometheus.CounterOpts{Name: "innowarm_snapshot_captures_total", Help: "Manifests written."}),
+		failures: prometheus.NewCounter(prometheus.CounterOpts{Name: "innowarm_snapshot_failures_total", Help: "Captures that failed to replace the manifest (the previous one kept)."}),
+		started:  time.Now(),
 	}
-	age := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "innowarm_snapshot_age_seconds", Help: "Age of the manifest on disk (time since its capture); 0 before the first."}, func() float64 {
+	// Before the first manifest the age is the time since the sidecar started: a sidecar
+	// whose every capture fails (a bucket that does not exist, wrong credentials) then
+	// grows old like one whose captures stopped, where an age of 0 looked freshest.
+	age := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "innowarm_snapshot_age_seconds", Help: "Age of the manifest this process last wrote (time since its capture); before its first, the time since it started."}, func() float64 {
 		if n := m.last.Load(); n != 0 {
 			return time.Since(time.Unix(0, n)).Seconds()
 		}
-		return 0
+		return time.Since(m.started).Seconds()
 	})
-	reg.MustRegister(m.pages, m.bytes, m.seconds, m.captures, age)
+	reg.MustRegister(m.pages, m.bytes, m.seconds, m.captures, m.failures, age)
 	return m
 }
+
+func (m *snapshotMetrics) failed(error, int) { m.failures.Inc() }
 
 func (m *snapshotMetrics) observe(r *snapshot.Result) {
 	m.pages.Set(float64(r.Entries))

@@ -27,7 +27,11 @@ import (
 type Options struct {
 	// Path is where the manifest goes: a file, "-" for stdout, or an object
 	// (s3://BUCKET/PREFIX/NAME) reached through Store.
-	Path        string
+	Path string
+	// OnFailure, for Every, is told of each capture that failed to replace the manifest
+	// (how many in a row): a sidecar's failures must show where it is watched, not only in
+	// its log.
+	OnFailure   func(err error, inARow int)
 	Keep        int  // previous manifests kept as PATH.1 ... PATH.N
 	AllowEmpty  bool // let an empty capture replace a manifest
 	Filter      catalog.Filter
@@ -312,6 +316,9 @@ func Every(ctx context.Context, conn *connection.Conn, o Options, interval time.
 		case err != nil:
 			failures++
 			log.Warnf("capture failed (%d in a row), previous manifest kept: %v", failures, err)
+			if o.OnFailure != nil {
+				o.OnFailure(err, failures)
+			}
 		case res.ObservedOnly:
 			failures = 0
 		default:
