@@ -198,6 +198,7 @@ func (np *NativePlan) Run(ctx context.Context, conn *connection.Conn, ro RunOpti
 	ro.ReplaceStale = ro.ReplaceStale || np.replaceStale
 	ro.makeYoungIfAllowed = np.makeYoung
 	ro.guard = newPoolGuard(ctx, conn, np.budget, np.poolBefore, np.BudgetPages)
+	ro.guard.newPages = np.NewPages
 	return runNativeLoad(ctx, conn, np.cat, np.tiers, np.res, ro)
 }
 

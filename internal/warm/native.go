@@ -54,6 +54,23 @@ type NativeResult struct {
 	// SkippedResident: pages of a paced load's later chunks that were resident when their
 	// turn came (the traffic had read them), left out of the load.
 	SkippedResident int64 `json:"pages_skipped_resident,omitempty"`
+	// LeftOutPoolFilled: pages left out because the pool filled (another innowarm's load)
+	// while this one waited for the server's dump file.
+	LeftOutPoolFilled int64 `json:"pages_left_out_pool_filled,omitempty"`
+}
+
+// firstPages is chunks cut to their first n pages.
+func firstPages(chunks [][]PageID, n int64) [][]PageID {
+	var out [][]PageID
+	for _, c := range chunks {
+		if n <= 0 {
+			break
+		}
+		k := min(int64(len(c)), n)
+		out = append(out, c[:k])
+		n -= k
+	}
+	return out
 }
 
 // StoppedForTraffic says whether r's native load stopped because the server began serving
@@ -129,6 +146,24 @@ func loadNative(ctx context.Context, conn *connection.Conn, tiers [][]PageID, pr
 		return res, err
 	}
 	file := borrowed.Path
+	var total int64
+	for _, c := range chunks {
+		total += int64(len(c))
+	}
+	if cut := guard.roomAfterWait(ctx, total); cut >= 0 {
+		// Another innowarm's load held the dump file while this one waited, and filled the
+		// free pages this plan counted on: what no longer fits is left out, not loaded over
+		// the pages that load brought in (a second warm started 2 s after a first evicted
+		// a third of the first one's table).
+		log.Warnf("the pool has room for %d of the %d pages planned (it filled while this warm waited for the server's dump file): the rest is left out", cut, total)
+		chunks = firstPages(chunks, cut)
+		res.LeftOutPoolFilled = total - cut
+		if len(chunks) == 0 {
+			borrowed.Return()
+			res.Stopped = fmt.Sprintf("stopped: no room left in the pool for the %d pages planned (it filled while this warm waited for the server's dump file)", total)
+			return res, nil
+		}
+	}
 	if err := borrowed.WriteList(chunks[0]); err != nil {
 		borrowed.Return()
 		return res, err

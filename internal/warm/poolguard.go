@@ -83,6 +83,8 @@ type poolGuard struct {
 	issued  int64 // new pages of the units started
 	read    int64 // pages read since the start, at the last sample
 	resize  *PoolResize
+	// newPages are the pages the plan reads that were not resident (roomAfterWait).
+	newPages int64
 }
 
 // newPoolGuard starts guarding a run planned on the pool start with budget b (planned pages).
@@ -168,6 +170,29 @@ func (g *poolGuard) admit(newPages int64) bool {
 	}
 	g.issued += newPages
 	return true
+}
+
+// roomAfterWait is, for a run whose budget is the default (nothing evicted), how many of
+// the list's pages (listLen, resident ones among them) to load when the pool's room now is
+// less than the new pages the plan counted on (newPages), else -1: the free pages may
+// have been filled before the load could start (another innowarm's load held the server's
+// dump file meanwhile). The shortfall comes off the list's end.
+func (g *poolGuard) roomAfterWait(ctx context.Context, listLen int64) int64 {
+	if g == nil || g.budget.Percent > 0 || g.budget.Bytes > 0 || g.newPages <= 0 {
+		return -1
+	}
+	s, err := g.sample(ctx)
+	if err != nil {
+		return -1
+	}
+	now := g.start
+	now.PagesTotal, now.PagesFree = s.Total, s.Free
+	room, _ := now.Room()
+	short := g.newPages - room
+	if short <= 0 {
+		return -1
+	}
+	return max(listLen-short, 0)
 }
 
 // left is the pages the run may still read (native chunks): the cut budget less what the
