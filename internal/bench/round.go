@@ -5,6 +5,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"github.com/innowarm/innowarm/internal/sqlerr"
 	"math/rand/v2"
 	"runtime"
 	"runtime/debug"
@@ -294,7 +295,9 @@ func (r *runner) monitor(ctx context.Context, st *roundState, workers []*worker,
 				kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 				_, err := r.env.Admin.DB.ExecContext(kctx, fmt.Sprintf("KILL QUERY %d", c.id))
 				cancel()
-				if err != nil {
+				// A client whose statement ended with its connection (the error that stops
+				// the run) is no longer there: nothing to stop, nothing to say.
+				if err != nil && !sqlerr.Is(err, sqlerr.NoSuchThread) {
 					r.log.Warnf("could not stop the statement of client %d on the server (KILL QUERY %d): %v", w.idx+1, c.id, err)
 				}
 			}
