@@ -26,6 +26,9 @@ type WriteOptions struct {
 	// AllowEmpty lets a capture with no pages replace an existing manifest; without it
 	// WriteFileAtomic keeps the existing one and returns ErrEmpty.
 	AllowEmpty bool
+	// Replace, when set, is asked before a complete manifest replaces an existing one,
+	// with the new one's header: an error keeps the existing one and is returned.
+	Replace func(Header) error
 	// Stdout is where the path "-" writes; nil means os.Stdout.
 	Stdout io.Writer
 }
@@ -89,6 +92,11 @@ func WriteFileAtomic(path string, h Header, opts WriteOptions, produce func(*Wri
 	}
 	if existing != nil && existing.Size() > 0 && hdr.Entries == 0 && !opts.AllowEmpty {
 		return Header{}, fmt.Errorf("manifest %s: %w: kept the existing manifest", path, ErrEmpty)
+	}
+	if existing != nil && existing.Size() > 0 && opts.Replace != nil {
+		if err := opts.Replace(hdr); err != nil {
+			return Header{}, fmt.Errorf("manifest %s: %w: kept the existing manifest", path, err)
+		}
 	}
 	if existing != nil && opts.Keep > 0 {
 		if err := rotate(path, opts.Keep); err != nil {

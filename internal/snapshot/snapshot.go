@@ -31,7 +31,9 @@ type Options struct {
 	// OnFailure, for Every, is told of each capture that failed to replace the manifest
 	// (how many in a row): a sidecar's failures must show where it is watched, not only in
 	// its log.
-	OnFailure   func(err error, inARow int)
+	OnFailure func(err error, inARow int)
+	// replace, when set (Every), decides whether a capture may replace the manifest there.
+	replace     func(manifest.Header) error
 	Keep        int  // previous manifests kept as PATH.1 ... PATH.N
 	AllowEmpty  bool // let an empty capture replace a manifest
 	Filter      catalog.Filter
@@ -180,7 +182,7 @@ func Capture(ctx context.Context, conn *connection.Conn, o Options) (*Result, er
 	if store == nil {
 		store = &location.Store{}
 	}
-	written, err := store.Write(ctx, o.Path, h, manifest.WriteOptions{Keep: o.Keep, AllowEmpty: o.AllowEmpty}, produce)
+	written, err := store.Write(ctx, o.Path, h, manifest.WriteOptions{Keep: o.Keep, AllowEmpty: o.AllowEmpty, Replace: o.replace}, produce)
 	if err != nil {
 		return nil, err
 	}
@@ -274,6 +276,17 @@ func Every(ctx context.Context, conn *connection.Conn, o Options, interval time.
 	}
 	failures, churnCaptures := 0, 0
 	var lastWrite time.Time
+	guard := &restartGuard{}
+	if o.Store != nil || !location.IsRemote(o.Path) {
+		store := o.Store
+		if store == nil {
+			store = &location.Store{}
+		}
+		if m, err := store.Load(ctx, o.Path); err == nil {
+			guard.prev = m.Header
+		}
+	}
+	o.replace = func(h manifest.Header) error { return guard.check(ctx, conn, h) }
 	var readAtCapture int64 = -1
 	for {
 		now := time.Now()
@@ -313,6 +326,8 @@ func Every(ctx context.Context, conn *connection.Conn, o Options, interval time.
 			return fmt.Errorf("snapshot --every: %w", err)
 		case errors.Is(err, manifest.ErrEmpty):
 			log.Warnf("capture found no pages; kept the previous manifest %s", o.Path)
+		case errors.Is(err, errPoolFilling):
+			log.Infof("%v", err)
 		case err != nil:
 			failures++
 			log.Warnf("capture failed (%d in a row), previous manifest kept: %v", failures, err)
@@ -323,6 +338,7 @@ func Every(ctx context.Context, conn *connection.Conn, o Options, interval time.
 			failures = 0
 		default:
 			failures = 0
+			guard.prev = res.Header
 			report(res)
 		}
 		wait := min(time.Second, time.Until(lastWrite.Add(interval)))
@@ -332,6 +348,35 @@ func Every(ctx context.Context, conn *connection.Conn, o Options, interval time.
 		case <-time.After(max(wait, 10*time.Millisecond)):
 		}
 	}
+}
+
+// errPoolFilling: a capture of a server restarted since the manifest on disk was taken,
+// whose pool is still filling, is not written over it.
+var errPoolFilling = errors.New("pool still filling since a restart")
+
+// restartGuard keeps a sidecar restarted with its server (a pod, a host reboot) from
+// replacing the hot set on disk with its first captures of a pool that is still filling:
+// a capture with fewer than half the pages of the manifest it would replace is not
+// written while the server has started since that manifest was taken and has read fewer
+// pages from disk than it names (its workload has not yet had the chance to read them).
+type restartGuard struct {
+	prev manifest.Header
+}
+
+func (g *restartGuard) check(ctx context.Context, conn *connection.Conn, h manifest.Header) error {
+	if g.prev.Entries == 0 || g.prev.CapturedAt.IsZero() || 2*h.Entries >= g.prev.Entries {
+		return nil
+	}
+	st, err := conn.GlobalStatus(ctx, "Uptime", "Innodb_pages_read")
+	if err != nil {
+		return nil
+	}
+	started := time.Now().Add(-time.Duration(st["uptime"]) * time.Second)
+	if !started.After(g.prev.CapturedAt) || st["innodb_pages_read"] >= g.prev.Entries {
+		return nil
+	}
+	return fmt.Errorf("%w: the server started %s after the manifest there was captured (%d pages) and has read %d pages since: this capture's %d pages are not written over it",
+		errPoolFilling, started.Sub(g.prev.CapturedAt).Round(time.Second), g.prev.Entries, st["innodb_pages_read"], h.Entries)
 }
 
 type captureKind int

@@ -82,6 +82,11 @@ func (s *Store) writeObject(ctx context.Context, c *objstore.Client, u objstore.
 	if existing != nil && existing.Size > 0 && hdr.Entries == 0 && !o.AllowEmpty {
 		return Written{}, fmt.Errorf("manifest %s: %w: kept the existing manifest", u, manifest.ErrEmpty)
 	}
+	if existing != nil && existing.Size > 0 && o.Replace != nil {
+		if err := o.Replace(hdr); err != nil {
+			return Written{}, fmt.Errorf("manifest %s: %w: kept the existing manifest", u, err)
+		}
+	}
 
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return Written{}, fmt.Errorf("manifest %s not written: %w", u, err)
