@@ -244,9 +244,7 @@ type Borrowed struct {
 	log     *logx.Logger
 	// keepAt is where a dump the server writes during the borrow belongs: the file
 	// innowarm set aside (MariaDB), or the file the variable named before (MySQL).
-	keepAt string
-	// mine is the last file at Path that innowarm wrote or asked the server for.
-	mine     os.FileInfo
+	keepAt   string
 	state    borrowState
 	stateAt  string
 	replaced int // server dumps found in the borrowed file and kept
@@ -294,10 +292,8 @@ func (b *Borrowed) saveState() {
 func (b *Borrowed) setMine() {
 	fi, err := os.Stat(b.Path)
 	if err != nil {
-		b.mine = nil
 		b.state.MineIno, b.state.MineSize, b.state.MineMtime = 0, 0, 0
 	} else {
-		b.mine = fi
 		b.state.MineIno, b.state.MineSize, b.state.MineMtime = inode(fi), fi.Size(), fi.ModTime().UnixNano()
 	}
 	b.saveState()
@@ -319,7 +315,7 @@ func (st borrowState) isMine(fi os.FileInfo) bool {
 // (keepAt), replacing the older one there, and says whether there was one.
 func (b *Borrowed) keepServerDump() bool {
 	fi, err := os.Stat(b.Path)
-	if err != nil || (b.mine != nil && os.SameFile(fi, b.mine) && fi.Size() == b.mine.Size() && fi.ModTime().Equal(b.mine.ModTime())) {
+	if err != nil || b.state.isMine(fi) {
 		return false
 	}
 	if err := os.Rename(b.Path, b.keepAt); err != nil {
@@ -330,7 +326,6 @@ func (b *Borrowed) keepServerDump() bool {
 	if !b.state.Variable {
 		b.state.Saved = true
 	}
-	b.mine = nil
 	b.state.MineIno = 0
 	b.saveState()
 	b.log.Warnf("the server wrote its buffer pool dump during innowarm's borrow of its dump file (innodb_buffer_pool_dump_now, or a shutdown): kept as the server's dump")
