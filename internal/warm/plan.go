@@ -397,9 +397,21 @@ func BuildPlan(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog,
 	sort.SliceStable(pl.Targets, func(i, j int) bool { return !pl.Targets[i].Prefix && pl.Targets[j].Prefix })
 
 	id := 0
+	// A table whose key-range descent waited out --lock-wait-timeout (DDL, LOCK TABLES) is
+	// skipped whole: each of its other indexes and parts would wait as long again, in the
+	// plan or in the run.
+	locked := map[*catalog.Table]string{}
 	for _, tg := range pl.Targets {
+		if reason, ok := locked[tg.Table]; ok {
+			pl.Targets = removeTarget(pl.Targets, tg)
+			pl.Skipped = append(pl.Skipped, catalog.Skip{Schema: tg.Table.Schema, Table: tg.Table.Name, Index: tg.Index.Name, Reason: reason})
+			continue
+		}
 		if err := pl.makeUnits(ctx, sess, tg, o); err != nil {
 			if reason := skippable(err); reason != "" {
+				if sqlerr.Is(err, sqlerr.LockWaitTimeout) {
+					locked[tg.Table] = reason
+				}
 				pl.Targets = removeTarget(pl.Targets, tg)
 				pl.Skipped = append(pl.Skipped, catalog.Skip{Schema: tg.Table.Schema, Table: tg.Table.Name, Index: tg.Index.Name, Reason: reason})
 				continue
