@@ -276,7 +276,7 @@ func Every(ctx context.Context, conn *connection.Conn, o Options, interval time.
 	}
 	failures, churnCaptures := 0, 0
 	var lastWrite time.Time
-	guard := &restartGuard{}
+	guard := &restartGuard{baseline: -1}
 	if o.Store != nil || !location.IsRemote(o.Path) {
 		store := o.Store
 		if store == nil {
@@ -355,12 +355,16 @@ func Every(ctx context.Context, conn *connection.Conn, o Options, interval time.
 var errPoolFilling = errors.New("pool still filling since a restart")
 
 // restartGuard keeps a sidecar restarted with its server (a pod, a host reboot) from
-// replacing the hot set on disk with its first captures of a pool that is still filling:
-// a capture with fewer than half the pages of the manifest it would replace is not
-// written while the server has started since that manifest was taken and has read fewer
-// pages from disk than it names (its workload has not yet had the chance to read them).
+// replacing the hot set on disk with its captures of a pool that is still filling: a
+// capture with fewer than half the pages of the manifest it would replace is not written
+// while the server has started since that manifest was taken and, since the first capture
+// held back, has read fewer pages from disk than the manifest names (its workload has not
+// yet had the chance to read them). The count starts at the sidecar's first held-back
+// capture, not at the server's start: a server reads pages of its own as it starts (MySQL's
+// dictionary, a few thousand), which say nothing of the workload.
 type restartGuard struct {
-	prev manifest.Header
+	prev     manifest.Header
+	baseline int64 // Innodb_pages_read at the first capture held back; -1 before
 }
 
 func (g *restartGuard) check(ctx context.Context, conn *connection.Conn, h manifest.Header) error {
@@ -369,14 +373,21 @@ func (g *restartGuard) check(ctx context.Context, conn *connection.Conn, h manif
 	}
 	st, err := conn.GlobalStatus(ctx, "Uptime", "Innodb_pages_read")
 	if err != nil {
-		return nil
+		return nil //nolint:nilerr // without the counters nothing says the pool is filling: written, as before
 	}
 	started := time.Now().Add(-time.Duration(st["uptime"]) * time.Second)
-	if !started.After(g.prev.CapturedAt) || st["innodb_pages_read"] >= g.prev.Entries {
+	if !started.After(g.prev.CapturedAt) {
 		return nil
 	}
-	return fmt.Errorf("%w: the server started %s after the manifest there was captured (%d pages) and has read %d pages since: this capture's %d pages are not written over it",
-		errPoolFilling, started.Sub(g.prev.CapturedAt).Round(time.Second), g.prev.Entries, st["innodb_pages_read"], h.Entries)
+	read := st["innodb_pages_read"]
+	if g.baseline < 0 || read < g.baseline {
+		g.baseline = read
+	}
+	if read-g.baseline >= g.prev.Entries {
+		return nil
+	}
+	return fmt.Errorf("%w: the server started %s after the manifest there was captured (%d pages) and has read %d pages since this sidecar held back its first capture: this capture's %d pages are not written over it",
+		errPoolFilling, started.Sub(g.prev.CapturedAt).Round(time.Second), g.prev.Entries, read-g.baseline, h.Entries)
 }
 
 type captureKind int
