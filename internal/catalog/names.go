@@ -79,13 +79,8 @@ func ParsePattern(s string) (Pattern, error) {
 	if dot >= 0 {
 		p.Schema, p.Table = raw[:dot], raw[dot+1:]
 	}
-	for _, g := range []string{p.Schema, p.Table} {
-		if _, err := path.Match(g, ""); err != nil {
-			return Pattern{}, fmt.Errorf("bad table pattern %q: %w", s, err)
-		}
-	}
-	if p.Table == "" {
-		return Pattern{}, fmt.Errorf("bad table pattern %q: no table part (use %s.* for a whole schema)", s, p.Schema)
+	if err := p.check(s); err != nil {
+		return Pattern{}, err
 	}
 	return p, nil
 }
@@ -144,15 +139,24 @@ func parseQuotedPattern(s, raw string) (Pattern, error) {
 		}
 		p.Schema, p.Table = first, second
 	}
+	if err := p.check(s); err != nil {
+		return Pattern{}, err
+	}
+	return p, nil
+}
+
+// check says what is wrong with a pattern read from s: a glob that does not parse, or no
+// table part.
+func (p Pattern) check(s string) error {
 	for _, g := range []string{p.Schema, p.Table} {
 		if _, err := path.Match(g, ""); err != nil {
-			return Pattern{}, fmt.Errorf("bad table pattern %q: %w", s, err)
+			return fmt.Errorf("bad table pattern %q: %w", s, err)
 		}
 	}
 	if p.Table == "" {
-		return Pattern{}, fmt.Errorf("bad table pattern %q: no table part (use %s.* for a whole schema)", s, p.Schema)
+		return fmt.Errorf("bad table pattern %q: no table part (use %s.* for a whole schema)", s, p.Schema)
 	}
-	return p, nil
+	return nil
 }
 
 // Matches reports whether schema.table is selected by the pattern.
