@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,20 +42,7 @@ func TestSnapshotEveryMetricsFile(t *testing.T) {
 			t.Fatalf("fewer than 2 captures at --every 1s in 2 minutes:\n%s\n%s", raw, stderr.String())
 		}
 	}
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("snapshot --every after SIGTERM: %v; stderr: %s", err, stderr.String())
-		}
-	case <-time.After(10 * time.Second):
-		_ = cmd.Process.Kill()
-		t.Fatal("snapshot --every did not stop within 10 s of SIGTERM")
-	}
+	stopWithSIGTERM(t, cmd, &stderr, 10*time.Second)
 	raw, err := os.ReadFile(prom)
 	if err != nil {
 		t.Fatal(err)
@@ -77,5 +65,25 @@ func TestSnapshotEveryMetricsFile(t *testing.T) {
 	// the stop (10 s at most, above) before the file was written at exit.
 	if age, took := value("innowarm_snapshot_age_seconds"), value("innowarm_snapshot_capture_seconds"); age < 0 || age > took+12 {
 		t.Errorf("age %v s after a capture of %v s", age, took)
+	}
+}
+
+// stopWithSIGTERM ends a snapshot --every process as a service manager does and checks that
+// it exits with 0 within limit.
+func stopWithSIGTERM(t *testing.T, cmd *exec.Cmd, stderr fmt.Stringer, limit time.Duration) {
+	t.Helper()
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("snapshot --every after SIGTERM: %v; stderr: %s", err, stderr.String())
+		}
+	case <-time.After(limit):
+		_ = cmd.Process.Kill()
+		t.Fatalf("snapshot --every did not stop within %s of SIGTERM", limit)
 	}
 }

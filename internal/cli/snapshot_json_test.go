@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -33,19 +32,7 @@ func TestSnapshotEveryJSONLines(t *testing.T) {
 			t.Fatalf("fewer than 2 captures at --every 1s in 2 minutes:\n%s\n%s", stdout.String(), stderr.String())
 		}
 	}
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("after SIGTERM: %v; stderr: %s", err, stderr.String())
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("snapshot --every did not stop within 30 s of SIGTERM")
-	}
+	stopWithSIGTERM(t, cmd, &stderr, 30*time.Second)
 	lines := strings.Split(strings.TrimRight(stdout.String(), "\n"), "\n")
 	if len(lines) < 2 {
 		t.Fatalf("%d lines: %q", len(lines), stdout.String())

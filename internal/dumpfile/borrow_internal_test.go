@@ -83,21 +83,13 @@ func leftovers(t *testing.T, conn *connection.Conn) []string {
 // (MariaDB) nor deleted with innowarm's file (MySQL). The list innowarm wrote is reported
 // replaced.
 func TestServerDumpDuringBorrowIsKept(t *testing.T) {
-	ctx := context.Background()
 	conn := sandboxtest.Conn(t)
 	path := serverDumpPath(t, conn)
 	if err := os.WriteFile(path, []byte(marker), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	before := settings(t, conn)
-	log := logx.New(&strings.Builder{}, false)
-	b, err := Borrow(ctx, conn, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.WriteList([]PageID{MakePageID(0, 0), MakePageID(0, 1)}); err != nil {
-		t.Fatal(err)
-	}
+	b := borrowWithList(t, conn, MakePageID(0, 0), MakePageID(0, 1))
 	if b.ListReplaced() {
 		t.Fatal("innowarm's own list taken for a dump of the server's")
 	}
@@ -138,14 +130,7 @@ func TestKilledBorrowIsRepaired(t *testing.T) {
 			t.Fatal(err)
 		}
 		before := settings(t, conn)
-		log := logx.New(&strings.Builder{}, false)
-		b, err := Borrow(ctx, conn, log)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := b.WriteList([]PageID{MakePageID(0, 3)}); err != nil {
-			t.Fatal(err)
-		}
+		b := borrowWithList(t, conn, MakePageID(0, 3))
 		// As DumpEach does before it asks for a dump, then killed.
 		var pct int
 		conn.DB.QueryRow("SELECT @@GLOBAL.innodb_buffer_pool_dump_pct").Scan(&pct)
@@ -182,6 +167,19 @@ func TestKilledBorrowIsRepaired(t *testing.T) {
 			t.Errorf("dumped since %v: the repair was not logged: %s", dumpedSince, out.String())
 		}
 	}
+}
+
+// borrowWithList borrows the server's dump file and writes pages as innowarm's list.
+func borrowWithList(t *testing.T, conn *connection.Conn, pages ...PageID) *Borrowed {
+	t.Helper()
+	b, err := Borrow(context.Background(), conn, logx.New(&strings.Builder{}, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.WriteList(pages); err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 func firstLines(b []byte) string {
