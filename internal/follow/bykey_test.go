@@ -2,6 +2,7 @@ package follow_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -107,5 +108,58 @@ func TestFollowWarmsALogicalStandbyByKey(t *testing.T) {
 	}
 	if missed := reads() - before; missed > int64(len(hot))/10 {
 		t.Errorf("the hot rows missed %d pages on the standby after follow's round, want at most %d", missed, len(hot)/10)
+	}
+}
+
+// With no native load (--method scan) a logical standby's indexes go by range scans:
+// nothing there lists the hot set's pages on the standby, so the round does not say what
+// share of them was resident before it (null, not 0), and its coverage is the share of its
+// statements that ran.
+func TestFollowBySQLSaysCoverageBeforeIsUnknown(t *testing.T) {
+	ctx := context.Background()
+	source := sandboxtest.Server(t)
+	target := sandboxtest.SecondServer(t, 64<<20)
+	tgtConn, err := target.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tgtConn.Close()
+	for i, conn := range []*connection.Conn{sandboxtest.Conn(t), tgtConn} {
+		order := []string{"seq", "1"}[i]
+		for _, q := range []string{
+			"DROP DATABASE IF EXISTS fs", "CREATE DATABASE fs",
+			"CREATE TABLE fs.t (id INT NOT NULL PRIMARY KEY, pad CHAR(200) CHARACTER SET latin1 NOT NULL DEFAULT '')",
+			fmt.Sprintf("INSERT INTO fs.t (id) SELECT (seq * 7919) %% 20001 FROM %s ORDER BY %s", conn.Server.Series("fs", 1, 20000), order),
+			"FLUSH TABLES fs.t FOR EXPORT", "UNLOCK TABLES",
+		} {
+			if _, err := conn.DB.ExecContext(ctx, q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+	}
+	if _, err := sandboxtest.Conn(t).DB.ExecContext(ctx, "SELECT COUNT(*) FROM fs.t FORCE INDEX (PRIMARY) WHERE id < 5000"); err != nil {
+		t.Fatal(err)
+	}
+	var st follow.Status
+	o := follow.Options{Source: source.ConnOptions(), Target: target.ConnOptions(), Interval: time.Second, Rounds: 1, Method: "scan",
+		Filter: catalog.Filter{Schemas: []string{"fs"}}, Log: logx.New(os.Stderr, false)}
+	if err := follow.Run(ctx, o, nil, func(s follow.Status) { st = s }); err != nil {
+		t.Fatal(err)
+	}
+	if !st.OK || st.Paths[warm.PathSQL] == 0 || st.Paths[warm.PathPages]+st.Paths[warm.PathTree] != 0 || st.KeyRanges == 0 {
+		t.Fatalf("want the table read by range scans: %+v", st)
+	}
+	if st.CoverageBefore != nil {
+		t.Errorf("coverage before a round of range scans is unknown, got %v", *st.CoverageBefore)
+	}
+	if st.Coverage != 1 {
+		t.Errorf("every range statement ran: coverage %v, want 1", st.Coverage)
+	}
+	js, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(js), `"coverage_before":null`) {
+		t.Errorf("--json says coverage_before null: %s", js)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
@@ -103,10 +104,11 @@ type Status struct {
 	// copy of the source (warm.IndexPath), the hot set's pages are read by key range and their
 	// page numbers say nothing here: the coverage is then of the pages loaded by number (the
 	// manifest's, or those the tree path found in the target's own B-tree), or, when every
-	// index is read by range scans, the share of their statements that ran.
-	CoverageBefore float64 `json:"coverage_before"`
-	Coverage       float64 `json:"coverage"`
-	Lag            float64 `json:"lag"`
+	// index is read by range scans, the share of their statements that ran, and
+	// CoverageBefore is unknown (null): no page list says what was resident.
+	CoverageBefore *float64 `json:"coverage_before"`
+	Coverage       float64  `json:"coverage"`
+	Lag            float64  `json:"lag"`
 	// KeyRanges is how many of the hot set's pages were read by key range (the sql path);
 	// Paths counts the indexes by the path they took.
 	KeyRanges int64          `json:"key_ranges,omitempty"`
@@ -162,7 +164,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		coverage: prometheus.NewGauge(prometheus.GaugeOpts{Name: "innowarm_follow_coverage_ratio",
 			Help: "Share of the source's hot set resident on the target after the last successful round (1 - lag)."}),
 		coverageBefore: prometheus.NewGauge(prometheus.GaugeOpts{Name: "innowarm_follow_coverage_before_ratio",
-			Help: "Share of the source's hot set resident on the target when the last successful round began."}),
+			Help: "Share of the source's hot set resident on the target when the last successful round began (NaN when unknown: every index read by range scans)."}),
 		hotSet: prometheus.NewGauge(prometheus.GaugeOpts{Name: "innowarm_follow_hot_set_pages",
 			Help: "Pages of the source's hot set that exist on the target."}),
 		lastRound: prometheus.NewGauge(prometheus.GaugeOpts{Name: "innowarm_follow_last_success_timestamp_seconds",
@@ -196,7 +198,11 @@ func (m *Metrics) observe(s Status, captured time.Time) {
 	}
 	m.rounds.WithLabelValues("ok").Inc()
 	m.coverage.Set(s.Coverage)
-	m.coverageBefore.Set(s.CoverageBefore)
+	if s.CoverageBefore != nil {
+		m.coverageBefore.Set(*s.CoverageBefore)
+	} else {
+		m.coverageBefore.Set(math.NaN())
+	}
 	m.hotSet.Set(float64(s.HotSetPages))
 	m.loaded.Add(float64(max(s.Loaded, 0)))
 	m.lastRound.Set(float64(s.At.Unix()))
@@ -533,7 +539,7 @@ func runRound(ctx context.Context, o Options, src, tgt *endpoint, path string, l
 		}
 	}
 	if mr := res.Manifest; mr != nil {
-		s.CoverageBefore, s.Coverage = mr.CoverageBefore, mr.CoverageAfter
+		s.CoverageBefore, s.Coverage = &mr.CoverageBefore, mr.CoverageAfter
 		s.Requested, s.LeftOut, s.KeyRanges = mr.Requested, mr.LeftOut, mr.KeyRanges
 		s.Paths = map[string]int{}
 		byNumber := false
@@ -548,7 +554,7 @@ func runRound(ctx context.Context, o Options, src, tgt *endpoint, path string, l
 			byNumber = byNumber || ip.Path == warm.PathPages || ip.Path == warm.PathTree
 		}
 		if !byNumber && mr.KeyRanges > 0 && res.Units > 0 {
-			s.CoverageBefore, s.Coverage = 0, float64(res.UnitsDone)/float64(res.Units)
+			s.CoverageBefore, s.Coverage = nil, float64(res.UnitsDone)/float64(res.Units)
 		}
 	}
 	s.Loaded = res.PagesLoaded

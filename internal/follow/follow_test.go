@@ -108,10 +108,10 @@ func TestFollowLoadsTheSourceHotSet(t *testing.T) {
 	first, second := statuses[0], statuses[1]
 	t.Logf("round 1: %+v", first)
 	t.Logf("round 2: %+v", second)
-	if !first.OK || first.HotSetPages < 300 || first.CoverageBefore > 0.5 || first.Coverage < 0.95 || first.Loaded < 300 {
+	if !first.OK || first.HotSetPages < 300 || first.CoverageBefore == nil || *first.CoverageBefore > 0.5 || first.Coverage < 0.95 || first.Loaded < 300 {
 		t.Errorf("round 1: want a hot set of 300+ pages brought from cold to 95%%+: %+v", first)
 	}
-	if !second.OK || second.Coverage < 0.95 || second.CoverageBefore < 0.95 || second.Loaded > first.Loaded/10 {
+	if !second.OK || second.Coverage < 0.95 || second.CoverageBefore == nil || *second.CoverageBefore < 0.95 || second.Loaded > first.Loaded/10 {
 		t.Errorf("round 2: want the hot set still resident and little to load: %+v", second)
 	}
 	families, err := exp.Registry.Gather()
