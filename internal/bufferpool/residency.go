@@ -73,6 +73,39 @@ type IndexResidency struct {
 	SizeNote   string  `json:"size_note,omitempty"`
 	Coverage   float64 `json:"coverage"` // resident B-tree pages / Pages, at most 1
 	Space      uint32  `json:"space"`
+	// Fulltext: a FULLTEXT index, whose pages are those of its auxiliary tables (their
+	// files size it), or FulltextCommon, the tables its table's FULLTEXT indexes share.
+	Fulltext bool `json:"fulltext,omitempty"`
+}
+
+// FulltextCommon names the auxiliary tables a table's FULLTEXT indexes share (its deleted
+// document lists and configuration), listed beside the indexes.
+const FulltextCommon = "(fulltext common)"
+
+// fulltextIndex is the row a FULLTEXT auxiliary table's pages count under: its index's
+// name for an index table (role "fts:<index>:INDEX_n"), FulltextCommon for the others.
+func fulltextIndex(role string) string {
+	rest, _ := strings.CutPrefix(role, "fts:")
+	if i := strings.LastIndexByte(rest, ':'); i >= 0 {
+		return rest[:i]
+	}
+	return FulltextCommon
+}
+
+// addAux counts pages of an auxiliary table of a FULLTEXT index (a) in its row: B-tree
+// pages and the off-page parts of their word lists as resident (the files that size the
+// row hold both), the others (the file's own bookkeeping) as the selection's other pages.
+func (rb *residencyBuilder) addAux(res *Residency, a auxOwner, pageType string, pages, old, dirty int64) {
+	res.Selected += pages
+	if !indexPageTypes[pageType] && !lobPageTypes[pageType] || len(a.t.Parts) != 1 {
+		res.Other += pages
+		return
+	}
+	r := rb.get(a.t.Parts[0].Space, spaceOwner{a.t, a.t.Parts[0]}, fulltextIndex(a.role))
+	r.Fulltext = true
+	r.Resident += pages
+	r.Old += old
+	r.Dirty += dirty
 }
 
 // Residency is the pool's content by index, plus the pool totals.
@@ -176,7 +209,12 @@ func Read(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, o Re
 	}
 	res := &Residency{Totals: totals, OpenedTables: opened, PageList: SourceLRUTable}
 	rb := newResidencyBuilder()
+	aux := auxOwners(cat)
 	for _, g := range groups {
+		if a, ok := aux[g.space]; ok {
+			rb.addAux(res, a, g.pageType, g.pages, g.old, g.dirty)
+			continue
+		}
 		owner, inCatalog := spaces[g.space]
 		if owners := shared[g.space]; owners != nil {
 			// The page's own table, by name; a page of a table not selected, or one the
@@ -276,6 +314,7 @@ func (rb *residencyBuilder) finish(res *Residency, cat *catalog.Catalog, include
 	if cat != nil {
 		for _, t := range cat.Tables {
 			for _, p := range t.Parts {
+				rb.finishFulltext(t, p, int64(totals.PageSize), includeZero)
 				for _, ix := range t.Indexes {
 					if ix.Type == "FULLTEXT" {
 						continue
@@ -336,6 +375,36 @@ func (rb *residencyBuilder) finish(res *Residency, cat *catalog.Catalog, include
 		}
 		return a.Schema+"\x00"+a.Table+"\x00"+a.Partition+"\x00"+a.Index < b.Schema+"\x00"+b.Table+"\x00"+b.Partition+"\x00"+b.Index
 	})
+}
+
+// finishFulltext sizes the FULLTEXT rows of t (part p, its only one) by their auxiliary
+// tables' files, which bound them from above: no statistics count them.
+func (rb *residencyBuilder) finishFulltext(t *catalog.Table, p *catalog.Part, pageSize int64, includeZero bool) {
+	if len(t.Aux) == 0 || len(t.Parts) != 1 {
+		return
+	}
+	filePages := map[string]int64{}
+	for _, a := range t.Aux {
+		n := a.FileSize / max(pageSize, 1)
+		// Less the file's fixed metadata pages (ibd.FixedMetadataPage): the space
+		// header, bitmap and inode pages, and two more in each later group of
+		// pageSize pages.
+		filePages[fulltextIndex(a.Role)] += max(n-3-2*((n-1)/max(pageSize, 1)), 0)
+	}
+	for name, pages := range filePages {
+		r := rb.byKey[indexKey{p.Space, ownerKey(t.Schema, t.Name, p.Name), name}]
+		if r == nil {
+			if !includeZero || !p.SpaceKnown {
+				continue
+			}
+			r = rb.get(p.Space, spaceOwner{t, p}, name)
+			r.Fulltext = true
+		}
+		r.Pages, r.MinPages, r.SizeSource = max(pages, r.Resident), r.Resident, SizeFromFile
+		if r.Resident > pages {
+			r.SizeSource = SizeResidentFloor
+		}
+	}
 }
 
 // coverage is resident B-tree pages over the pages the index has, at most 1. Where

@@ -163,9 +163,13 @@ func ReadDump(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, 
 	// list and counted as left, so a proof from these counters (AfterLoad) errs on the side
 	// of reading the pool again.
 	counters, countersErr := ReadPageCounters(ctx, conn)
+	aux := auxOwners(cat)
+	var keptAux []listed
 	listSeconds, total, err := b.DumpEach(ctx, conn, log, func(id dumpfile.PageID) {
 		if _, ok := spaces[id.Space()]; ok {
 			kept = append(kept, listed{n, id})
+		} else if _, ok := aux[id.Space()]; ok {
+			keptAux = append(keptAux, listed{n, id})
 		}
 		n++
 	})
@@ -195,7 +199,7 @@ func ReadDump(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, 
 	if err != nil {
 		return nil, err
 	}
-	res := &Residency{Totals: totals, PageList: SourceDump, ListSeconds: listSeconds, Other: total - int64(len(kept))}
+	res := &Residency{Totals: totals, PageList: SourceDump, ListSeconds: listSeconds, Other: total - int64(len(kept)+len(keptAux))}
 	if countersErr == nil {
 		proof := &loadProof{counters: counters, resident: PageSet{}, namer: namer, spaces: spaces, cat: cat, includeZero: o.IncludeZero}
 		for _, k := range kept {
@@ -221,6 +225,17 @@ func ReadDump(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, 
 	}
 	pending := map[uint32][]pendingPage{}
 	walk := newInstanceWalker(instances, total)
+	// A FULLTEXT index's auxiliary tables are its own: their pages need no file to be
+	// named, but the fixed metadata pages of their files, which are no index's.
+	sdiRoot := conn.Server.NewTablespaceSDIRoot()
+	for _, k := range keptAux {
+		_, old := walk.at(k.pos)
+		pageType := "INDEX"
+		if page := k.id.Page(); ibd.FixedMetadataPage(page, conn.Server.PageSize) || (sdiRoot != 0 && page == sdiRoot) {
+			pageType = "FILE_SPACE_HEADER"
+		}
+		rb.addAux(res, aux[k.id.Space()], pageType, 1, oldCount(old), 0)
+	}
 	lobs := map[indexKey]bool{}
 	mayHoldLOB := func(space uint32, t *catalog.Table, name string) bool {
 		k := indexKey{space, "", name}
@@ -313,4 +328,11 @@ func ReadDump(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, 
 func mayHoldLOBs(t *catalog.Table, name string) bool {
 	c := t.Clustered()
 	return c != nil && c.Name == name && t.MayHoldLOBs()
+}
+
+func oldCount(old bool) int64 {
+	if old {
+		return 1
+	}
+	return 0
 }
