@@ -77,6 +77,11 @@ func SelectionCountFrom(ctx context.Context, conn *connection.Conn, cat *catalog
 		return 0, 0, err
 	}
 	for _, r := range res.Indexes {
+		if r.Fulltext {
+			// Sized by their files, free pages included: a bound a warm server may
+			// never reach, and the gate would wait forever.
+			continue
+		}
 		have := r.Resident
 		if r.PagesIncludeLOB {
 			have += r.LOBResident
