@@ -13,8 +13,8 @@ import (
 )
 
 // scalarsThatMayBeUnknown are the JSON fields whose null means "unknown" (a hit rate the
-// server's counters cannot give); no list is ever null.
-var scalarsThatMayBeUnknown = map[string]bool{"hit_rate": true}
+// server's counters cannot give, a coverage before a follow round of range scans); no list is ever null.
+var scalarsThatMayBeUnknown = map[string]bool{"hit_rate": true, "coverage_before": true}
 
 // Scripts read --json: an empty list is [] and an empty map {}, never null, in every
 // command's output, successful or not (a selection with nothing skipped, nothing left
@@ -63,6 +63,7 @@ func TestJSONListsAreNeverNull(t *testing.T) {
 		append([]string{"warm", "--from", manifest, "--dry-run"}, root...),
 		append([]string{"warm", "--from", manifest, "-q"}, root...),
 		append([]string{"warm", "--replay", statements}, root...),
+		append([]string{"warm", "--replay", statements, "--dry-run", "--verbose", "--limit", "0"}, root...),
 		append([]string{"bench", "--query", "SELECT 1", "--create-schema", db}, root...),
 		{"follow", "--source-socket", sb.Socket, "--source-user", "root", "--target-socket", target.Socket, "--target-user", "root", "-D", db, "--rounds", "1", "--interval", "1s"},
 		append([]string{"warm", "--tables", db + ".nosuch"}, root...), // a failure

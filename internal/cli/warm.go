@@ -77,7 +77,7 @@ Needs SELECT on the tables and the PROCESS privilege (to read the pool's page li
 	f.sel.bind(cmd)
 	fl := cmd.Flags()
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the plan the warm would follow (method and why, units or tablespaces, pages, budget, what is left out and why) and load nothing beyond the few pages planning reads (the first and last keys of each index cut into key ranges)")
-	fl.BoolVar(&f.verbose, "verbose", false, "with --dry-run, print every statement")
+	fl.BoolVar(&f.verbose, "verbose", false, "with --dry-run, print every statement (with --replay: every statement that would run)")
 	fl.StringVar(&f.budget, "budget", "", "most the warm may add: a size (2G) or a percent of the pool (70%), held to what the pool holds beside the page cleaner's free pages and the selection's resident pages; default: the free pages")
 	fl.StringVar(&f.order, "order", "small-first", "priority: "+strings.Join(warm.Orders, ", "))
 	fl.IntVar(&f.parallel, "parallel", 0, "parallel sessions; 0: the default, twice innodb_read_io_threads (4 to 16)")

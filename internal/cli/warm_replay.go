@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 	"github.com/innowarm/innowarm/internal/pacing"
 	"github.com/innowarm/innowarm/internal/replay"
 	"github.com/innowarm/innowarm/internal/report"
+	"github.com/innowarm/innowarm/internal/sqltext"
 	"github.com/innowarm/innowarm/internal/units"
 )
 
@@ -40,7 +42,7 @@ var replayOnlyFlags = []string{"replay-format", "concurrency", "dedupe", "sample
 // warmOnlyFlags are warm's flags that a replay does not use; given with --replay they are
 // refused rather than silently ignored.
 var warmOnlyFlags = []string{"tables", "exclude", "all-databases", "budget", "order", "parallel", "lob", "split-pages",
-	"statement-timeout", "from", "method", "until-coverage", "make-young", "verbose"}
+	"statement-timeout", "from", "method", "until-coverage", "make-young"}
 
 func addReplayFlags(cmd *cobra.Command) *replayFlags {
 	f := &replayFlags{cmd: cmd}
@@ -182,10 +184,23 @@ func (f *replayFlags) run(cmd *cobra.Command, conn *connection.Conn, asJSON bool
 	if schema == "" && !strings.Contains(conn.Opts.Database, ",") {
 		schema = conn.Opts.Database
 	}
+	// --verbose with --dry-run lists the statements that would run, as warm's plan does.
+	type wouldRun struct {
+		Line   int    `json:"line,omitempty"`
+		Schema string `json:"schema,omitempty"`
+		SQL    string `json:"sql"`
+	}
+	listed := []wouldRun{}
+	var selected func(replay.Statement)
+	if f.flagBool("dry-run") && f.flagBool("verbose") {
+		selected = func(st replay.Statement) {
+			listed = append(listed, wouldRun{Line: st.Line, Schema: cmp.Or(st.Schema, schema), SQL: st.SQL})
+		}
+	}
 	res, runErr := replay.Run(ctx, conn, src, replay.Options{
 		Concurrency: f.concurrency, Dedupe: f.dedupe, Sample: f.sample, Seed: f.seed, Limit: f.limit,
 		Timeout: f.timeout, LockWaitTimeout: f.flagDuration("lock-wait-timeout"), DefaultSchema: schema,
-		DryRun: f.flagBool("dry-run"), Log: log, Mode: &mode, Pacing: pace,
+		DryRun: f.flagBool("dry-run"), Selected: selected, Log: log, Mode: &mode, Pacing: pace,
 	})
 	if ctx.Err() != nil {
 		return ctx.Err()
@@ -197,11 +212,24 @@ func (f *replayFlags) run(cmd *cobra.Command, conn *connection.Conn, asJSON bool
 	out := cmd.OutOrStdout()
 	if asJSON {
 		doc := map[string]any{"replay": res}
+		if selected != nil {
+			doc["statements"] = listed
+		}
 		runErr = withError(ctx, doc, runErr)
 		if err := printJSON(out, doc); err != nil {
 			return err
 		}
 	} else {
+		for _, st := range listed {
+			where := ""
+			if st.Line > 0 {
+				where = fmt.Sprintf("line %d: ", st.Line)
+			}
+			if st.Schema != "" {
+				where += "[" + sqltext.Ident(st.Schema) + "] "
+			}
+			fmt.Fprintf(out, "would run: %s%s\n", where, st.SQL)
+		}
 		printReplayResult(out, res)
 	}
 	return runErr

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -40,6 +41,8 @@ type Options struct {
 	DefaultSchema string
 	// DryRun reads and classifies, and runs nothing.
 	DryRun bool
+	// Selected, when set, gets each statement a dry run would run, in the source's order.
+	Selected func(Statement)
 	// MaxErrorSamples is how many error messages the result keeps; default 5.
 	MaxErrorSamples int
 	// Log gets progress lines (default logx.Default()); ProgressEvery is their interval
@@ -91,6 +94,37 @@ type Result struct {
 	Notes       []string          `json:"notes,omitempty"`
 
 	mu sync.Mutex
+	// errorSamples are ErrorSamples with their place in the source: the workers finish in
+	// any order, and the samples kept and shown are the first failures in the source.
+	errorSamples []errorSample
+}
+
+type errorSample struct {
+	seq  int64
+	text string
+}
+
+// addErrorSample keeps the failure of the statement at seq if it is among the max first
+// ones of the source; res.mu is held.
+func (r *Result) addErrorSample(seq int64, text string, max int) {
+	if len(r.errorSamples) == max {
+		last := 0
+		for i, e := range r.errorSamples {
+			if e.seq > r.errorSamples[last].seq {
+				last = i
+			}
+		}
+		if r.errorSamples[last].seq < seq {
+			return
+		}
+		r.errorSamples = append(r.errorSamples[:last], r.errorSamples[last+1:]...)
+	}
+	r.errorSamples = append(r.errorSamples, errorSample{seq, text})
+	sort.Slice(r.errorSamples, func(i, j int) bool { return r.errorSamples[i].seq < r.errorSamples[j].seq })
+	r.ErrorSamples = r.ErrorSamples[:0]
+	for _, e := range r.errorSamples {
+		r.ErrorSamples = append(r.ErrorSamples, e.text)
+	}
 }
 
 // fatalError is a failure of the connection itself: the replay stops.
@@ -104,7 +138,10 @@ func (e *fatalError) Error() string {
 }
 func (e *fatalError) Unwrap() error { return e.err }
 
-type job struct{ st Statement }
+type job struct {
+	st  Statement
+	seq int64 // its place among the selected statements
+}
 
 // Run replays the statements of src on conn. It always returns a result (what was done so
 // far, also after an error or an interrupt). A statement that fails is counted and the
@@ -306,10 +343,13 @@ func feed(ctx context.Context, src Source, o Options, mode Mode, res *Result, jo
 			}
 		})
 		if o.DryRun {
+			if o.Selected != nil {
+				o.Selected(st)
+			}
 			continue
 		}
 		select {
-		case jobs <- job{st: st}:
+		case jobs <- job{st: st, seq: res.Selected}:
 		case <-ctx.Done():
 			return nil
 		}
@@ -541,9 +581,7 @@ func (w *worker) run(ctx context.Context, j job) error {
 			w.res.TimedOut++
 			err = fmt.Errorf("stopped at the time limit (%s)", w.o.Timeout)
 		}
-		if len(w.res.ErrorSamples) < w.o.MaxErrorSamples {
-			w.res.ErrorSamples = append(w.res.ErrorSamples, fmt.Sprintf("%s: %v", describe(j.st), err))
-		}
+		w.res.addErrorSample(j.seq, fmt.Sprintf("%s: %v", describe(j.st), err), w.o.MaxErrorSamples)
 	})
 	return nil
 }

@@ -75,6 +75,49 @@ func TestStatementErrors(t *testing.T) {
 	}
 }
 
+// The error samples, and the "first" failure a replay where every statement failed names,
+// are the first in the source, whatever order the sessions finished them in: before, a
+// slow first statement that failed last was left out, and the one-line error named
+// another statement than the summary's first line.
+func TestErrorSamplesInSourceOrder(t *testing.T) {
+	conn := sandboxtest.Conn(t)
+	body := heavy(t) + ";\n"
+	for i := 2; i <= 8; i++ {
+		body += fmt.Sprintf("SELECT * FROM no_such_table_%d;\n", i)
+	}
+	o := quietOptions()
+	o.Timeout, o.Concurrency, o.MaxErrorSamples = 300*time.Millisecond, 2, 3
+	o.DefaultSchema = sandboxtest.Schema(t)
+	src, _, err := replay.OpenFile(sqlFile(t, body), replay.FileOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	res, err := replay.Run(context.Background(), conn, src, o)
+	if err == nil || !strings.Contains(err.Error(), "all 8 statements failed; first: line 1: SELECT SUM(seq + 0)") {
+		t.Errorf("want the first statement of the source named: %v", err)
+	}
+	if len(res.ErrorSamples) != 3 || !strings.HasPrefix(res.ErrorSamples[0], "line 1: ") ||
+		!strings.HasPrefix(res.ErrorSamples[1], "line 2: ") || !strings.HasPrefix(res.ErrorSamples[2], "line 3: ") {
+		t.Errorf("want the samples of lines 1, 2 and 3 in order: %q", res.ErrorSamples)
+	}
+
+	// A dry run with Options.Selected lists what would run, in the source's order.
+	src2, _, err := replay.OpenFile(sqlFile(t, "SELECT 1;\nUPDATE t SET a = 1;\nSELECT 2;\n"), replay.FileOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src2.Close()
+	var lines []int
+	o.DryRun, o.Selected = true, func(st replay.Statement) { lines = append(lines, st.Line) }
+	if _, err := replay.Run(context.Background(), conn, src2, o); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(lines) != "[1 3]" {
+		t.Errorf("a dry run would run lines %v, want [1 3]", lines)
+	}
+}
+
 func replayCtx(ctx context.Context, t *testing.T, conn *connection.Conn, body string, o replay.Options) (*replay.Result, error) {
 	t.Helper()
 	src, _, err := replay.OpenFile(sqlFile(t, body), replay.FileOptions{})
