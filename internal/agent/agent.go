@@ -696,7 +696,10 @@ func (a *Agent) alive(ctx context.Context) error {
 	}
 	var err error
 	if a.pingConn == nil {
-		err = errors.New("not connected")
+		// Between a restart and the monitor's next measure: have it reconnect now rather
+		// than at the end of its interval, so the next check sees the server back.
+		err = errors.New("not connected to the server yet (reconnecting)")
+		a.pokeMonitor()
 	} else {
 		pctx, cancel := context.WithTimeout(ctx, time.Second)
 		err = a.pingConn.DB.PingContext(pctx)

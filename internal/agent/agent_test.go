@@ -240,6 +240,38 @@ func TestStalledServerIsDownThenReadyAgain(t *testing.T) {
 	}
 }
 
+// A check that finds the agent not connected (the server restarted, the monitor not yet
+// back) makes the monitor reconnect at once: with a minute between measures, the server
+// back after a restart is seen at the next checks, not a minute later.
+func TestCheckReconnectsWithoutWaitingForTheInterval(t *testing.T) {
+	sb, conn := secondServer(t, "stall", 20_000)
+	ag := startAgent(t, agent.Options{Conn: conn, Filter: catalog.Filter{Schemas: []string{"stall"}}, AgentCheckListen: "127.0.0.1:0",
+		Interval: time.Minute, ReadyCoverage: 0.0001})
+	st := ag.waitState(t, "ready", 60*time.Second, inState(agent.Ready))
+	runs := st.Server.Runs
+	sb.Kill()
+	time.Sleep(150 * time.Millisecond) // past the shared ping
+	if a := ask(t, ag.check); !hasPrefix(a, "down #") {
+		t.Fatalf("agent check right after the kill: %q", a)
+	}
+	// The monitor, poked by that answer, finds the connection broken and the server gone.
+	ag.waitState(t, "down, not connected", 30*time.Second, func(s agent.Status) bool { return s.State == agent.Down && !s.Server.Up })
+	if _, err := sb.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		a := ask(t, ag.check)
+		if st := ag.status(t); st.Server.Runs > runs && st.Server.Up {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("checks for 30 s after the restart (the interval is a minute) never got the agent to reconnect: last answer %q, %s", a, describe(ag.status(t)))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
 // A manifest that cannot be read is reported (warming, with the reason) and read again
 // later: once it is good the server is ready.
 func TestUnreadableManifestIsRetried(t *testing.T) {
