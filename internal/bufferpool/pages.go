@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/innowarm/innowarm/internal/catalog"
@@ -89,7 +88,7 @@ func StreamLRU(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog,
 		}
 		p.LRU = head - pos
 		st.Pages++
-		if p.Space == 0 || p.Space >= tempSpaceFloor || (table != "" && !strings.HasPrefix(table, "`")) {
+		if p.Space == 0 || p.Space >= tempSpaceFloor || (table != "" && !QuotedTableName(table)) {
 			// The system tablespace, temporary tablespaces and InnoDB's own dictionary tables
 			// (SYS_*) are not portable to another server.
 			st.Unattributed++

@@ -485,8 +485,9 @@ func tablesWithUnnamedPages(groups []pageGroup, spaces map[uint32]spaceOwner) []
 }
 
 // ParseTableName reads INNODB_BUFFER_PAGE.TABLE_NAME: "`db`.`t`", with
-// " /* Partition `p0` */" (and a subpartition) for partitions; backticks inside names are
-// doubled.
+// " /* Partition `p0` */" (and a subpartition) for partitions; quotes inside names are
+// doubled. A session whose sql_mode has ANSI_QUOTES (a server's global default) gets the
+// names in double quotes instead.
 func ParseTableName(s string) (schema, table, partition string) {
 	parts := readQuoted(s)
 	if len(parts) > 0 {
@@ -504,19 +505,27 @@ func ParseTableName(s string) (schema, table, partition string) {
 	return schema, table, partition
 }
 
-// readQuoted returns every backtick-quoted name in s, in order.
+// QuotedTableName says whether an INNODB_BUFFER_PAGE.TABLE_NAME names a table by SQL
+// names (a user or system table), not by InnoDB's internal name (its dictionary's SYS_*).
+func QuotedTableName(s string) bool {
+	return strings.HasPrefix(s, "`") || strings.HasPrefix(s, `"`)
+}
+
+// readQuoted returns every quoted name in s (in backticks, or double quotes under
+// ANSI_QUOTES), in order.
 func readQuoted(s string) []string {
 	var out []string
 	for i := 0; i < len(s); i++ {
-		if s[i] != '`' {
+		q := s[i]
+		if q != '`' && q != '"' {
 			continue
 		}
 		var b strings.Builder
 		j := i + 1
 		for ; j < len(s); j++ {
-			if s[j] == '`' {
-				if j+1 < len(s) && s[j+1] == '`' {
-					b.WriteByte('`')
+			if s[j] == q {
+				if j+1 < len(s) && s[j+1] == q {
+					b.WriteByte(q)
 					j++
 					continue
 				}

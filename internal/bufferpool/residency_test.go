@@ -22,6 +22,11 @@ func TestParseTableName(t *testing.T) {
 		{"`we``ird`.`t``x`", "we`ird", "t`x", ""},
 		{"`zoo ü`.`a.b`", "zoo ü", "a.b", ""},
 		{"test/t1", "test", "t1", ""}, // MySQL 5.6's internal form
+		// A session with ANSI_QUOTES in its sql_mode.
+		{`"shop"."orders"`, "shop", "orders", ""},
+		{`"d"."t" /* Partition "p0", Subpartition "p0sp1" */`, "d", "t", "p0sp1"},
+		{"\"we\"\"ird\".\"t`x\"", `we"ird`, "t`x", ""},
+		{"`a\"b`.`c`", `a"b`, "c", ""},
 	}
 	for _, c := range cases {
 		t.Run(c.in, func(t *testing.T) {

@@ -82,3 +82,51 @@ func TestFulltextIndexResidency(t *testing.T) {
 		}
 	}
 }
+
+// A server whose global sql_mode has ANSI_QUOTES gives innowarm's sessions the page list's
+// table names in double quotes: the pages are still the tables'. Before, inspect counted
+// none of them, and a snapshot captured a handful of pages of a warm table.
+func TestANSIQuotesServerNamesPages(t *testing.T) {
+	ctx := context.Background()
+	conn := sandboxtest.Conn(t)
+	srv := conn.Server
+	sandboxtest.Exec(t,
+		"DROP DATABASE IF EXISTS aq", "CREATE DATABASE aq",
+		"CREATE TABLE aq.t (id INT PRIMARY KEY, k INT, pad CHAR(200), KEY k (k)) PARTITION BY HASH (id) PARTITIONS 2",
+		"INSERT INTO aq.t SELECT seq, seq MOD 100, 'x' FROM "+srv.Series("aq", 1, 20000))
+	var mode string
+	if err := conn.DB.QueryRowContext(ctx, "SELECT @@GLOBAL.sql_mode").Scan(&mode); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		sandboxtest.Exec(t, "SET GLOBAL sql_mode = '"+mode+"'", "DROP DATABASE IF EXISTS aq")
+	})
+	sandboxtest.Exec(t, "SET GLOBAL sql_mode = CONCAT(@@GLOBAL.sql_mode, ',ANSI_QUOTES')")
+	conn = sandboxtest.Reconnect(t)
+	sandboxtest.Exec(t, "SELECT COUNT(*) FROM aq.t FORCE INDEX (k)")
+	cat, err := catalog.Load(ctx, conn, catalog.Filter{Schemas: []string{"aq"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := bufferpool.Read(ctx, conn, cat, bufferpool.ReadOptions{OnlyCatalog: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, part := range []string{"p0", "p1"} {
+		if k := find(res, "t", part, "k"); k == nil || k.Resident < 5 {
+			t.Errorf("index k of partition %s after a scan of it: %+v", part, k)
+		}
+	}
+	var captured int64
+	if _, err := bufferpool.StreamLRU(ctx, conn, cat, func(p bufferpool.LRUPage) error {
+		if p.Schema == "aq" && p.Table == "t" && p.Index == "k" {
+			captured++
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if captured < 10 {
+		t.Errorf("the page list named %d pages of index k, want them all", captured)
+	}
+}
