@@ -171,9 +171,11 @@ func Read(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, o Re
 	if cat != nil {
 		for _, t := range cat.Tables {
 			for _, p := range t.Parts {
-				if p.SpaceKnown && p.Space != 0 {
+				if p.SpaceKnown {
 					spaces[p.Space] = spaceOwner{t, p}
-					if p.SharedSpace {
+					// The system tablespace (a table created while innodb_file_per_table
+					// was off) holds every such table, and InnoDB's own pages.
+					if p.SharedSpace || p.Space == 0 {
 						if shared[p.Space] == nil {
 							shared[p.Space] = map[string]spaceOwner{}
 						}
@@ -476,7 +478,7 @@ func tablesWithUnnamedPages(groups []pageGroup, spaces map[uint32]spaceOwner) []
 		if g.index != "" || !indexPageTypes[g.pageType] {
 			continue
 		}
-		if o, ok := spaces[g.space]; ok && !seen[o.t] {
+		if o, ok := spaces[g.space]; ok && g.space != 0 && !seen[o.t] {
 			seen[o.t] = true
 			out = append(out, o.t)
 		}

@@ -72,8 +72,8 @@ func ReadSelection(ctx context.Context, conn *connection.Conn, cat *catalog.Cata
 const cheapLRUTablePages = 65536
 
 // SharedSpaces lists the tablespaces the catalog's tables share (MySQL's general
-// tablespaces): a page there names its index by id only, and ReadDump keeps one table per
-// tablespace.
+// tablespaces, and the system tablespace): a page there names its index by id only, and
+// ReadDump keeps one table per tablespace.
 func SharedSpaces(cat *catalog.Catalog) []string {
 	if cat == nil {
 		return nil
@@ -81,8 +81,12 @@ func SharedSpaces(cat *catalog.Catalog) []string {
 	owner := map[uint32]string{}
 	seen := map[uint32]bool{}
 	var out []string
+	var system []string
 	for _, t := range cat.Tables {
 		for _, p := range t.Parts {
+			if p.SpaceKnown && p.Space == 0 && len(system) < 3 {
+				system = append(system, t.Schema+"."+t.Name)
+			}
 			if !p.SpaceKnown || p.Space == 0 {
 				continue
 			}
@@ -109,6 +113,9 @@ func SharedSpaces(cat *catalog.Catalog) []string {
 				out = append(out, fmt.Sprintf("space %d: %s and tables not selected", p.Space, owner[p.Space]))
 			}
 		}
+	}
+	if len(system) > 0 {
+		out = append(out, "the system tablespace: "+strings.Join(system, ", ")+" (created while innodb_file_per_table was off)")
 	}
 	return out
 }

@@ -234,6 +234,9 @@ func printSnapshot(w io.Writer, r *snapshot.Result) {
 	if r.PageListNote != "" {
 		fmt.Fprintf(w, "page list from INNODB_BUFFER_PAGE_LRU, not the server's dump: %s\n", r.PageListNote)
 	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
 	if k := r.Keys; k.Pages > 0 && k.Note == "" {
 		extra := ""
 		if k.ReadAlone > 0 {

@@ -86,13 +86,16 @@ type Result struct {
 	ReadSeconds float64 `json:"read_seconds"` // of which reading the page list
 	// PageList is where the page list came from (bufferpool.SourceDump or SourceLRUTable),
 	// PageListNote why the dump was not used when it was not.
-	PageList     string          `json:"page_list"`
-	PageListNote string          `json:"page_list_note,omitempty"`
-	Unnamed      int64           `json:"unnamed_pages,omitempty"`
-	PoolPages    int64           `json:"pool_pages"`
-	Unattributed int64           `json:"unattributed_pages"`
-	Header       manifest.Header `json:"header"`
-	CapturedAt   time.Time       `json:"captured_at"`
+	PageList     string `json:"page_list"`
+	PageListNote string `json:"page_list_note,omitempty"`
+	Unnamed      int64  `json:"unnamed_pages,omitempty"`
+	PoolPages    int64  `json:"pool_pages"`
+	Unattributed int64  `json:"unattributed_pages"`
+	// Notes say what of the selection a manifest cannot carry (tables in the system
+	// tablespace).
+	Notes      []string        `json:"notes,omitempty"`
+	Header     manifest.Header `json:"header"`
+	CapturedAt time.Time       `json:"captured_at"`
 	// ObservedOnly: the capture went into the history only (Options.ObserveOnly).
 	ObservedOnly bool `json:"observed_only,omitempty"`
 	// ChurnCaptures counts the captures Every took into the history between this manifest
@@ -173,7 +176,7 @@ func Capture(ctx context.Context, conn *connection.Conn, o Options) (*Result, er
 		var res *Result
 		if produce, ks, res, err = collect(ctx, conn, cat, o, &h, keep, stream, &st, log, t0); err != nil || res != nil {
 			if res != nil {
-				res.PageListNote = *note
+				res.PageListNote, res.Notes = *note, systemSpaceNotes(cat)
 			}
 			return res, err
 		}
@@ -189,7 +192,29 @@ func Capture(ctx context.Context, conn *connection.Conn, o Options) (*Result, er
 	hdr := written.Header
 	return &Result{Path: o.Path, Entries: hdr.Entries, Objects: hdr.Objects, Bytes: written.Bytes, Seconds: time.Since(t0).Seconds(), ReadSeconds: st.Seconds,
 		PoolPages: h.PoolPages, Unattributed: st.Unattributed, Header: hdr, CapturedAt: h.CapturedAt,
-		PageList: st.Source, PageListNote: *note, Unnamed: st.Unnamed, Keys: ks}, nil
+		PageList: st.Source, PageListNote: *note, Unnamed: st.Unnamed, Keys: ks, Notes: systemSpaceNotes(cat)}, nil
+}
+
+// systemSpaceNotes says which selected tables no manifest carries: those in the system
+// tablespace, whose pages the server's list names by a tablespace that is no table's (its
+// page numbers name InnoDB's own pages on any other server).
+func systemSpaceNotes(cat *catalog.Catalog) []string {
+	var names []string
+	for _, t := range cat.Tables {
+		for _, p := range t.Parts {
+			if p.SpaceKnown && p.Space == 0 {
+				names = append(names, t.Schema+"."+t.Name)
+				break
+			}
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	if len(names) > 3 {
+		names = append(names[:3], fmt.Sprintf("and %d more", len(names)-3))
+	}
+	return []string{"not captured: " + strings.Join(names, ", ") + ", in the system tablespace (created while innodb_file_per_table was off); a manifest names pages by a table's own tablespace: warm them with warm --tables (scans)"}
 }
 
 type pageStream func(context.Context, *connection.Conn, *catalog.Catalog, func(bufferpool.LRUPage) error) (bufferpool.LRUStats, error)
