@@ -36,3 +36,31 @@ func TestLongListsAreSummedUp(t *testing.T) {
 		t.Errorf("a list of %d: %s", listedInText, b.String())
 	}
 }
+
+// A warm that failed after some of its units (a lost connection) has no measure of the
+// pool after it: its summary says FAILED and prints the after figures as unknown, not as
+// zeros ("0 pages now resident", "a pool of 0 pages") a script would take for a result.
+func TestFailedWarmPrintsNoZeroAfter(t *testing.T) {
+	res := &warm.Result{Method: warm.MethodScan, Units: 6, UnitsDone: 3, Parallel: 2, Seconds: 1.5,
+		Targets: []*warm.TargetResult{{Schema: "s", Table: "t", Index: "PRIMARY", Units: 6, UnitsDone: 3, ResidentBefore: 10, EstPages: 100, CoverageBefore: 0.1}},
+		Errors:  []string{"`s`.`t` PRIMARY: lost the connection"}}
+	res.PoolBefore.PagesFree, res.PoolBefore.PagesTotal = 7000, 8000
+	var b bytes.Buffer
+	printWarmResult(&b, res)
+	out := b.String()
+	if !strings.Contains(out, "warm (scan) FAILED") || !strings.Contains(out, "3 of 6 units") || !strings.Contains(out, "10.0% → ?") {
+		t.Errorf("want a failed summary with unknown after figures:\n%s", out)
+	}
+	for _, wrong := range []string{"pages now resident", "pool: ", "free pages of 0"} {
+		if strings.Contains(out, wrong) {
+			t.Errorf("a figure the failed warm never measured (%q):\n%s", wrong, out)
+		}
+	}
+
+	res.PoolAfter = res.PoolBefore // measured: the usual summary
+	b.Reset()
+	printWarmResult(&b, res)
+	if out := b.String(); strings.Contains(out, "FAILED") || !strings.Contains(out, "pool: 7000 free → 7000 free pages of 8000") {
+		t.Errorf("a measured result prints its figures:\n%s", out)
+	}
+}

@@ -301,6 +301,15 @@ func printSkipped(w io.Writer, skipped []catalog.Skip) {
 
 func printWarmResult(w io.Writer, res *warm.Result) {
 	native := res.Native != nil
+	// A warm that failed before it measured the pool after (its error goes to stderr)
+	// has no after figures: they print as unknown, not as zeros.
+	measured := res.PoolAfter.PagesTotal > 0
+	after := func(n int64) any {
+		if !measured {
+			return "?"
+		}
+		return n
+	}
 	header := table.Row{"table", "partition", "index", "units", "pages before", "pages after", "loaded", "coverage", "seconds", "MB/s"}
 	if native {
 		header = table.Row{"table", "partition", "index", "pages before", "pages after", "loaded", "coverage"}
@@ -309,15 +318,18 @@ func printWarmResult(w io.Writer, res *warm.Result) {
 	for _, tr := range res.Targets {
 		idx := warm.IndexLabel(tr.Index, tr.Kind)
 		cov := fmtCoverage(tr.CoverageBefore, tr.CoverageExact) + " → " + fmtCoverage(tr.CoverageAfter, tr.CoverageExact)
+		if !measured {
+			cov = fmtCoverage(tr.CoverageBefore, tr.CoverageExact) + " → ?"
+		}
 		if native {
-			t.AppendRow(table.Row{sqltext.Table(tr.Schema, tr.Table), tr.Partition, idx, tr.ResidentBefore, tr.ResidentAfter, tr.PagesLoaded, cov})
+			t.AppendRow(table.Row{sqltext.Table(tr.Schema, tr.Table), tr.Partition, idx, tr.ResidentBefore, after(tr.ResidentAfter), after(tr.PagesLoaded), cov})
 			continue
 		}
 		units := fmt.Sprintf("%d/%d", tr.UnitsDone, tr.Units)
 		if tr.Error != "" {
 			units += " FAILED"
 		}
-		t.AppendRow(table.Row{sqltext.Table(tr.Schema, tr.Table), tr.Partition, idx, units, tr.ResidentBefore, tr.ResidentAfter, tr.PagesLoaded, cov,
+		t.AppendRow(table.Row{sqltext.Table(tr.Schema, tr.Table), tr.Partition, idx, units, tr.ResidentBefore, after(tr.ResidentAfter), after(tr.PagesLoaded), cov,
 			fmt.Sprintf("%.2f", tr.Seconds), fmt.Sprintf("%.0f", tr.MBps)})
 	}
 	if len(res.Targets) > 0 {
@@ -325,6 +337,11 @@ func printWarmResult(w io.Writer, res *warm.Result) {
 	}
 	nothing := (res.Native != nil && res.Native.Requested == 0) || (res.Native == nil && res.Units == 0)
 	switch n := res.Native; {
+	case !measured && n != nil:
+		fmt.Fprintf(w, "warm (native) FAILED (see its error): %d pages requested, %d loaded by the server in %.2f s; the pool after not measured\n", n.Requested, n.Loaded, n.Seconds)
+	case !measured:
+		fmt.Fprintf(w, "warm (%s) FAILED (see its error): %d of %d units done in %.2f s, %d parallel; the pages read and the pool after not measured\n",
+			res.Method, res.UnitsDone, res.Units, res.Seconds, res.Parallel)
 	case nothing && (len(res.LeftOut) > 0 || (res.Manifest != nil && res.Manifest.LeftOut > 0)):
 		fmt.Fprintf(w, "warm (%s): nothing loaded: what is resident stays, what is not is over the budget (left out below; --budget, a size or a percent of the pool, lets the warm evict other pages)\n", res.Method)
 	case n != nil && n.Requested == 0 && res.Manifest != nil:
@@ -361,7 +378,9 @@ func printWarmResult(w io.Writer, res *warm.Result) {
 	if res.MethodReason != "" {
 		fmt.Fprintf(w, "method %s: %s\n", res.Method, res.MethodReason)
 	}
-	fmt.Fprintf(w, "pool: %d free → %d free pages of %d\n", res.PoolBefore.PagesFree, res.PoolAfter.PagesFree, res.PoolAfter.PagesTotal)
+	if measured {
+		fmt.Fprintf(w, "pool: %d free → %d free pages of %d\n", res.PoolBefore.PagesFree, res.PoolAfter.PagesFree, res.PoolAfter.PagesTotal)
+	}
 	if res.Proof != "" {
 		fmt.Fprintf(w, "residency after: %s\n", res.Proof)
 	}
