@@ -50,6 +50,33 @@ type Filter struct {
 	Exact []TableName
 }
 
+// lowerCased is f with every name and pattern in lower case, for a server with
+// lower_case_table_names = 1.
+func (f Filter) lowerCased() Filter {
+	g := f
+	g.Schemas = make([]string, len(f.Schemas))
+	for i, s := range f.Schemas {
+		g.Schemas[i] = strings.ToLower(s)
+	}
+	lower := func(ps []Pattern) []Pattern {
+		out := make([]Pattern, len(ps))
+		for i, p := range ps {
+			p.Schema, p.Table = strings.ToLower(p.Schema), strings.ToLower(p.Table)
+			out[i] = p
+		}
+		return out
+	}
+	g.Tables, g.Exclude = lower(f.Tables), lower(f.Exclude)
+	g.Exact = make([]TableName, len(f.Exact))
+	for i, n := range f.Exact {
+		g.Exact[i] = TableName{strings.ToLower(n.Schema), strings.ToLower(n.Table)}
+	}
+	if f.Exact == nil {
+		g.Exact = nil
+	}
+	return g
+}
+
 // TableName names one table.
 type TableName struct{ Schema, Table string }
 
@@ -479,6 +506,15 @@ func LoadReading(ctx context.Context, conn *connection.Conn, f Filter, r Reads) 
 		return nil, err
 	}
 	defer sess.Close()
+	// With lower_case_table_names = 1 the server keeps every schema and table name in lower
+	// case and takes any case from its clients: so does the selection.
+	var lowerCase int
+	if err := sess.QueryRow(ctx, "SELECT @@lower_case_table_names", nil, &lowerCase); err != nil {
+		return nil, fmt.Errorf("read lower_case_table_names: %w", err)
+	}
+	if lowerCase == 1 {
+		f = f.lowerCased()
+	}
 	if q := srv.FreshTableStatsStatement(); q != "" && !r.NoSizes {
 		if _, err := sess.Exec(ctx, q); err != nil {
 			return nil, fmt.Errorf("read current table sizes: %w", err)

@@ -291,7 +291,9 @@ func Up(ctx context.Context, cfg Config) (*Sandbox, *UpReport, error) {
 func creationArgs(serverArgs []string) []string {
 	var out []string
 	for _, a := range serverArgs {
-		if strings.HasPrefix(strings.ReplaceAll(a, "_", "-"), "--innodb-page-size=") {
+		// MySQL fixes lower_case_table_names in its data dictionary when it initializes:
+		// a server started with another value refuses to start.
+		if n := strings.ReplaceAll(a, "_", "-"); strings.HasPrefix(n, "--innodb-page-size=") || strings.HasPrefix(n, "--lower-case-table-names=") {
 			out = append(out, a)
 		}
 	}
