@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -190,6 +192,24 @@ func printFollowStatus(w io.Writer, s follow.Status) {
 	if s.SkippedResident > 0 {
 		how += fmt.Sprintf("; %d pages left out, resident by their turn", s.SkippedResident)
 	}
-	fmt.Fprintf(w, "%s round %d%s: hot set %d pages, %.1f%% resident on the target (lag %.1f%%, age %.1f s); loaded %d pages in %.2f s (%s), captured in %.2f s\n",
-		ts, s.Round, early, s.HotSetPages, 100*s.Coverage, 100*s.Lag, s.AgeSeconds, s.Loaded, s.LoadSeconds, how, s.CaptureSeconds)
+	if len(s.Paths) > 0 {
+		names := make([]string, 0, len(s.Paths))
+		for p := range s.Paths {
+			names = append(names, p)
+		}
+		sort.Strings(names)
+		for i, p := range names {
+			names[i] = fmt.Sprintf("%s %d", p, s.Paths[p])
+		}
+		how += "; indexes by path: " + strings.Join(names, ", ")
+	}
+	covered := "resident on the target"
+	if s.CoverageBefore == nil && s.KeyRanges > 0 {
+		covered = "of its range statements run on the target"
+	}
+	fmt.Fprintf(w, "%s round %d%s: hot set %d pages, %.1f%% %s (lag %.1f%%, age %.1f s); loaded %d pages in %.2f s (%s), captured in %.2f s\n",
+		ts, s.Round, early, s.HotSetPages, 100*s.Coverage, covered, 100*s.Lag, s.AgeSeconds, s.Loaded, s.LoadSeconds, how, s.CaptureSeconds)
+	if s.Dropped > 0 {
+		fmt.Fprintf(w, "%s round %d: %d pages of the source's hot set are not on the target (tables it lacks, files smaller than the source's): not counted above\n", ts, s.Round, s.Dropped)
+	}
 }
