@@ -252,7 +252,16 @@ func (m *manifestProbe) Count(ctx context.Context) (covered, total int64, detail
 		if err := warm.CheckResolved(mf, r); err != nil {
 			return 0, 0, "", err
 		}
-		m.target = readiness.Manifest{Conn: m.conn, Resolved: r}
+		// On a copy that is not page-for-page the manifest's page numbers name other rows:
+		// the gate counts the pages that hold its keys here, as warm --from finds them.
+		measured, _, uncounted, err := warm.MeasureTarget(ctx, m.conn, r)
+		if err != nil {
+			return 0, 0, "", err
+		}
+		if len(measured.Pages) == 0 && uncounted > 0 {
+			return 0, 0, "", exitcode.UsageError(fmt.Errorf("manifest %s: this server is no page-for-page copy of its source and innowarm cannot read its trees here (not on the database host, or keys it does not compare): none of its %d pages can be counted; run the gate on the database host, or gate on warm --from's exit", r.Name, uncounted))
+		}
+		m.target = readiness.Manifest{Conn: m.conn, Resolved: measured}
 	}
 	return m.target.Count(ctx)
 }
@@ -273,7 +282,9 @@ func inspectManifest(cmd *cobra.Command, conn *connection.Conn, mf *manifest.Man
 	r := mc.Resolved
 	if o.asJSON {
 		return printJSON(w, map[string]any{"manifest": r.Name, "source_server": r.Source.ServerID, "captured_at": r.Source.CapturedAt,
-			"entries": r.Entries, "keyed_entries": mf.Header.KeyedEntries, "resolved": len(r.Pages), "dropped": r.Dropped, "resident": mc.Resident, "coverage": mc.Coverage, "rows": rows})
+			"entries": r.Entries, "keyed_entries": mf.Header.KeyedEntries, "resolved": len(r.Pages), "dropped": r.Dropped,
+			"counted": len(mc.Measured.Pages), "uncounted": mc.Uncounted, "index_paths": nonNil(mc.Paths), "note": mc.Note,
+			"resident": mc.Resident, "coverage": mc.Coverage, "rows": rows})
 	}
 	t := newTable(w, table.Row{"schema", "table", "partition", "index", "manifest pages", "resident", "coverage"}, 5)
 	for _, row := range rows {
@@ -289,8 +300,16 @@ func inspectManifest(cmd *cobra.Command, conn *connection.Conn, mf *manifest.Man
 	if mf.Header.KeyedEntries > 0 {
 		keyed = fmt.Sprintf(" (%d with key ranges)", mf.Header.KeyedEntries)
 	}
-	fmt.Fprintf(w, "manifest %s (from %s, captured %s): %d entries%s, %d resolved here, %d dropped; %d resident now: coverage %.1f%%\n",
-		r.Name, r.Source.ServerID, r.Source.CapturedAt.Format("2006-01-02 15:04:05 MST"), r.Entries, keyed, len(r.Pages), dropped, mc.Resident, 100*mc.Coverage)
+	counted := ""
+	if len(mc.Measured.Pages) != len(r.Pages) || mc.Uncounted > 0 {
+		counted = fmt.Sprintf(", %d counted here (pages of this server's trees that hold its key ranges where this is no page-for-page copy)", len(mc.Measured.Pages))
+	}
+	fmt.Fprintf(w, "manifest %s (from %s, captured %s): %d entries%s, %d resolved here, %d dropped%s; %d resident now: coverage %.1f%%\n",
+		r.Name, r.Source.ServerID, r.Source.CapturedAt.Format("2006-01-02 15:04:05 MST"), r.Entries, keyed, len(r.Pages), dropped, counted, mc.Resident, 100*mc.Coverage)
+	printPaths(w, mc.Paths)
+	if mc.Note != "" {
+		fmt.Fprintf(w, "note: %s\n", mc.Note)
+	}
 	return nil
 }
 
@@ -385,4 +404,11 @@ func printResidency(w io.Writer, rows []bufferpool.IndexResidency, res *bufferpo
 	if res.Unnamed > 0 {
 		fmt.Fprintf(w, "%d resident pages allocated since the server last wrote them to disk could not be named from the files: listed as %s (--page-list lru-table names them)\n", res.Unnamed, bufferpool.UnknownIndex)
 	}
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }

@@ -224,6 +224,26 @@ func byKeyScenario(t *testing.T, rows, step, rounds int, desc bool, conn *connec
 						t.Errorf("%s --by-key %s: %s takes path %s with %d statements and %d tree pages (%s), want %s", what, mode.byKey, ix, ip.Path, ip.Statements, ip.TreePages, ip.Reason, mode.want)
 					}
 				}
+				if mode.byKey == warm.ByKeyAuto {
+					// inspect --manifest and its readiness gate count what warm loaded: the
+					// pages of this copy's trees that hold the manifest's keys, not the
+					// source's page numbers, which name other rows here.
+					mc, err := warm.MeasureManifest(ctx, conn, m)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if mc.Coverage < 0.95 || len(mc.Measured.Pages) == 0 || mc.Uncounted != 0 {
+						t.Errorf("%s: inspect --manifest after warm --from by tree counts %.1f%% resident (%d of %d pages counted, %d uncounted), want 95%%+",
+							what, 100*mc.Coverage, mc.Resident, len(mc.Measured.Pages), mc.Uncounted)
+					}
+					if lean {
+						// The suite's own server: the readiness gate of the README's recipe.
+						r := sandboxtest.CLI(t, sandboxtest.Run{}, append([]string{"inspect", "--manifest", path, "--wait-coverage", "95%", "--timeout", "20s"}, sandboxtest.Sock(t)...)...)
+						if r.Code != 0 {
+							t.Errorf("%s: inspect --manifest --wait-coverage 95%% after warm --from by tree: exit %d\n%s%s", what, r.Code, r.Stdout, r.Stderr)
+						}
+					}
+				}
 				byKey := measure(conn)
 				if lean {
 					hotPass = measure(conn)

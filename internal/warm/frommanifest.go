@@ -438,7 +438,7 @@ func PlanFromManifest(ctx context.Context, conn *connection.Conn, full *Resolved
 	}
 	var throttled string
 	sampledRate := -1.0 // client statements/s, once sampled
-	if method == MethodNative && (o.ByKey == ByKeyAuto || o.ByKey == "") && full.hasKeys() {
+	if method == MethodNative && (o.ByKey == ByKeyAuto || o.ByKey == "") && full.hasKeys() && !o.MeasureOnly {
 		var err error
 		if throttled, sampledRate, err = throttledLoad(ctx, conn); err != nil {
 			return nil, err
@@ -595,7 +595,7 @@ func PlanFromManifest(ctx context.Context, conn *connection.Conn, full *Resolved
 		mr.CoverageBefore, _ = r.Coverage(mp.before)
 	}
 	mr.Requested = int64(len(req))
-	if len(kts) > 0 {
+	if len(kts) > 0 && !o.MeasureOnly {
 		sort.Slice(kts, func(a, b int) bool { return kts[a].chosen[0].rank < kts[b].chosen[0].rank })
 		if mp.Keyed, err = full.buildKeyPlan(ctx, conn, kts, paths, max(budget-int64(len(req)), 0), source, o); err != nil {
 			return nil, err
@@ -603,6 +603,9 @@ func PlanFromManifest(ctx context.Context, conn *connection.Conn, full *Resolved
 	}
 	mp.Paths = sortedPaths(paths)
 	mr.Paths = mp.Paths
+	if o.MeasureOnly {
+		return mp, nil
+	}
 	if method == MethodScan {
 		if len(r.ByTarget) == 0 {
 			return mp, nil
@@ -1196,9 +1199,45 @@ type ManifestRow struct {
 // ManifestCoverage is how much of a manifest's pages are resident on this server.
 type ManifestCoverage struct {
 	Resolved *Resolved
+	// Measured are the pages counted: the manifest's by number where this server is a
+	// page-for-page copy of its source, and where it is not, the pages of this server's
+	// own B-trees that hold the manifest's key ranges (the tree path), as warm --from
+	// finds them. Resolved.Pages on a copy that is not page-for-page name other rows.
+	Measured *Resolved
 	Coverage float64
 	Resident int64
 	Rows     []ManifestRow // most manifest pages first
+	// Paths is how each index was measured; Uncounted the manifest pages of indexes that
+	// warm reads by range scans here (no page numbers to count), and Note says so.
+	Paths     []IndexPath
+	Uncounted int64
+	Note      string
+}
+
+// MeasureTarget is what of a resolved manifest can be counted on this server: its pages by
+// number where sampling says this server is a page-for-page copy of the source, the pages
+// of this server's trees that hold the manifest's key ranges where it is not and
+// innowarm can read the files (the tree path), and nothing of the indexes warm would read
+// by range scans (their pages are counted in Uncounted). Nothing is read into the pool.
+func MeasureTarget(ctx context.Context, conn *connection.Conn, r *Resolved) (measured *Resolved, paths []IndexPath, uncounted int64, err error) {
+	if !r.hasKeys() {
+		return r, nil, 0, nil
+	}
+	method := MethodScan
+	if CheckNative(ctx, conn).OK {
+		method = MethodNative
+	}
+	mp, err := PlanFromManifest(ctx, conn, r, method, Options{Budget: Budget{Percent: 100, Raw: "100%"}, Order: "small-first",
+		SplitPages: DefaultSplitPages, ByKey: ByKeyAuto, MeasureOnly: true}, false)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	for _, mt := range mp.Targets {
+		if mt.Path == PathSQL || mt.Path == PathNone {
+			uncounted += mt.ManifestPages
+		}
+	}
+	return mp.r, mp.Paths, uncounted, nil
 }
 
 // MeasureManifest resolves a manifest on this server and measures its pages' residency,
@@ -1211,13 +1250,20 @@ func MeasureManifest(ctx context.Context, conn *connection.Conn, mf *manifest.Ma
 	if err := CheckResolved(mf, r); err != nil {
 		return nil, err
 	}
-	set, err := bufferpool.Resident(ctx, conn, r.Spaces())
+	measured, paths, uncounted, err := MeasureTarget(ctx, conn, r)
 	if err != nil {
 		return nil, err
 	}
-	mc := &ManifestCoverage{Resolved: r}
-	mc.Coverage, mc.Resident = r.Coverage(set)
-	for k, c := range r.TargetCoverage(set) {
+	set, err := bufferpool.Resident(ctx, conn, measured.Spaces())
+	if err != nil {
+		return nil, err
+	}
+	mc := &ManifestCoverage{Resolved: r, Measured: measured, Paths: paths, Uncounted: uncounted}
+	if uncounted > 0 {
+		mc.Note = fmt.Sprintf("%d manifest pages of indexes that are not page-for-page copies here, and whose trees innowarm cannot read (not on the database host, or keys it does not compare), are not counted: warm --from reads them by range scans, which name no pages", uncounted)
+	}
+	mc.Coverage, mc.Resident = measured.Coverage(set)
+	for k, c := range measured.TargetCoverage(set) {
 		row := ManifestRow{Schema: k.Schema, Table: k.Table, Partition: k.Partition, Index: k.Index, Kind: k.Kind, ManifestPages: c[0], Resident: c[1]}
 		if c[0] > 0 {
 			row.Coverage = float64(c[1]) / float64(c[0])

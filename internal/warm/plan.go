@@ -73,6 +73,10 @@ type Options struct {
 	// load of a manifest then puts the hottest pages first without sampling the server's
 	// statement rate.
 	ExpectTraffic bool
+	// MeasureOnly (inspect --manifest, a readiness gate) plans a manifest only as far as the
+	// pages it would load by number here, the tree path's included: no range statement is
+	// planned (their planning reads pages), no traffic sampled.
+	MeasureOnly bool
 }
 
 func (t *Target) key() TargetKey {
