@@ -61,6 +61,14 @@ func loadTarget(ctx context.Context, conn *connection.Conn, o *Options) (*target
 		return nil, fmt.Errorf("resolve the manifest %s: %w", o.Manifest, err)
 	}
 	t := &target{manifest: mf, resolved: r}
+	// On a copy that is not page-for-page the manifest's page numbers name other rows: the
+	// pages counted are those of this server's trees that hold its key ranges, as the warm
+	// finds them, where innowarm can read the trees.
+	if measured, _, _, err := warm.MeasureTarget(ctx, conn, r); err != nil {
+		return nil, fmt.Errorf("resolve the manifest %s: %w", o.Manifest, err)
+	} else if len(measured.Pages) > 0 {
+		t.resolved = measured
+	}
 	if len(r.Pages) == 0 {
 		t.none = fmt.Sprintf("none of the manifest's %d entries names a page of this server", r.Entries)
 	}
