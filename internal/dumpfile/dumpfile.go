@@ -27,6 +27,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/innowarm/innowarm/internal/connection"
+	"github.com/innowarm/innowarm/internal/flavor"
 	"github.com/innowarm/innowarm/internal/logx"
 )
 
@@ -169,6 +170,14 @@ func Check(ctx context.Context, conn *connection.Conn) Access {
 	}
 	if ok, err := hasGlobalPrivilege(ctx, conn); err != nil || !ok {
 		a.Reason = fmt.Sprintf("user %s may not SET GLOBAL the buffer pool dump/load variables (needs %s)", conn.Opts.User, strings.Join(srv.GlobalVariablePrivileges(), " or "))
+		return a
+	}
+	// During a load (the server's own at startup, or one a killed innowarm left) MySQL
+	// writes no dump asked for: the wait for it ran for minutes, and the request, still
+	// pending, later wrote an empty list over the server's dump file.
+	var status string
+	if err := conn.DB.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_load_status'").Scan(new(string), &status); err == nil && flavor.LoadInProgress(status) {
+		a.Reason = fmt.Sprintf("the server is loading its buffer pool (%s): innowarm does not ask for its dump during a load", status)
 		return a
 	}
 	a.OK = true
@@ -649,6 +658,7 @@ func (b *Borrowed) DumpEach(ctx context.Context, conn *connection.Conn, log *log
 	}
 	// The server writes PATH.incomplete and renames it to PATH when done.
 	deadline := time.Now().Add(10 * time.Minute)
+	waitLogged := false
 	for {
 		if _, err := os.Stat(b.Path); err == nil {
 			break
@@ -657,6 +667,10 @@ func (b *Borrowed) DumpEach(ctx context.Context, conn *connection.Conn, log *log
 			return 0, 0, fmt.Errorf("the server did not write its buffer pool dump %s within 10 minutes", b.Path)
 		}
 		wait := 2 * time.Millisecond
+		if time.Since(t0) > 10*time.Second && !waitLogged {
+			waitLogged = true
+			log.Infof("waiting for the server to write its buffer pool dump (%.0f s so far, at most 10 minutes)", time.Since(t0).Seconds())
+		}
 		if time.Since(t0) > time.Second {
 			wait = 50 * time.Millisecond
 			var status string
