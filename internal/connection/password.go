@@ -116,27 +116,27 @@ func readLine(ctx context.Context, fd int) ([]byte, error) {
 // scrubArgs overwrites the password in the process's own argument memory with 'x', so it
 // does not show in ps or /proc/PID/cmdline (the mysql client does the same). On Linux the
 // Go runtime's os.Args strings point into that memory, which the kernel reads for cmdline.
-// The caller must have copied the password first.
+// The caller must have copied the password first. Only the password flag's own argument
+// is touched (-pSECRET, -p=SECRET, --password=SECRET, --source-password=SECRET): other
+// flags' values point into that memory too, and a password that is also a user or schema
+// name must not rename them (nor, made of x, loop forever).
 func scrubArgs(secret string) bool {
 	if secret == "" {
 		return false
 	}
 	found := false
 	for _, a := range os.Args[1:] {
-		if !strings.HasPrefix(a, "-") {
+		flag, value, ok := strings.Cut(a, "=")
+		isPassword := ok && strings.HasPrefix(flag, "--") && strings.HasSuffix(flag, "password") && value == secret
+		isPassword = isPassword || a == "-p"+secret || a == "-p="+secret
+		if !isPassword {
 			continue
 		}
-		for {
-			i := strings.Index(a, secret)
-			if i < 0 {
-				break
-			}
-			b := unsafe.Slice(unsafe.StringData(a), len(a))
-			for j := i; j < i+len(secret); j++ {
-				b[j] = 'x'
-			}
-			found = true
+		b := unsafe.Slice(unsafe.StringData(a), len(a))
+		for j := len(a) - len(secret); j < len(a); j++ {
+			b[j] = 'x'
 		}
+		found = true
 	}
 	return found
 }
