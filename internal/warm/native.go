@@ -278,7 +278,7 @@ func loadNative(ctx context.Context, conn *connection.Conn, tiers [][]PageID, pr
 		}
 		stopPaused := followPause(goal, gov, rep)
 		chunkStart := own.start(goal)
-		status, err := loadOnce(goal, conn, loadFollow{rep: rep, quiet: prog.Quiet, readStart: readStart, total: res.Requested, readsMeanDone: bounded}, before)
+		status, err := loadOnce(goal, conn, loadFollow{rep: rep, quiet: prog.Quiet, readStart: readStart, total: res.Requested, readsMeanDone: bounded, listPath: borrowed.Path}, before)
 		if err == nil && borrowed.ListReplaced() {
 			// The server wrote a dump over the list (a DBA's dump_now) before or while its
 			// loader read it: that dump is kept, and the chunk is loaded again from its own
@@ -286,7 +286,7 @@ func loadNative(ctx context.Context, conn *connection.Conn, tiers [][]PageID, pr
 			log.Warnf("the page list was replaced by a dump of the server's during the load: loading this part again")
 			if werr := borrowed.WriteList(chunk); werr == nil {
 				before = status
-				status, err = loadOnce(goal, conn, loadFollow{rep: rep, quiet: prog.Quiet, readStart: readStart, total: res.Requested, readsMeanDone: bounded}, before)
+				status, err = loadOnce(goal, conn, loadFollow{rep: rep, quiet: prog.Quiet, readStart: readStart, total: res.Requested, readsMeanDone: bounded, listPath: borrowed.Path}, before)
 			}
 		}
 		stopPaused()
@@ -418,6 +418,8 @@ type loadFollow struct {
 	// believed (bounded chunks of 128 pages went at 300 pages a second instead of 750).
 	// Only for loads that stop when traffic comes: traffic's own reads would pass for it.
 	readsMeanDone bool
+	// listPath is the page list file the loader reads (listReadWatch).
+	listPath string
 }
 
 // progressEvery is how often a load's pages read are polled for the progress line: the
@@ -434,6 +436,9 @@ func loadOnce(ctx context.Context, conn *connection.Conn, follow loadFollow, bef
 			readBefore = n
 		}
 	}
+	watch := watchListRead(follow.listPath)
+	defer watch.close()
+	listRead := false
 	if _, err := conn.DB.ExecContext(ctx, "SET GLOBAL innodb_buffer_pool_load_now = ON"); err != nil {
 		if ctx.Err() != nil {
 			return before, ctx.Err()
@@ -450,6 +455,9 @@ func loadOnce(ctx context.Context, conn *connection.Conn, follow loadFollow, bef
 			return status, ctx.Err()
 		case <-time.After(pollInterval(time.Since(t0))):
 		}
+		// The list's close first, then the status: a close seen now came before the
+		// status read next, which the loader had set to "Loading" before opening the list.
+		listRead = listRead || watch.read()
 		s, err := loadStatus(ctx, conn)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -468,7 +476,7 @@ func loadOnce(ctx context.Context, conn *connection.Conn, follow loadFollow, bef
 			started = true
 			continue
 		}
-		if status != before {
+		if status != before || (listRead && strings.Contains(status, "completed")) {
 			started = true
 		}
 		if !started && readBefore >= 0 && strings.Contains(status, "completed") {
