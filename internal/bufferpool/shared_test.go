@@ -1,6 +1,7 @@
 package bufferpool
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/innowarm/innowarm/internal/catalog"
@@ -15,11 +16,17 @@ func TestSharedSpaces(t *testing.T) {
 	own := &catalog.Catalog{Tables: []*catalog.Table{
 		{Schema: "s", Name: "a", Parts: []*catalog.Part{part("", 5)}},
 		{Schema: "s", Name: "p", Parts: []*catalog.Part{part("p0", 6), part("p1", 7)}},
-		{Schema: "s", Name: "sys", Parts: []*catalog.Part{part("", 0)}},
-		{Schema: "s", Name: "sys2", Parts: []*catalog.Part{part("", 0)}},
 	}}
 	if got := SharedSpaces(own); len(got) != 0 {
 		t.Errorf("file-per-table catalog: %v", got)
+	}
+	// The system tablespace holds every table created with innodb_file_per_table off, and
+	// InnoDB's own pages: one entry names them.
+	own.Tables = append(own.Tables,
+		&catalog.Table{Schema: "s", Name: "sys", Parts: []*catalog.Part{part("", 0)}},
+		&catalog.Table{Schema: "s", Name: "sys2", Parts: []*catalog.Part{part("", 0)}})
+	if got := SharedSpaces(own); len(got) != 1 || !strings.Contains(got[0], "system tablespace: s.sys, s.sys2") {
+		t.Errorf("tables in the system tablespace: %v", got)
 	}
 	shared := &catalog.Catalog{Tables: []*catalog.Table{
 		{Schema: "s", Name: "a", Parts: []*catalog.Part{part("", 9)}},
