@@ -222,21 +222,45 @@ func (s stopSignal) Error() string { return "stopped by " + s.String() }
 // notifySignals cancels ctx on the first SIGINT or SIGTERM, with the signal as its cause;
 // a second one kills the process the default way.
 func notifySignals(parent context.Context) (context.Context, func()) {
-	ctx, cancel := context.WithCancelCause(parent)
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := watchSignals(parent, sigs, func() { os.Exit(exitcode.Interrupted) })
+	return ctx, func() {
+		stop()
+		signal.Stop(sigs)
+	}
+}
+
+// watchSignals cancels the context at the first signal. The cleanup that follows puts back
+// what innowarm changed on the server (its dump file, settings) and takes seconds at most:
+// a second Ctrl-C, which used to kill the process in the middle of it, is told to wait; a
+// third calls exit, and the next innowarm repairs what is left.
+func watchSignals(parent context.Context, sigs <-chan os.Signal, exit func()) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(parent)
 	done := make(chan struct{})
 	go func() {
 		select {
 		case s := <-sigs:
 			cancel(stopSignal{s})
-			signal.Stop(sigs)
 		case <-done:
+			return
+		}
+		for n := 2; ; n++ {
+			select {
+			case <-sigs:
+				if n >= 3 {
+					logx.Warnf("interrupted again: exiting before the cleanup ends (the next innowarm on this server puts back what is left)")
+					exit()
+					return
+				}
+				logx.Warnf("interrupted: putting back what innowarm changed on the server, a few seconds at most (interrupt again to exit at once)")
+			case <-done:
+				return
+			}
 		}
 	}()
 	return ctx, func() {
 		close(done)
-		signal.Stop(sigs)
 		cancel(nil)
 	}
 }
