@@ -11,6 +11,7 @@ import (
 	"github.com/innowarm/innowarm/internal/catalog"
 	"github.com/innowarm/innowarm/internal/connection"
 	"github.com/innowarm/innowarm/internal/exitcode"
+	"github.com/innowarm/innowarm/internal/logx"
 	"github.com/innowarm/innowarm/internal/manifest"
 	"github.com/innowarm/innowarm/internal/pacing"
 	"github.com/innowarm/innowarm/internal/sqltext"
@@ -106,6 +107,9 @@ func Execute(ctx context.Context, conn *connection.Conn, r Request, started func
 	}
 	if err := pacing.Check(ctx, conn, r.Run.Pacing); err != nil {
 		return out, err
+	}
+	if !r.DryRun {
+		RepairLeftoverVariables(ctx, conn, logx.Default())
 	}
 	if unit := r.Run.Pacing.SuggestedUnitBytes(); unit > 0 && !r.SplitPagesGiven {
 		r.Plan.SplitPages = max(unit/int64(conn.Server.PageSize), 16)

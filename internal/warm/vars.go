@@ -2,7 +2,15 @@ package warm
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/innowarm/innowarm/internal/connection"
@@ -11,28 +19,14 @@ import (
 
 // applyVariables changes global variables for the run and returns what puts them back. The
 // restore runs on its own context, so it also happens after Ctrl-C; the original value is
-// logged first, so an operator can restore it by hand if innowarm is killed outright.
+// logged first, and recorded (changeGlobal), so that the next innowarm on this server puts
+// it back if this one is killed.
 func applyVariables(ctx context.Context, conn *connection.Conn, o RunOptions, log *logx.Logger) (func(), error) {
 	if !o.MakeYoung {
 		return func() {}, nil
 	}
-	var old int64
-	if err := conn.DB.QueryRowContext(ctx, "SELECT @@GLOBAL.innodb_old_blocks_time").Scan(&old); err != nil {
-		return nil, fmt.Errorf("read innodb_old_blocks_time: %w", err)
-	}
-	if _, err := conn.DB.ExecContext(ctx, "SET GLOBAL innodb_old_blocks_time = 0"); err != nil {
-		return nil, fmt.Errorf("making loaded pages young needs to SET GLOBAL innodb_old_blocks_time (SUPER or SYSTEM_VARIABLES_ADMIN), or turn it off: %w", err)
-	}
-	log.Infof("innodb_old_blocks_time set to 0 for the warm (was %d; if innowarm is killed, restore it with SET GLOBAL innodb_old_blocks_time = %d)", old, old)
-	return func() {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer cancel()
-		if _, err := conn.DB.ExecContext(rctx, fmt.Sprintf("SET GLOBAL innodb_old_blocks_time = %d", old)); err != nil {
-			log.Warnf("could not restore innodb_old_blocks_time to %d: %v; run SET GLOBAL innodb_old_blocks_time = %d", old, err, old)
-			return
-		}
-		log.Infof("innodb_old_blocks_time restored to %d", old)
-	}, nil
+	return changeGlobal(ctx, conn, log, "innodb_old_blocks_time", 0, "the warm",
+		"making loaded pages young needs to SET GLOBAL innodb_old_blocks_time (SUPER or SYSTEM_VARIABLES_ADMIN), or turn it off")
 }
 
 // replacePct is innodb_old_blocks_pct during a load that replaces the pool's content.
@@ -50,20 +44,144 @@ func raiseOldBlocksPct(ctx context.Context, conn *connection.Conn, log *logx.Log
 	if err := conn.DB.QueryRowContext(ctx, "SELECT @@GLOBAL.innodb_old_blocks_pct").Scan(&old); err != nil {
 		return nil, fmt.Errorf("read innodb_old_blocks_pct: %w", err)
 	}
-	if old >= replacePct {
+	if old >= replacePct && !hasLeftover(conn, "innodb_old_blocks_pct") {
 		return func() {}, nil
 	}
-	if _, err := conn.DB.ExecContext(ctx, fmt.Sprintf("SET GLOBAL innodb_old_blocks_pct = %d", replacePct)); err != nil {
-		return nil, fmt.Errorf("loading over stale pages needs to SET GLOBAL innodb_old_blocks_pct (SUPER or SYSTEM_VARIABLES_ADMIN): %w", err)
+	return changeGlobal(ctx, conn, log, "innodb_old_blocks_pct", replacePct, "the load",
+		"loading over stale pages needs to SET GLOBAL innodb_old_blocks_pct (SUPER or SYSTEM_VARIABLES_ADMIN)")
+}
+
+// changedGlobals are the global variables innowarm changes for a run and puts back.
+var changedGlobals = []string{"innodb_old_blocks_time", "innodb_old_blocks_pct"}
+
+// RepairLeftoverVariables puts back the global variables a killed innowarm left changed
+// on this server (recorded by changeGlobal from this machine and user), where they still
+// hold the value it set.
+func RepairLeftoverVariables(ctx context.Context, conn *connection.Conn, log *logx.Logger) {
+	for _, name := range changedGlobals {
+		if st, ok := loadVarState(conn, name); ok && !st.live() {
+			repairVariable(ctx, conn, log, st)
+		}
 	}
-	log.Infof("innodb_old_blocks_pct set to %d for the load (was %d; if innowarm is killed, restore it with SET GLOBAL innodb_old_blocks_pct = %d)", replacePct, old, old)
+}
+
+// varState is a global variable innowarm changed: kept in the user's cache directory until
+// it is put back, so that the next innowarm on the server repairs what a killed one left.
+type varState struct {
+	Variable string    `json:"variable"`
+	Original int64     `json:"original"`
+	Set      int64     `json:"set"`
+	Pid      int       `json:"pid"`
+	At       time.Time `json:"at"`
+	path     string
+}
+
+// live says whether the innowarm that recorded st still runs (it puts the variable back).
+func (st varState) live() bool {
+	if st.Pid == os.Getpid() {
+		return true
+	}
+	err := syscall.Kill(st.Pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+func varStatePath(conn *connection.Conn, name string) string {
+	dir := filepath.Join(os.TempDir(), "innowarm-variables")
+	if c, err := os.UserCacheDir(); err == nil {
+		dir = filepath.Join(c, "innowarm", "variables")
+	}
+	srv := conn.Server
+	sum := sha256.Sum256([]byte(strings.Join([]string{srv.Identity(), srv.Datadir, name}, "\x00")))
+	return filepath.Join(dir, hex.EncodeToString(sum[:12])+".json")
+}
+
+// VariableStatePath is where the change of global variable name on conn's server is
+// recorded until it is put back.
+func VariableStatePath(conn *connection.Conn, name string) string { return varStatePath(conn, name) }
+
+func loadVarState(conn *connection.Conn, name string) (varState, bool) {
+	path := varStatePath(conn, name)
+	var st varState
+	raw, err := os.ReadFile(path)
+	if err != nil || json.Unmarshal(raw, &st) != nil || st.Variable != name {
+		return st, false
+	}
+	st.path = path
+	return st, true
+}
+
+func hasLeftover(conn *connection.Conn, name string) bool {
+	st, ok := loadVarState(conn, name)
+	return ok && !st.live()
+}
+
+// saveVarState writes st atomically; where it cannot, the log line that names the original
+// value is all an operator has, as before.
+func saveVarState(st varState) {
+	raw, err := json.Marshal(st)
+	if err != nil || os.MkdirAll(filepath.Dir(st.path), 0o700) != nil {
+		return
+	}
+	tmp := fmt.Sprintf("%s.%d.tmp", st.path, os.Getpid())
+	if os.WriteFile(tmp, raw, 0o600) == nil {
+		_ = os.Rename(tmp, st.path)
+	}
+}
+
+// repairVariable puts back a variable a killed innowarm (st) left changed, where it still
+// holds the value that innowarm set (an operator may have set it since).
+func repairVariable(ctx context.Context, conn *connection.Conn, log *logx.Logger, st varState) {
+	var now int64
+	if err := conn.DB.QueryRowContext(ctx, "SELECT @@GLOBAL."+st.Variable).Scan(&now); err != nil {
+		return
+	}
+	if now == st.Set {
+		if _, err := conn.DB.ExecContext(ctx, fmt.Sprintf("SET GLOBAL %s = %d", st.Variable, st.Original)); err != nil {
+			log.Warnf("%s was left at %d by an innowarm that was killed (pid %d, %s): could not put it back to %d: %v", st.Variable, st.Set, st.Pid, st.At.Format(time.RFC3339), st.Original, err)
+			return
+		}
+		log.Warnf("%s was left at %d by an innowarm that was killed (pid %d, %s): put back to %d", st.Variable, st.Set, st.Pid, st.At.Format(time.RFC3339), st.Original)
+	}
+	os.Remove(st.path)
+}
+
+// changeGlobal sets the global variable name to value for what ("the warm", "the load") and
+// returns what puts it back. The original is recorded first (varState), so a killed
+// innowarm's change is put back by the next; a change another running innowarm made is
+// left to it. hint says what a refusal needs.
+func changeGlobal(ctx context.Context, conn *connection.Conn, log *logx.Logger, name string, value int64, what, hint string) (func(), error) {
+	if st, ok := loadVarState(conn, name); ok {
+		if st.live() {
+			log.Infof("%s is %d for another innowarm's run (pid %d), which puts it back to %d", name, st.Set, st.Pid, st.Original)
+			if st.Set == value {
+				return func() {}, nil
+			}
+		} else {
+			repairVariable(ctx, conn, log, st)
+		}
+	}
+	var old int64
+	if err := conn.DB.QueryRowContext(ctx, "SELECT @@GLOBAL."+name).Scan(&old); err != nil {
+		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	if old == value {
+		return func() {}, nil
+	}
+	st := varState{Variable: name, Original: old, Set: value, Pid: os.Getpid(), At: time.Now().UTC(), path: varStatePath(conn, name)}
+	saveVarState(st)
+	if _, err := conn.DB.ExecContext(ctx, fmt.Sprintf("SET GLOBAL %s = %d", name, value)); err != nil {
+		os.Remove(st.path)
+		return nil, fmt.Errorf("%s: %w", hint, err)
+	}
+	log.Infof("%s set to %d for %s (was %d; if innowarm is killed, the next innowarm run on this server from this machine puts it back, or SET GLOBAL %s = %d)", name, value, what, old, name, old)
 	return func() {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
-		if _, err := conn.DB.ExecContext(rctx, fmt.Sprintf("SET GLOBAL innodb_old_blocks_pct = %d", old)); err != nil {
-			log.Warnf("could not restore innodb_old_blocks_pct to %d: %v; run SET GLOBAL innodb_old_blocks_pct = %d", old, err, old)
+		if _, err := conn.DB.ExecContext(rctx, fmt.Sprintf("SET GLOBAL %s = %d", name, old)); err != nil {
+			log.Warnf("could not restore %s to %d: %v; run SET GLOBAL %s = %d", name, old, err, name, old)
 			return
 		}
-		log.Infof("innodb_old_blocks_pct restored to %d", old)
+		os.Remove(st.path)
+		log.Infof("%s restored to %d", name, old)
 	}, nil
 }
