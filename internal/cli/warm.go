@@ -451,11 +451,19 @@ func printWarmOutcome(cmd *cobra.Command, o *warm.Outcome, f *warmFlags, runErr 
 		return runErr
 	}
 	if o.Result == nil {
+		// A dry run exits as the warm would: 1 where it would load nothing and leave
+		// pages cold (a full pool's budget).
+		work := o.CheckWork()
 		if f.asJSON {
-			return printJSON(out, map[string]any{"plan": planDoc(o, f.statementTimeout, f.verbose)})
+			doc := map[string]any{"plan": planDoc(o, f.statementTimeout, f.verbose)}
+			err := withError(cmd.Context(), doc, work)
+			if perr := printJSON(out, doc); perr != nil {
+				return perr
+			}
+			return err
 		}
 		printDryRun(out, o, f.verbose, f.statementTimeout)
-		return nil
+		return work
 	}
 	if f.asJSON {
 		doc := map[string]any{"result": o.Result, "plan": planDoc(o, f.statementTimeout, false)}

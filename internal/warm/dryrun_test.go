@@ -153,7 +153,23 @@ func TestNoRoomInTheBudgetSaysSo(t *testing.T) {
 				strings.Contains(line, "every index was skipped") || r.Stdout != "" {
 				t.Errorf("exit %d, stderr %q, stdout %q", r.Code, r.Stderr, r.Stdout)
 			}
+			// The dry run exits as the warm would, after its plan.
+			r = sandboxtest.CLI(t, sandboxtest.Run{}, append([]string{"warm", "--tables", db + ".texts", "--method", method, "--budget", "1", "--dry-run"}, sandboxtest.Sock(t)...)...)
+			if r.Code != 1 || !strings.Contains(r.Stderr, "nothing to warm: the budget of 0 pages (--budget 1)") || r.Stdout == "" {
+				t.Errorf("--dry-run: exit %d, stderr %q, stdout %q", r.Code, r.Stderr, r.Stdout)
+			}
 		})
+	}
+	// An index of the selection already resident does not make a warm that could load
+	// none of the rest a success (the scans said it was, the native load did not).
+	sandboxtest.Exec(t, "CREATE TABLE "+sqltext.Table(db, "two")+" (id INT PRIMARY KEY, k INT, pad CHAR(100), KEY k (k))",
+		"INSERT INTO "+sqltext.Table(db, "two")+" SELECT seq, seq MOD 7, 'x' FROM "+sandboxtest.Flavor(t).Series(db, 1, 20000),
+		"ANALYZE TABLE "+sqltext.Table(db, "two"))
+	coldConn(t)
+	sandboxtest.Exec(t, "SELECT COUNT(*) FROM "+sqltext.Table(db, "two")+" FORCE INDEX (k)")
+	r := sandboxtest.CLI(t, sandboxtest.Run{}, append([]string{"warm", "--tables", db + ".two", "--method", "scan", "--budget", "1", "-q"}, sandboxtest.Sock(t)...)...)
+	if r.Code != 1 || !strings.Contains(r.Stderr, "nothing to warm: the budget of 0 pages (--budget 1)") {
+		t.Errorf("an index resident, the rest over the budget: exit %d, stderr %q, stdout %q", r.Code, r.Stderr, r.Stdout)
 	}
 }
 

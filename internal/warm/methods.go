@@ -206,7 +206,7 @@ type NativeSpace struct {
 // leaves pages cold (the budget has no room, the tablespaces' sizes are unknown); nil when it
 // loads something or everything is resident already.
 func (np *NativePlan) CheckWork() error {
-	if np.Requested > 0 || len(np.Resident) > 0 || (np.Manifest != nil && np.Manifest.AlreadyThere > 0) {
+	if np.Requested > 0 || ((len(np.Resident) > 0 || (np.Manifest != nil && np.Manifest.AlreadyThere > 0)) && len(np.LeftOut) == 0) {
 		return nil
 	}
 	return nothingToWarm(np.LeftOut, np.BudgetPages, np.BudgetSource, np.Skipped)

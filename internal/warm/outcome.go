@@ -57,3 +57,19 @@ func plural(n int64, one, many string) string {
 	}
 	return many
 }
+
+// CheckWork is the plan's CheckWork (a manifest's, a native load's or the scans'): a dry
+// run exits as the warm would when the plan loads nothing and leaves pages cold.
+func (o *Outcome) CheckWork() error {
+	switch {
+	case o == nil:
+		return nil
+	case o.Manifest != nil:
+		return o.Manifest.CheckWork()
+	case o.Native != nil:
+		return o.Native.CheckWork()
+	case o.Plan != nil:
+		return o.Plan.CheckWork()
+	}
+	return nil
+}

@@ -740,7 +740,9 @@ var ErrNothingToWarm = errors.New("nothing to warm")
 // CheckWork returns an error wrapping ErrNothingToWarm, saying why (nothingToWarm), when the
 // plan has no unit to run and nothing already resident.
 func (pl *Plan) CheckWork() error {
-	if len(pl.Units) > 0 || len(pl.Resident) > 0 {
+	// Indexes already resident do not make a warm whose budget left out all it would load
+	// a success: scans and the native load said so alike.
+	if len(pl.Units) > 0 || (len(pl.Resident) > 0 && len(pl.LeftOut) == 0) {
 		return nil
 	}
 	return nothingToWarm(pl.LeftOut, pl.BudgetPages, pl.BudgetSource, pl.Skipped)
