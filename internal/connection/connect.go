@@ -89,6 +89,8 @@ func Open(ctx context.Context, o Options) (*Conn, error) {
 	if err != nil {
 		return nil, err
 	}
+	var own ownSettings
+	own.apply(cfg)
 	connector, err := mysql.NewConnector(cfg)
 	if err != nil {
 		return nil, exitcode.UsageError(fmt.Errorf("connection options: %w", err))
@@ -98,14 +100,18 @@ func Open(ctx context.Context, o Options) (*Conn, error) {
 	db.SetConnMaxIdleTime(5 * time.Minute)
 	pingCtx, cancel := context.WithTimeout(ctx, o.ConnectTimeout+5*time.Second)
 	defer cancel()
-	if err := db.PingContext(pingCtx); err != nil {
+	// The first connection is pinned: it is the only one opened before the flavor is known,
+	// and gets the flavor's settings by hand (every later one at connect).
+	first, err := db.Conn(pingCtx)
+	if err != nil {
 		db.Close()
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		return nil, Explain(err, o)
 	}
-	srv, err := flavor.Detect(ctx, db)
+	srv, err := own.detect(ctx, first)
+	first.Close()
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("detect server at %s: %w", o.Target(), err)

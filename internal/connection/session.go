@@ -158,3 +158,7 @@ func isInterrupted(err error) bool { return sqlerr.Is(err, sqlerr.QueryInterrupt
 func isUnknownThread(err error) bool {
 	return sqlerr.Is(err, sqlerr.NoSuchThread)
 }
+
+// Usable says whether the session may run another statement: none of its statements was
+// killed after a cancel and its connection did not fail.
+func (s *Session) Usable() bool { return !s.killed.Load() && !s.broken.Load() }
