@@ -177,6 +177,9 @@ type Result struct {
 	// Stopped says why the run ended before its last unit (--until-coverage, the budget).
 	Stopped     string `json:"stopped,omitempty"`
 	UnitsCancel int    `json:"units_stopped,omitempty"`
+	// Sessions is how many sessions ran the units, when the server refused some of the
+	// Parallel (max_connections, max_user_connections).
+	Sessions int `json:"sessions,omitempty"`
 	// Pacing says what --max-load, --max-rate and --nice did.
 	Pacing *pacing.Stats `json:"pacing,omitempty"`
 	// MethodReason says why auto chose the method.
@@ -243,7 +246,85 @@ type scanRun struct {
 	// guard leaves units out, or stops the run, when the pool shrinks under the budget.
 	guard      *poolGuard
 	leftOutFor map[*Target]int // index in res.LeftOut of a target's units left out for the pool
+	sessions   sessionCount
 }
+
+// sessionCount is what became of the workers' sessions: a worker whose session the server
+// refuses for a limit on connections leaves the units to those that opened.
+type sessionCount struct {
+	mu              sync.Mutex
+	opened, refused int
+	refusal         error // the first refusal
+}
+
+// settle counts a worker's session, opened or refused (err). It says whether a refused
+// worker is the last of workers and none opened: then the run has no session at all.
+func (c *sessionCount) settle(err error, workers int) (none bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err == nil {
+		c.opened++
+		return false
+	}
+	c.refused++
+	if c.refusal == nil {
+		c.refusal = err
+	}
+	return c.opened == 0 && c.refused == workers
+}
+
+// reopened counts a refused worker's session that opened at last.
+func (c *sessionCount) reopened() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.refused--
+	c.opened++
+}
+
+// lastTries bound how long the last worker tries again for a session when the server
+// refused every worker's.
+const (
+	lastTries   = 20
+	lastTryWait = 50 * time.Millisecond
+)
+
+// lastTry opens a session for the last worker after every worker's was refused (refusal):
+// the error is errNoSession when the server kept refusing, ctx's when the run stopped.
+func (r *scanRun) lastTry(ctx context.Context, refusal error) (*connection.Session, error) {
+	for try := 0; try < lastTries; try++ {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(lastTryWait):
+		}
+		sess, err := r.conn.NewSession(ctx)
+		switch {
+		case err == nil:
+			return sess, nil
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		case !connection.LimitReached(err):
+			return nil, err
+		}
+		refusal = err
+	}
+	return nil, &errNoSession{refusal}
+}
+
+// ran says how many sessions ran the units and the first refusal, if any was refused.
+func (c *sessionCount) ran() (int, int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.opened, c.refused, c.refusal
+}
+
+// errNoSession marks a run none of whose sessions the server let open.
+type errNoSession struct{ err error }
+
+func (e *errNoSession) Error() string {
+	return fmt.Sprintf("no warm session could open: the server refuses more connections (max_connections / max_user_connections): %v", e.err)
+}
+func (e *errNoSession) Unwrap() error { return e.err }
 
 func newScanRun(conn *connection.Conn, pl *Plan, o RunOptions) *scanRun {
 	r := &scanRun{conn: conn, pl: pl, o: o, targets: map[*Target]*TargetResult{}, log: logx.Default(),
@@ -344,11 +425,22 @@ func (r *scanRun) run(parent context.Context) (*Result, error) {
 	close(startErrs)
 	var firstStartErr error
 	for e := range startErrs {
+		var none *errNoSession
+		if errors.As(e, &none) && parent.Err() == nil {
+			// Not one session: nothing ran, and the pool is as full as the server allows.
+			res.Seconds = time.Since(t0).Seconds()
+			r.rep.Finish(false)
+			return res, e
+		}
 		if firstStartErr == nil {
 			firstStartErr = e
 		}
 	}
 	res.Seconds = time.Since(t0).Seconds()
+	if opened, refused, _ := r.sessions.ran(); refused > 0 && opened > 0 && parent.Err() == nil {
+		res.Sessions = opened
+		r.log.Warnf("ran on %d of %d sessions: the server refused more (max_connections / max_user_connections)", opened, pl.Parallel)
+	}
 	if r.lost != nil {
 		// Nothing more to ask a server that is gone (a remote one could make each
 		// question wait for the connect timeout).
@@ -563,7 +655,9 @@ func (r *scanRun) leaveOutForPool(u *Unit) {
 }
 
 // worker runs units from the queue on a session of its own, each when the governor lets
-// it; a session that cannot open fails every unit it would have run.
+// it; a session that cannot open fails every unit it would have run, but one the server
+// refuses for a limit on connections takes none: the units run on the sessions that opened,
+// and the run fails (one error) only when none did.
 func (r *scanRun) worker(ctx context.Context, w int) error {
 	fail := func(err error) error {
 		for u := range r.queue {
@@ -572,8 +666,24 @@ func (r *scanRun) worker(ctx context.Context, w int) error {
 		return err
 	}
 	sess, err := r.conn.NewSession(ctx)
-	if err != nil {
+	switch {
+	case err != nil && connection.LimitReached(err):
+		if !r.sessions.settle(err, r.pl.Parallel) {
+			return nil // the units run on the sessions that opened
+		}
+		// The last worker, and none opened: innowarm's own reads beside the run (pages
+		// read, the budget, pacing) may hold the connections the server allows a moment.
+		if sess, err = r.lastTry(ctx, err); err != nil {
+			if none := (*errNoSession)(nil); errors.As(err, &none) {
+				return err
+			}
+			return fail(err)
+		}
+		r.sessions.reopened()
+	case err != nil:
 		return fail(err)
+	default:
+		r.sessions.settle(nil, r.pl.Parallel)
 	}
 	defer sess.Close()
 	setup := []string{"SET SESSION TRANSACTION ISOLATION LEVEL READ UNCOMMITTED"}
