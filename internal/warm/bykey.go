@@ -1,9 +1,11 @@
 package warm
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -63,11 +65,30 @@ func (ip IndexPath) Label() string {
 	return s + " " + IndexLabel(ip.Index, ip.Kind)
 }
 
-// physicalSample is how many of an index's keyed manifest pages are read from this
-// server's file to tell a page-for-page copy: on one, a page's first key is the manifest's
-// low key (unless the page was split or its first row purged since), elsewhere it almost
-// never is.
-const physicalSample = 8
+// How many of an index's keyed manifest pages are read from this server's file to tell a
+// page-for-page copy: on one, a page's first key is the manifest's low key (unless the page
+// was split or its first row purged since), elsewhere it almost never is. A logical copy
+// made with the same statements (a dump restored, on either flavor) can match for most of
+// the index and drift from some point on (the last pages, one partition): the hottest 8
+// pages, half of them matching, took such copies for page-for-page ones, and the workload
+// then missed the drifted pages. So the sample is spread over the whole index (sampleEntries)
+// and every sampled page must match: an index of up to physicalSampleMin keyed pages has
+// each one read, a larger one a physicalSampleShare-th of them, at least
+// physicalSampleMin and at most physicalSampleMax (one page read and one key decoded each:
+// cheap beside the warm, which reads each keyed page).
+const (
+	physicalSampleMin   = 32
+	physicalSampleShare = 16
+	physicalSampleMax   = 128
+)
+
+// physicalSampleSize is how many of an index's keyed manifest pages are sampled.
+func physicalSampleSize(keyed int) int {
+	if keyed <= physicalSampleMin {
+		return keyed
+	}
+	return min(max(keyed/physicalSampleShare, physicalSampleMin), physicalSampleMax)
+}
 
 // choosePaths decides each target's path. byKey is --by-key; native says the pages path
 // loads natively (else it would scan the whole index, and the key ranges read less and
@@ -116,11 +137,15 @@ func (r *Resolved) choosePaths(ctx context.Context, conn *connection.Conn, byKey
 			k := r.targets[id]
 			ip := out[k]
 			v := verdicts[id]
+			spread := ""
+			if int(ip.KeyedPages) > physicalSampleSize(int(ip.KeyedPages)) {
+				spread = fmt.Sprintf(" (spread over its %d keyed pages, the last included)", ip.KeyedPages)
+			}
 			switch {
-			case v.sampled > 0 && 2*v.same >= v.sampled:
-				ip.Reason = fmt.Sprintf("a page-for-page copy: %d of %d sampled pages hold the manifest's low key here", v.same, v.sampled)
+			case v.sampled > 0 && v.same == v.sampled:
+				ip.Reason = fmt.Sprintf("a page-for-page copy: %d of %d sampled pages%s hold the manifest's low key here", v.same, v.sampled, spread)
 			case v.sampled > 0:
-				ip.Path, ip.Reason = r.treeOrSQL(k, fmt.Sprintf("not a page-for-page copy: %d of %d sampled pages hold other keys here", v.sampled-v.same, v.sampled))
+				ip.Path, ip.Reason = r.treeOrSQL(k, fmt.Sprintf("not a page-for-page copy: only %d of %d sampled pages%s hold the manifest's low key here (the first that does not: page %d)", v.same, v.sampled, spread, v.firstOther))
 			case r.Source.ServerID == conn.Server.Identity():
 				ip.Reason = fmt.Sprintf("the manifest is this server's (%s) and its pages could not be checked (%s)", r.Source.ServerID, v.why)
 			case v.why == noLowKey:
@@ -197,7 +222,152 @@ const noLowKey = "no sampled page has a low key"
 
 type physicalVerdict struct {
 	sampled, same int
+	firstOther    uint32 // the first sampled page (in page order) without the manifest's low key
 	why           string // when nothing could be sampled
+}
+
+// sampleEntries picks, for each of ids (targets), the keyed manifest entries samplePhysical
+// reads: physicalSampleSize of them, spread evenly over the index in page order (a copy
+// loaded in key order has its pages in key order; a drift from some key on shows in the
+// last pages), the last page included, and each level's rightmost page in key order (its
+// high bound the index's end); in page order. An index with no more keyed pages than that
+// has all of them read. Two passes over the keyed entries, and for an index of more than
+// four times its sample, buckets by page number rather than its entries: no copy of the
+// manifest (a sort of 33M entries would take seconds and hundreds of MB).
+func (r *Resolved) sampleEntries(ids []uint32) map[uint32][]keyedEntry {
+	type span struct {
+		keyed, want int
+		lo, hi      uint32
+		last        int          // the entry of page hi, in r.keyed
+		all         []keyedEntry // every keyed entry, of an index of few
+		buckets     []uint32     // by page number: 1 + the hottest entry with a low key (r.keyed)
+		ends        []keyedEntry // rightmost pages in key order
+	}
+	// By target id (dense, r.targets' indexes): a slice, not a map, for the passes.
+	var top uint32
+	for _, id := range ids {
+		top = max(top, id+1)
+	}
+	spans := make([]*span, top)
+	for _, id := range ids {
+		spans[id] = &span{lo: ^uint32(0)}
+	}
+	spanOf := func(target uint32) *span {
+		if target < top {
+			return spans[target]
+		}
+		return nil
+	}
+	for i, e := range r.keyed {
+		if s := spanOf(e.target); s != nil {
+			s.keyed++
+			s.lo = min(s.lo, e.page)
+			if e.page >= s.hi {
+				s.hi, s.last = e.page, i
+			}
+		}
+	}
+	for _, s := range spans {
+		if s == nil {
+			continue
+		}
+		if s.want = physicalSampleSize(s.keyed); s.keyed > 4*s.want {
+			// More buckets than samples: a hot set that fills a quarter of its page span
+			// still gives a full sample.
+			s.buckets = make([]uint32, 4*s.want)
+		}
+	}
+	for i, e := range r.keyed {
+		s := spanOf(e.target)
+		if s == nil {
+			continue
+		}
+		if s.want == s.keyed {
+			s.all = append(s.all, e) // each one read, the leftmost skipped there
+			continue
+		}
+		rg := r.m.Ranges[e.rng-1]
+		if rg.Low == manifest.OpenBound {
+			continue // the leftmost page: its first key says nothing
+		}
+		if rg.High == manifest.OpenBound && len(s.ends) < 4 {
+			s.ends = append(s.ends, e)
+		}
+		if s.buckets == nil {
+			s.all = append(s.all, e)
+			continue
+		}
+		// 4 bytes a bucket, the first (hottest) entry kept: the pass writes at random
+		// into every index's buckets, which must stay small to stay in the CPU's caches.
+		if b := int(uint64(e.page-s.lo) * uint64(len(s.buckets)) / (uint64(s.hi-s.lo) + 1)); s.buckets[b] == 0 {
+			s.buckets[b] = uint32(i) + 1
+		}
+	}
+	byPage := func(a, b keyedEntry) int { return cmp.Compare(a.page, b.page) }
+	has := func(in []keyedEntry, page uint32) bool {
+		return slices.ContainsFunc(in, func(p keyedEntry) bool { return p.page == page })
+	}
+	out := make(map[uint32][]keyedEntry, len(ids))
+	short := map[uint32]*span{} // sampled in buckets, fewer than wanted: hot pages close together
+	for id, s := range spans {
+		if s == nil {
+			continue
+		}
+		picked := s.all
+		if s.want < s.keyed {
+			if s.buckets != nil {
+				picked = nil
+				for _, i := range s.buckets {
+					if i != 0 {
+						picked = append(picked, r.keyed[i-1])
+					}
+				}
+				// The last page, in the last bucket, in place of the one kept there.
+				if e := r.keyed[s.last]; r.m.Ranges[e.rng-1].Low != manifest.OpenBound && picked[len(picked)-1].page != e.page {
+					picked[len(picked)-1] = e
+				}
+			} else {
+				slices.SortFunc(picked, byPage)
+			}
+			// want of them evenly, the first and the last included.
+			if len(picked) > s.want {
+				thin := make([]keyedEntry, s.want)
+				for i := range thin {
+					thin[i] = picked[i*(len(picked)-1)/(s.want-1)]
+				}
+				picked = thin
+			}
+			for _, e := range s.ends {
+				if !has(picked, e.page) {
+					picked = append(picked, e)
+				}
+			}
+			if len(picked) < s.want {
+				short[uint32(id)] = s
+			}
+		}
+		out[uint32(id)] = picked
+	}
+	if len(short) > 0 {
+		// Filled up with every n-th other page of the index, hottest first.
+		seen := map[uint32]int{}
+		for _, e := range r.keyed {
+			s := short[e.target]
+			if s == nil || len(out[e.target]) >= s.want {
+				continue
+			}
+			i := seen[e.target]
+			seen[e.target]++
+			if i%max(s.keyed/s.want, 1) != 0 || r.m.Ranges[e.rng-1].Low == manifest.OpenBound || has(out[e.target], e.page) {
+				continue
+			}
+			out[e.target] = append(out[e.target], e)
+		}
+	}
+	for _, picked := range out {
+		slices.SortFunc(picked, byPage)
+	}
+	return out
 }
 
 // samplePhysical reads, for each target, a few of its keyed manifest pages from this
@@ -234,12 +404,7 @@ func (r *Resolved) samplePhysical(ctx context.Context, conn *connection.Conn, id
 		return fail(err.Error())
 	}
 	files, roots, dict := kd.Files, kd.Roots, kd.Dict
-	samples := map[uint32][]keyedEntry{}
-	for _, e := range r.keyed {
-		if len(samples[e.target]) < physicalSample {
-			samples[e.target] = append(samples[e.target], e)
-		}
-	}
+	samples := r.sampleEntries(ids)
 	for space, tids := range bySpace {
 		k0 := r.targets[tids[0]]
 		pr := parts[[3]string{k0.Schema, k0.Table, k0.Partition}]
@@ -269,20 +434,10 @@ func (r *Resolved) samplePhysical(ctx context.Context, conn *connection.Conn, id
 					continue // the leftmost page: its first key says nothing
 				}
 				v.sampled++
-				if e.page >= src.Pages {
-					continue
-				}
-				pg, err := src.Page(e.page)
-				if err != nil || !pg.IsIndex() {
-					continue
-				}
-				key, ok, err := l.FirstKey(pg)
-				if err != nil || !ok {
-					continue
-				}
-				text, err := keys.AppendKey(nil, l.Columns, key[:min(l.Columns.PortableFields(), len(key))])
-				if err == nil && string(text) == low {
+				if sameLowKey(src, l, e.page, low) {
 					v.same++
+				} else if v.sampled-v.same == 1 {
+					v.firstOther = e.page
 				}
 			}
 			if v.sampled == 0 {
@@ -298,6 +453,23 @@ func (r *Resolved) samplePhysical(ctx context.Context, conn *connection.Conn, id
 		}
 	}
 	return out
+}
+
+// sameLowKey says whether page of src holds low (a manifest's low key) as its first key.
+func sameLowKey(src *pagekey.Source, l *pagekey.Layout, page uint32, low string) bool {
+	if page >= src.Pages {
+		return false
+	}
+	pg, err := src.Page(page)
+	if err != nil || !pg.IsIndex() {
+		return false
+	}
+	key, ok, err := l.FirstKey(pg)
+	if err != nil || !ok {
+		return false
+	}
+	text, err := keys.AppendKey(nil, l.Columns, key[:min(l.Columns.PortableFields(), len(key))])
+	return err == nil && string(text) == low
 }
 
 // indexRoot is an index's id and root page.
