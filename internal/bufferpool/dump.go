@@ -46,8 +46,10 @@ const (
 // nor its table's SDI gives (MySQL's partitions, where the SDI is not readable) fails it
 // with ErrFilesUnreadable before any page is given to each.
 // Differences: page types are PageTypeSegment/FileMetadata/Unnamed rather than the
-// server's; pages of tables outside the catalog (system tables) are not named; the old flag
-// comes from each instance's old sublist length read just after the dump.
+// server's, but for off-page BLOB/TEXT pages, whose type (and no index, as the server
+// lists them) is read from their headers in the file as ReadDump reads it (readLOBTypes);
+// pages of tables outside the catalog (system tables) are not named; the old flag comes
+// from each instance's old sublist length read just after the dump.
 func StreamDump(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, log *logx.Logger, each func(LRUPage) error) (LRUStats, error) {
 	t0 := time.Now()
 	st := LRUStats{Source: SourceDump}
@@ -96,11 +98,16 @@ func StreamDump(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog
 	for _, n := range namer.unreadable {
 		log.Infof("%s: its pages are listed by table, without their index", n)
 	}
-	fromHeaders, err := nameFreshPages(namer, spaces, func(yield func(space, page uint32)) {
+	listed := func(yield func(space, page uint32)) {
 		for _, k := range kept {
 			yield(k.id.Space(), k.id.Page())
 		}
-	}, log)
+	}
+	fromHeaders, err := nameFreshPages(namer, spaces, listed, log)
+	if err != nil {
+		return st, err
+	}
+	lobs, err := readLOBTypes(namer, spaces, listed)
 	if err != nil {
 		return st, err
 	}
@@ -113,8 +120,14 @@ func StreamDump(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog
 		if o, ok := spaces[p.Space]; ok {
 			p.Schema, p.Table, p.Partition = o.t.Schema, o.t.Name, o.p.Name
 			p.PageType, p.Index = namer.name(p.Space, p.Page)
-			if name, ok := fromHeaders[k.id]; ok {
-				p.PageType, p.Index = PageTypeSegment, name
+			if hp, ok := fromHeaders[k.id]; ok {
+				p.PageType, p.Index = PageTypeSegment, hp.name
+				if hp.lob != "" {
+					p.PageType, p.Index = hp.lob, ""
+				}
+			} else if lob, ok := lobs[k.id]; ok {
+				// An off-page column page, which StreamLRU lists by its type, with no index.
+				p.PageType, p.Index = lob, ""
 			}
 			if p.PageType == PageTypeUnnamed {
 				st.Unnamed++
@@ -132,10 +145,17 @@ func StreamDump(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog
 	return st, nil
 }
 
+// headerPage is what a fresh tablespace's page header names: its index, and for an
+// off-page column page (of the clustered index named) its page type.
+type headerPage struct {
+	name string
+	lob  string // the LOB page type (lobTypeName), "" for a B-tree page
+}
+
 // nameFreshPages names the listed pages of namer's fresh tablespaces from their headers
-// (fileNamer.headerNames), keyed by page id, and says for each such tablespace how many it
+// (fileNamer.headerPages), keyed by page id, and says for each such tablespace how many it
 // could name: the rest are listed by table only.
-func nameFreshPages(namer *fileNamer, spaces map[uint32]spaceOwner, listed func(yield func(space, page uint32)), log *logx.Logger) (map[dumpfile.PageID]string, error) {
+func nameFreshPages(namer *fileNamer, spaces map[uint32]spaceOwner, listed func(yield func(space, page uint32)), log *logx.Logger) (map[dumpfile.PageID]headerPage, error) {
 	if len(namer.fresh) == 0 {
 		return nil, nil
 	}
@@ -145,14 +165,14 @@ func nameFreshPages(namer *fileNamer, spaces map[uint32]spaceOwner, listed func(
 			bySpace[space] = append(bySpace[space], page)
 		}
 	})
-	out := map[dumpfile.PageID]string{}
+	out := map[dumpfile.PageID]headerPage{}
 	for space, pages := range bySpace {
-		names, err := namer.headerNames(space, pages, clusteredName(spaces[space].t))
+		names, err := namer.headerPages(space, pages, clusteredName(spaces[space].t))
 		if err != nil {
 			return nil, fmt.Errorf("read the page headers of tablespace %d: %w", space, err)
 		}
-		for page, name := range names {
-			out[dumpfile.MakePageID(space, page)] = name
+		for page, hp := range names {
+			out[dumpfile.MakePageID(space, page)] = hp
 		}
 		log.Infof("%s: its header page is not written yet (a table created since the server last flushed it): %d of its %d resident pages named from their own headers, the rest listed by table", namer.paths[space], len(names), len(pages))
 	}
@@ -319,13 +339,102 @@ func newFileNamer(ctx context.Context, conn *connection.Conn, cat *catalog.Catal
 // one whose header names another page (not the server's page size) and any other page
 // are left out.
 func (fn *fileNamer) headerNames(space uint32, pages []uint32, clustered string) (map[uint32]string, error) {
-	out := make(map[uint32]string, len(pages))
+	hps, err := fn.headerPages(space, pages, clustered)
+	out := make(map[uint32]string, len(hps))
+	for page, hp := range hps {
+		out[page] = hp.name
+	}
+	return out, err
+}
+
+// headerPages is headerNames with each off-page column page's type.
+func (fn *fileNamer) headerPages(space uint32, pages []uint32, clustered string) (map[uint32]headerPage, error) {
+	out := make(map[uint32]headerPage, len(pages))
 	err := ibd.ReadHeaders(fn.paths[space], fn.pageSize, pages, func(page uint32, h ibd.Header) {
-		if kind, name := fn.headerOwner(space, page, h, nil, false, clustered); kind == ownedIndex || kind == ownedLOB {
-			out[page] = name
+		switch kind, name := fn.headerOwner(space, page, h, nil, false, clustered); kind {
+		case ownedIndex:
+			out[page] = headerPage{name: name}
+		case ownedLOB:
+			out[page] = headerPage{name: name, lob: lobTypeName(h.Type)}
 		}
 	})
 	return out, err
+}
+
+// readLOBTypes reads, from the tablespace files, the page type of each listed page of a
+// clustered index's leaf segment of a table whose records can hold off-page columns
+// (mayHoldLOBs), as ReadDump does: InnoDB allocates off-page BLOB/TEXT pages from that
+// segment, so the segment map alone cannot tell them from the leaves. It returns the
+// off-page column pages' types (lobTypeName) by page id. Other tables' pages, and fresh
+// tablespaces (nameFreshPages reads their headers), are not read: a pool without such
+// tables costs a map look-up per listed page.
+func readLOBTypes(namer *fileNamer, spaces map[uint32]spaceOwner, listed func(yield func(space, page uint32))) (map[dumpfile.PageID]string, error) {
+	// By tablespace with a map: its clustered index's id, where its table may hold LOBs.
+	clustered := map[uint32]uint64{}
+	for id, name := range namer.names {
+		space := namer.spaceOf[id]
+		o, ok := spaces[space]
+		if !ok || namer.maps[space] == nil || !mayHoldLOBs(o.t, name) {
+			continue
+		}
+		clustered[space] = id
+	}
+	if len(clustered) == 0 {
+		return nil, nil
+	}
+	bySpace := map[uint32][]uint32{}
+	listed(func(space, page uint32) {
+		cid, ok := clustered[space]
+		if !ok {
+			return
+		}
+		if kind, id, leaf := namer.maps[space].Segment(page); kind == ibd.IndexPage && leaf && id == cid {
+			bySpace[space] = append(bySpace[space], page)
+		}
+	})
+	out := map[dumpfile.PageID]string{}
+	for space, pages := range bySpace {
+		m := namer.maps[space]
+		err := ibd.ReadHeaders(namer.paths[space], m.PageSize, pages, func(page uint32, h ibd.Header) {
+			if h.Written && h.Offset == page && h.IsLOB() {
+				out[dumpfile.MakePageID(space, page)] = lobTypeName(h.Type)
+			}
+		})
+		if err != nil {
+			return nil, fmt.Errorf("%w: read the page headers of tablespace %d: %w", ErrFilesUnreadable, space, err)
+		}
+	}
+	return out, nil
+}
+
+// lobTypeName is the server's name of an off-page column page type (FIL_PAGE_TYPE), as
+// INNODB_BUFFER_PAGE_LRU's PAGE_TYPE says it (IsLOBPageType).
+func lobTypeName(t uint16) string {
+	switch t {
+	case 10:
+		return "BLOB"
+	case 11:
+		return "COMPRESSED_BLOB"
+	case 12:
+		return "COMPRESSED_BLOB2"
+	case 22:
+		return "LOB_INDEX"
+	case 23:
+		return "LOB_DATA"
+	case 24:
+		return "LOB_FIRST"
+	case 25:
+		return "ZLOB_FIRST"
+	case 26:
+		return "ZLOB_DATA"
+	case 27:
+		return "ZLOB_INDEX"
+	case 28:
+		return "ZLOB_FRAG"
+	case 29:
+		return "ZLOB_FRAG_ENTRY"
+	}
+	return "BLOB"
 }
 
 // clusteredName is t's clustered index's name, "" for none.
