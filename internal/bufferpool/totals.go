@@ -82,19 +82,31 @@ func ReadTotals(ctx context.Context, c *connection.Conn) (Totals, error) {
 	t.HitRate, t.HitRateNote = HitRate(t.ReadRequests, t.DiskReads)
 	// The pool's size now: it can be resized while innowarm is connected (SET GLOBAL
 	// innodb_buffer_pool_size; MariaDB 10.11.12+ under memory pressure by itself).
-	if err := c.DB.QueryRowContext(ctx, "SELECT @@GLOBAL.innodb_buffer_pool_size, "+c.Server.FreeTargetExpr()).Scan(&t.PoolBytes, &t.FreeTarget); err != nil {
+	// MySQL has no Innodb_buffer_pool_pages_old: its old sublist's length is the sum of
+	// the instances' OLD_DATABASE_PAGES, read in the same statement (no round trip more).
+	_, hasOld := st["innodb_buffer_pool_pages_old"]
+	q, dest := "SELECT @@GLOBAL.innodb_buffer_pool_size, "+c.Server.FreeTargetExpr(), []any{&t.PoolBytes, &t.FreeTarget}
+	if !hasOld {
+		q += ", " + oldPagesExpr
+		dest = append(dest, &t.PagesOld)
+	}
+	if err := c.DB.QueryRowContext(ctx, q).Scan(dest...); err != nil {
 		if ctx.Err() != nil {
 			return Totals{}, err
 		}
 		// A server without the view the free target is counted in: the fiftieth of the
-		// pool stands in for it.
-		t.FreeTarget = 0
+		// pool stands in for it (and the old pages stay unknown: 0).
+		t.FreeTarget, t.PagesOld = 0, num("pages_old")
 		if err := c.DB.QueryRowContext(ctx, "SELECT @@GLOBAL.innodb_buffer_pool_size").Scan(&t.PoolBytes); err != nil {
 			return Totals{}, fmt.Errorf("read innodb_buffer_pool_size: %w", err)
 		}
 	}
 	return t, nil
 }
+
+// oldPagesExpr is the pool's old sublist length from its instances' statistics, where the
+// server has no status counter for it (MySQL).
+const oldPagesExpr = "(SELECT CAST(COALESCE(SUM(OLD_DATABASE_PAGES), 0) AS SIGNED) FROM information_schema.INNODB_BUFFER_POOL_STATS)"
 
 // HitRate is the share of page requests the pool answered without a disk read, from the
 // server's counters since start-up. It is unavailable (nil, and why) when there were no
