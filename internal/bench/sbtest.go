@@ -360,16 +360,50 @@ func Prepare(ctx context.Context, c *connection.Conn, o PrepareOptions, log *log
 	}
 	close(next)
 	wg.Wait()
-	if ctx.Err() != nil {
-		return nil, ctx.Err()
-	}
-	if firstErr != nil {
+	if ctx.Err() != nil || firstErr != nil {
+		// A half-loaded schema would be taken by the next bench for a prepared one: what
+		// this prepare created goes (the schema it created, or its tables in a schema it
+		// was allowed to write in, which did not exist before).
+		dropIncomplete(ctx, c, s, o, rep, log)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		return nil, firstErr
 	}
 	rep.Seconds = time.Since(t0).Seconds()
 	rep.LoadSeconds, rep.IndexSeconds = loadSec, indexSec
 	rep.RowsPerSecond = float64(o.Rows*int64(o.Tables)) / rep.Seconds
 	return rep, nil
+}
+
+// dropIncomplete drops what an interrupted or failed prepare created, on a context of its
+// own (the run's may be cancelled), and says so.
+func dropIncomplete(ctx context.Context, c *connection.Conn, s *schemas, o PrepareOptions, rep *PrepareReport, log *logx.Logger) {
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	sess, err := c.NewSession(dctx)
+	if err != nil {
+		log.Warnf("prepare did not finish, and its tables could not be dropped (%v): drop schema %s before using it", err, sqltext.Ident(o.Schema))
+		return
+	}
+	defer sess.Close()
+	if rep.CreatedSchema {
+		if err := s.DropOwned(dctx, sess, o.Schema); err != nil {
+			log.Warnf("prepare did not finish, and the schema it created could not be dropped (%v): drop schema %s before using it", err, sqltext.Ident(o.Schema))
+			return
+		}
+		log.Infof("prepare did not finish: dropped the schema it created, %s", sqltext.Ident(o.Schema))
+		return
+	}
+	for _, t := range rep.Tables {
+		if _, err := sess.Exec(dctx, "DROP TABLE IF EXISTS "+sqltext.Table(o.Schema, t)); err != nil {
+			log.Warnf("prepare did not finish, and its table %s could not be dropped: %v", sqltext.Table(o.Schema, t), err)
+			continue
+		}
+	}
+	if len(rep.Tables) > 0 {
+		log.Infof("prepare did not finish: dropped the tables it created in %s (%s)", sqltext.Ident(o.Schema), strings.Join(rep.Tables, ", "))
+	}
 }
 
 // prepareChunk is how many rows one INSERT writes (a progress line every few).

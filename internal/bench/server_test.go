@@ -752,3 +752,54 @@ func TestReadWriteWorkload(t *testing.T) {
 		t.Errorf("the foreign table has %d rows after the refused run (%v), want 1", n, err)
 	}
 }
+
+// An interrupted prepare drops the schema it created: before, a quarter-loaded sbtest1
+// without its index stayed, and the next bench ran on it without a word.
+func TestInterruptedPrepareDropsWhatItCreated(t *testing.T) {
+	c := sandboxtest.Conn(t)
+	s := "bench_cut_" + strconv.Itoa(os.Getpid())
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := Prepare(ctx, c, PrepareOptions{Schema: s, Tables: 2, Rows: 1_000_000, Threads: 1}, logx.New(&bytes.Buffer{}, true))
+		done <- err
+	}()
+	// Cancel once rows are going in.
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		var n int
+		if err := c.DB.QueryRow("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = 'sbtest1'", s).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 {
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("prepare ended before its first table was seen: %v", err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("prepare's first table never appeared")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("prepare of 2 x 1,000,000 rows finished before its interrupt")
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatal("prepare did not stop after its interrupt")
+	}
+	var n int
+	if err := c.DB.QueryRow("SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?", s).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		Cleanup(context.Background(), c, s)
+		t.Errorf("the interrupted prepare left its schema %s", s)
+	}
+}
