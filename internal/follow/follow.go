@@ -475,6 +475,12 @@ func runRound(ctx context.Context, o Options, src, tgt *endpoint, path string, l
 	for _, n := range resolved.Dropped {
 		s.Dropped += n
 	}
+	if len(resolved.Pages) == 0 && s.Dropped > 0 {
+		// Not one page of the hot set exists on the target (a schema it lacks): a round
+		// that "succeeds" with nothing to load would hide it. Before any round has
+		// succeeded, follow exits 2 on it, as warm --from does.
+		return fail(tgt, exitcode.UsageError(fmt.Errorf("it has none of the source's %d hot pages: %s", s.Dropped, warm.Unresolved(mf, resolved))))
+	}
 	// The hot set is what the target can hold: the source's list, hottest first, cut to the
 	// target's pool less its own pages and the page cleaner's free target. A longer list
 	// cannot all be resident: each round would load what the last one lacked by evicting,

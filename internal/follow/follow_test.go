@@ -260,3 +260,24 @@ func TestFollowRefusesWhatNoRetryFixes(t *testing.T) {
 		})
 	}
 }
+
+// A selection the target lacks entirely (a schema only the source has) is exit 2 before any
+// round succeeds, as warm --from's: before, each round "succeeded" with a hot set of 0
+// pages, 0.0% resident, and only --json said every page was dropped.
+func TestFollowRefusesATargetWithNoneOfTheHotSet(t *testing.T) {
+	ctx := context.Background()
+	source := sandboxtest.Server(t)
+	sandboxtest.Exec(t, "DROP DATABASE IF EXISTS fonly", "CREATE DATABASE fonly",
+		"CREATE TABLE fonly.t (id INT PRIMARY KEY, pad CHAR(100))",
+		"INSERT INTO fonly.t SELECT seq, 'x' FROM "+sandboxtest.Flavor(t).Series("fonly", 1, 5000),
+		"SELECT COUNT(*) FROM fonly.t")
+	t.Cleanup(func() { sandboxtest.Exec(t, "DROP DATABASE IF EXISTS fonly") })
+	target := sandboxtest.SecondServer(t, 0)
+	o := follow.Options{Source: source.ConnOptions(), Target: target.ConnOptions(), Interval: time.Hour, Rounds: 2,
+		Filter: catalog.Filter{Schemas: []string{"fonly"}}, Log: logx.New(os.Stderr, false)}
+	reported := 0
+	err := follow.Run(ctx, o, nil, func(follow.Status) { reported++ })
+	if exitcode.Of(err) != exitcode.Usage || !strings.Contains(fmt.Sprint(err), "target: it has none of the source's") || reported != 0 {
+		t.Errorf("ended with %v (exit %d) after %d reported rounds; want exit 2 naming the target, none reported", err, exitcode.Of(err), reported)
+	}
+}

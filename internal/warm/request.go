@@ -238,6 +238,9 @@ func CheckResolved(m *manifest.Manifest, r *Resolved) error {
 	return exitcode.UsageError(fmt.Errorf("manifest %s matches nothing here: %s", r.Name, unresolved(m, r)))
 }
 
+// Unresolved says why none of a manifest's entries resolve on a server (follow's target).
+func Unresolved(m *manifest.Manifest, r *Resolved) string { return unresolved(m, r) }
+
 // unresolved says why none of a manifest's entries resolve here: the drop reasons, most
 // entries first, and the schemas the manifest names.
 func unresolved(m *manifest.Manifest, r *Resolved) string {
