@@ -368,8 +368,8 @@ func printWarmResult(w io.Writer, res *warm.Result) {
 	}
 	if m := res.Manifest; m != nil {
 		printManifestSummary(w, m)
-		fmt.Fprintf(w, "requested %d pages by number and %d by key range (%d already resident, %d left out by the budget); coverage of the pages read by number: %.1f%% → %.1f%%\n",
-			m.Requested, m.KeyRanges, m.AlreadyThere, m.LeftOut, 100*m.CoverageBefore, 100*m.CoverageAfter)
+		fmt.Fprintf(w, "requested %d pages by number%s and %d key ranges by range scans (%d already resident, %d left out by the budget); coverage of the pages read by number: %.1f%% → %.1f%%\n",
+			m.Requested, treeNote(m), m.KeyRanges-m.TreeRanges, m.AlreadyThere, m.LeftOut, 100*m.CoverageBefore, 100*m.CoverageAfter)
 		printPaths(w, res.Paths)
 	}
 	if res.Stopped != "" {
@@ -574,7 +574,8 @@ func printManifestPlan(w io.Writer, mp *warm.ManifestPlan) {
 	printManifestSummary(w, mr)
 	// The pages by number include this server's own pages the tree path found by key:
 	// they are not a share of the resolved entries.
-	fmt.Fprintf(w, "%d of the pages resolved by number already resident; to load: %d pages by number, %d key ranges by SQL; %d left out by the budget\n", mr.AlreadyThere, mr.Requested, mr.KeyRanges, mr.LeftOut)
+	fmt.Fprintf(w, "%d of the pages resolved by number already resident; to load: %d pages by number%s, %d key ranges by range scans; %d left out by the budget\n",
+		mr.AlreadyThere, mr.Requested, treeNote(mr), mr.KeyRanges-mr.TreeRanges, mr.LeftOut)
 	printPaths(w, mp.Paths)
 	np := mp.Native
 	if np == nil {
@@ -645,4 +646,13 @@ func printAlreadyResident(w io.Writer, names []string) {
 		}
 		fmt.Fprintf(w, "already resident: %s\n", name)
 	}
+}
+
+// treeNote says how many of a manifest warm's key ranges the tree path turned into pages
+// by number (counted with them), "" when none.
+func treeNote(m *warm.ManifestReport) string {
+	if m.TreeRanges == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d key ranges found in this server's B-trees among them)", m.TreeRanges)
 }

@@ -342,9 +342,12 @@ type ManifestReport struct {
 	ResidentAfter  int64   `json:"resident_after"`
 	// KeyRanges are the manifest pages whose key ranges the sql path reads (within the
 	// budget); NotWarmed the pages of targets with path none.
-	KeyRanges int64       `json:"key_ranges_requested"`
-	NotWarmed int64       `json:"not_warmed,omitempty"`
-	Paths     []IndexPath `json:"index_paths,omitempty"`
+	KeyRanges int64 `json:"key_ranges_requested"`
+	// TreeRanges are those of KeyRanges the tree path found in this server's B-trees: their
+	// pages are loaded by number, and counted in Requested too.
+	TreeRanges int64       `json:"tree_key_ranges,omitempty"`
+	NotWarmed  int64       `json:"not_warmed,omitempty"`
+	Paths      []IndexPath `json:"index_paths,omitempty"`
 }
 
 // NewManifestReport starts a report for r.
@@ -868,6 +871,7 @@ func (mp *ManifestPlan) placeTrees(ctx context.Context, conn *connection.Conn, f
 		for _, e := range kt.chosen {
 			if e.rank < cutRank {
 				mr.KeyRanges++
+				mr.TreeRanges++
 			}
 		}
 	}
