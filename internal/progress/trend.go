@@ -80,7 +80,9 @@ func (tr *Trend) Text(goal float64) string {
 	switch {
 	case !ok:
 		return s
-	case rate <= 0:
+	case 100*rate < 0.05:
+		// Under what one decimal shows: "rising 0.0 points/s" with an ETA of hours says
+		// nothing a flat line does not.
 		return s + fmt.Sprintf(", not rising over the last %s", tr.span().Round(time.Second))
 	}
 	eta, _ := tr.ETA(goal)

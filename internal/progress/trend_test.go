@@ -73,3 +73,16 @@ func TestTrendNotRising(t *testing.T) {
 		t.Errorf("flat: %q", got)
 	}
 }
+
+// A share that creeps up by less than one decimal of a point per second reads "not
+// rising", not "rising 0.0 points/s, about 2m0s to go".
+func TestTrendCreepingIsNotRising(t *testing.T) {
+	t0 := time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC)
+	var tr Trend
+	for s := 0; s <= 12; s++ {
+		tr.Add(t0.Add(time.Duration(s)*time.Second), 0.42+float64(s)*0.0002)
+	}
+	if got := tr.Text(0.95); !strings.Contains(got, "not rising") || strings.Contains(got, "0.0 points/s") {
+		t.Errorf("creeping: %q", got)
+	}
+}
