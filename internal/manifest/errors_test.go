@@ -110,7 +110,7 @@ func TestReadErrors(t *testing.T) {
 		{"reference before definition", header + "0 1 2 y 1 0 0\n" + body, ErrCorrupt, []string{"line 12", "object reference 0 out of range (0 objects"}},
 		{"malformed entry", strings.Replace(good, "\n1 1001 1 y 1 0 0\n", "\n1 1001 1 young 1 0 0\n", 1), ErrCorrupt, []string{"line 15", "malformed entry"}},
 		{"page number too large", strings.Replace(good, "\n1 1001 1 y 1 0 0\n", "\n1 4294967296 1 y 1 0 0\n", 1), ErrCorrupt, []string{"line 15", "malformed entry"}},
-		{"crlf", strings.ReplaceAll(good, "\n", "\r\n"), ErrCorrupt, []string{"line 1"}},
+		{"crlf", strings.ReplaceAll(good, "\n", "\r\n"), ErrCorrupt, []string{"line 1", "Windows line ends (CR LF)"}},
 		{"unknown line", strings.Replace(good, "\n1 1001 1 y 1 0 0\n", "\nhello\n1 1001 1 y 1 0 0\n", 1), ErrCorrupt, []string{"line 15", "unexpected line"}},
 		{"object out of sequence", strings.Replace(good, "object 1 ", "object 2 ", 1), ErrCorrupt, []string{"out of sequence"}},
 		{"object repeated", strings.Replace(good, "object 1 5 BLOB shop orders - -", "object 1 5 INDEX shop orders - PRIMARY", 1), ErrCorrupt, []string{"object 1 repeats object 0"}},

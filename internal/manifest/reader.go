@@ -221,6 +221,9 @@ func (r *Reader) readMagic() error {
 	v := line[len(want):]
 	version, perr := strconv.Atoi(string(v))
 	if perr != nil || version < 1 || !isDigits(v) {
+		if bytes.HasSuffix(v, []byte("\r")) {
+			return r.fail(ErrCorrupt, 1, "the file has Windows line ends (CR LF): a manifest's lines end with LF alone (was it edited or copied as text?)")
+		}
 		return r.fail(ErrCorrupt, 1, "bad format version %s", quoteFragment(v))
 	}
 	if version > FormatVersion {
@@ -379,14 +382,15 @@ func (r *Reader) parseEntry(line []byte) (Entry, error) {
 	e := Entry{Object: obj, Page: page, LRU: lru, Seen: 1}
 	ok := ok1 && ok2 && ok3 && len(rest) >= 1 && (rest[0] == 'y' || rest[0] == 'o')
 	var bounds []byte
+	var rule string // which rule a well-formed history broke
 	r.low, r.high = nil, nil
 	if ok {
 		e.Old = rest[0] == 'o'
 		switch {
 		case r.header.FormatVersion >= 3:
-			bounds, ok = r.parseHistory(rest[1:], &e, true)
+			bounds, rule, ok = r.parseHistory(rest[1:], &e, true)
 		case r.header.FormatVersion == 2:
-			_, ok = r.parseHistory(rest[1:], &e, false)
+			_, rule, ok = r.parseHistory(rest[1:], &e, false)
 		default:
 			ok = len(rest) == 1
 		}
@@ -398,6 +402,9 @@ func (r *Reader) parseEntry(line []byte) (Entry, error) {
 		}
 		if r.header.FormatVersion >= 3 {
 			want += " LOW HIGH"
+		}
+		if rule != "" {
+			return Entry{}, r.fail(ErrCorrupt, r.line, "entry %s: %s", quoteFragment(line), rule)
 		}
 		return Entry{}, r.fail(ErrCorrupt, r.line, "malformed entry %s (want: %s)", quoteFragment(line), want)
 	}
@@ -470,9 +477,9 @@ func (r *Reader) Range() Range {
 // parseHistory reads a version 2 entry's " SEEN LAST SCORE": seen at least 1 and at most
 // the header's captures, last below them, score at most ScoreMax. With more set (version
 // 3) the score is followed by a space and the rest of the line, which it returns.
-func (r *Reader) parseHistory(b []byte, e *Entry, more bool) ([]byte, bool) {
+func (r *Reader) parseHistory(b []byte, e *Entry, more bool) ([]byte, string, bool) {
 	if len(b) < 2 || b[0] != ' ' {
-		return nil, false
+		return nil, "", false
 	}
 	seen, rest, ok1 := cutUint32(b[1:])
 	last, rest, ok2 := cutUint32(rest)
@@ -490,11 +497,18 @@ func (r *Reader) parseHistory(b []byte, e *Entry, more bool) ([]byte, bool) {
 		score, ok3 = wholeUint32(rest)
 	}
 	captures := uint32(max(r.header.Captures, 1))
-	if !ok1 || !ok2 || !ok3 || seen < 1 || seen > captures || last >= captures || score > ScoreMax {
-		return nil, false
+	switch {
+	case !ok1 || !ok2 || !ok3:
+		return nil, "", false
+	case seen < 1 || seen > captures:
+		return nil, fmt.Sprintf("SEEN %d is not within 1 and the header's captures (%d)", seen, captures), false
+	case last >= captures:
+		return nil, fmt.Sprintf("LAST %d is not below the header's captures (%d)", last, captures), false
+	case score > ScoreMax:
+		return nil, fmt.Sprintf("SCORE %d is above %d", score, ScoreMax), false
 	}
 	e.Seen, e.Last, e.Score = uint16(seen), uint16(last), score
-	return rest, true
+	return rest, "", true
 }
 
 func (r *Reader) parseObject(line []byte) error {

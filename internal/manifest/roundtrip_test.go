@@ -428,18 +428,19 @@ func TestHistoryFieldsChecked(t *testing.T) {
 	if got, err := Read(strings.NewReader(good), "h"); err != nil || got.Entries[0] != m.Entries[0] || got.Header.Captures != 3 {
 		t.Fatalf("round trip: %v %+v", err, got)
 	}
-	for name, line := range map[string]string{
-		"seen more than captures": "0 7 0 y 4 0 5",
-		"seen zero":               "0 7 0 y 0 0 5",
-		"last not below captures": "0 7 0 y 3 3 5",
-		"score over the maximum":  "0 7 0 y 3 2 1000001",
-		"score missing":           "0 7 0 y 3 2",
-		"score not a number":      "0 7 0 y 3 2 x",
+	// Each error names the rule the entry broke, where it is well formed.
+	for name, c := range map[string]struct{ line, says string }{
+		"seen more than captures": {"0 7 0 y 4 0 5", "SEEN 4 is not within 1 and the header's captures (3)"},
+		"seen zero":               {"0 7 0 y 0 0 5", "SEEN 0 is not within 1 and the header's captures (3)"},
+		"last not below captures": {"0 7 0 y 3 3 5", "LAST 3 is not below the header's captures (3)"},
+		"score over the maximum":  {"0 7 0 y 3 2 1000001", "SCORE 1000001 is above 1000000"},
+		"score missing":           {"0 7 0 y 3 2", "malformed entry"},
+		"score not a number":      {"0 7 0 y 3 2 x", "malformed entry"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			data := resign(t, []byte(strings.Replace(good, "\n0 7 0 y 3 2 5\n", "\n"+line+"\n", 1)))
+			data := resign(t, []byte(strings.Replace(good, "\n0 7 0 y 3 2 5\n", "\n"+c.line+"\n", 1)))
 			_, err := Read(strings.NewReader(string(data)), "h")
-			checkFormatError(t, err, "h", ErrCorrupt, "malformed entry")
+			checkFormatError(t, err, "h", ErrCorrupt, c.says)
 		})
 	}
 }
