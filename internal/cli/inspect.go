@@ -45,8 +45,9 @@ func newInspectCmd() *cobra.Command {
 		Use:   "inspect",
 		Short: "Show what the buffer pool holds now, per schema/table/partition/index, as % resident",
 		Long: `inspect reads the buffer pool's page list (--page-list below) and reports, per index of each table
-(and partition), the pages resident, the index's leaf pages from persistent statistics, the
-share resident, the share in the old LRU sublist, and off-page LOB pages; then the pool
+(and partition), the pages resident, the index's pages (counted in the tablespace files on
+the database host, else from persistent statistics, shown as a range where those only
+bound them), the share resident, the share in the old LRU sublist, and off-page LOB pages; then the pool
 totals (size, free, data, dirty pages, hit rate since start-up).
 
 Without a selection it lists every index of a user table with resident pages (and, with

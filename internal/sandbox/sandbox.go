@@ -660,23 +660,28 @@ func (s *Sandbox) Connect(ctx context.Context) (*connection.Conn, error) {
 
 // Status is what `sandbox status` reports.
 type Status struct {
-	Dir         string  `json:"dir"`
-	Running     bool    `json:"running"`
-	Pid         int     `json:"pid,omitempty"`
-	Socket      string  `json:"socket"`
-	Port        int     `json:"port"`
-	Flavor      string  `json:"flavor"`
-	Version     string  `json:"server_version"`
-	PoolSize    int64   `json:"pool_size"`
-	FlushMethod string  `json:"flush_method"`
-	UptimeSecs  float64 `json:"uptime_seconds,omitempty"`
-	StalePid    string  `json:"stale_pid_file,omitempty"`
-	StaleSocket string  `json:"stale_socket,omitempty"`
+	Dir     string `json:"dir"`
+	Running bool   `json:"running"`
+	Pid     int    `json:"pid,omitempty"`
+	Socket  string `json:"socket"`
+	Port    int    `json:"port"`
+	Flavor  string `json:"flavor"`
+	Version string `json:"server_version"`
+	// VersionLine is the server binary's whole --version line.
+	VersionLine    string  `json:"server_version_line,omitempty"`
+	PoolSize       int64   `json:"pool_size"`
+	FlushMethod    string  `json:"flush_method"`
+	DumpAtShutdown bool    `json:"dump_at_shutdown"`
+	LoadAtStartup  bool    `json:"load_at_startup"`
+	UptimeSecs     float64 `json:"uptime_seconds,omitempty"`
+	StalePid       string  `json:"stale_pid_file,omitempty"`
+	StaleSocket    string  `json:"stale_socket,omitempty"`
 }
 
 // Status inspects the pid file and socket without changing anything.
 func (s *Sandbox) Status(ctx context.Context) Status {
-	st := Status{Dir: s.Dir, Socket: s.Socket, Port: s.Port, Flavor: string(s.Flavor), Version: s.ServerVersion, PoolSize: s.PoolSize, FlushMethod: "O_DIRECT"}
+	st := Status{Dir: s.Dir, Socket: s.Socket, Port: s.Port, Flavor: string(s.Flavor), Version: versionFromLine(s.ServerVersion), VersionLine: s.ServerVersion,
+		PoolSize: s.PoolSize, FlushMethod: "O_DIRECT", DumpAtShutdown: s.DumpAtShutdown, LoadAtStartup: s.LoadAtStartup}
 	if s.BufferedIO {
 		st.FlushMethod = "fsync"
 	}
