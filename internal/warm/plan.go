@@ -742,7 +742,16 @@ var ErrNothingToWarm = errors.New("nothing to warm")
 func (pl *Plan) CheckWork() error {
 	// Indexes already resident do not make a warm whose budget left out all it would load
 	// a success: scans and the native load said so alike.
-	if len(pl.Units) > 0 || (len(pl.Resident) > 0 && len(pl.LeftOut) == 0) {
+	if len(pl.Units) > 0 {
+		return nil
+	}
+	// Only an index resident counts as warm already: a table's file pages resident while
+	// every index was skipped (a manifest's "(file pages)") left the warm with nothing.
+	indexResident := false
+	for _, t := range pl.Resident {
+		indexResident = indexResident || t.Kind == KindIndex
+	}
+	if indexResident && len(pl.LeftOut) == 0 {
 		return nil
 	}
 	return nothingToWarm(pl.LeftOut, pl.BudgetPages, pl.BudgetSource, pl.Skipped)
