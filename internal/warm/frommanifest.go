@@ -20,8 +20,8 @@ import (
 
 // Drop reasons for manifest entries that do not resolve on this server.
 const (
-	DropNoSchema    = "schema not on this server"
-	DropNoTable     = "table not on this server"
+	DropNoSchema    = "schema not on this server, or not visible to this user (it needs SELECT on it)"
+	DropNoTable     = "table not on this server, or not visible to this user (it needs SELECT on it)"
 	DropNoPartition = "partition not on this server"
 	DropPastEOF     = "page past the end of the tablespace file"
 	DropNoSpace     = "tablespace of the table not found"
