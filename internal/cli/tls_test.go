@@ -28,6 +28,10 @@ func TestTLSModes(t *testing.T) {
 		{"VERIFY_CA wrong CA", []string{"--ssl-mode=VERIFY_CA", otherCA}, false, 2, "TLS verification"},
 		{"VERIFY_IDENTITY wrong CA", []string{"--ssl-mode=VERIFY_IDENTITY", otherCA}, false, 2, "TLS verification"},
 		{"VERIFY_CA without CA", []string{"--ssl-mode=VERIFY_CA"}, false, 2, "--ssl-ca"},
+		// A CA without a mode is VERIFY_CA, as in MySQL's client: PREFERRED accepted any
+		// certificate, or none from a server without TLS.
+		{"a CA alone verifies", []string{ca}, true, 0, ""},
+		{"a CA alone, the wrong one", []string{otherCA}, false, 2, "TLS verification"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -47,6 +47,9 @@ type Options struct {
 	PasswordPrompt bool // -p without a value, or a lone "password" in an option file
 	Database       string
 	SSLMode        string
+	// sslModeGiven: --ssl-mode (or an option file's ssl, skip-ssl, ssl-mode,
+	// ssl-verify-server-cert) chose the mode; else a CA given implies VERIFY_CA.
+	sslModeGiven   bool
 	SSLCA          string
 	SSLCert        string
 	SSLKey         string
@@ -236,7 +239,7 @@ func (f *Flags) Resolve(env Env, home string) (Options, []OptionValue, error) {
 		o.Database, o.Sources["database"] = f.databaseShort, "flag"
 	}
 	if changed("ssl-mode") {
-		o.SSLMode = f.sslMode
+		o.SSLMode, o.sslModeGiven = f.sslMode, true
 	}
 	if changed("ssl-ca") {
 		o.SSLCA = f.sslCA
@@ -298,18 +301,19 @@ func (o *Options) applyOptionFile(v OptionValue) (bool, error) {
 	case "database":
 		o.Database = v.Value
 	case "ssl-mode":
-		o.SSLMode = v.Value
+		o.SSLMode, o.sslModeGiven = v.Value, true
 	case "ssl":
 		if v.Bare || isTrue(v.Value) {
 			o.SSLMode = SSLRequired
 		} else {
 			o.SSLMode = SSLDisabled
 		}
+		o.sslModeGiven = true
 	case "skip-ssl":
-		o.SSLMode = SSLDisabled
+		o.SSLMode, o.sslModeGiven = SSLDisabled, true
 	case "ssl-verify-server-cert":
 		if v.Bare || isTrue(v.Value) {
-			o.SSLMode = SSLVerifyIdentity
+			o.SSLMode, o.sslModeGiven = SSLVerifyIdentity, true
 		}
 	case "ssl-ca":
 		o.SSLCA = v.Value
@@ -349,6 +353,12 @@ func (o *Options) validate() error {
 	}
 	if !valid {
 		return exitcode.BadValue("SslMode", "%q is not one of %s", o.SSLMode, strings.Join(sslModes, ", "))
+	}
+	if !o.sslModeGiven && o.SSLMode == SSLPreferred && o.SSLCA != "" {
+		// A CA given says the server's certificate is to be checked: MySQL's client then
+		// defaults to VERIFY_CA (and MariaDB's to TLS). PREFERRED would have connected in
+		// plaintext to a server without TLS, without a word.
+		o.SSLMode = SSLVerifyCA
 	}
 	if o.SSLMode == SSLVerifyCA && o.SSLCA == "" {
 		return exitcode.UsageError(errors.New("--ssl-mode=VERIFY_CA needs --ssl-ca=FILE with the CA that signed the server's certificate"))
