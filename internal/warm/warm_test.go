@@ -402,3 +402,36 @@ func TestBudget(t *testing.T) {
 		}
 	}
 }
+
+// A budget smaller than an index is filled by its key ranges, cut small enough that the
+// last one that fits leaves little of the budget unused: an index under --split-pages
+// (2,048) was left out whole, and ranges of that size were dropped whole (a budget of 10%
+// of the pool loaded a fifth of it).
+func TestPartialIndexFillsTheBudget(t *testing.T) {
+	ctx := context.Background()
+	db := sandboxtest.Schema(t)
+	q := plainTable(t, db, "big", 120000)
+	sandboxtest.Exec(t, "ANALYZE TABLE "+q)
+	conn := coldConn(t)
+	cat, err := catalog.Load(ctx, conn, catalog.Filter{Tables: []catalog.Pattern{{Schema: db, Table: "big", Raw: db + ".big"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	budget := int64(600)
+	pl, err := warm.BuildPlan(ctx, conn, cat, warm.Options{Budget: warm.Budget{Bytes: budget * int64(conn.Server.PageSize), Raw: "600 pages"}, SplitPages: warm.DefaultSplitPages, Order: "small-first"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var primary int64
+	for _, tg := range pl.Targets {
+		if tg.Index.Name == "PRIMARY" {
+			primary = tg.EstPages
+		}
+	}
+	if pl.BudgetPages != budget || primary <= budget {
+		t.Fatalf("the scenario: budget %d pages, PRIMARY planned with %d pages (want it planned in part: more than the budget); left out %+v", pl.BudgetPages, primary, pl.LeftOut)
+	}
+	if pl.NewPages > budget || pl.NewPages < 3*budget/4 {
+		t.Errorf("planned %d new pages of a %d-page budget, want at least three quarters of it; left out %+v", pl.NewPages, budget, pl.LeftOut)
+	}
+}
