@@ -349,8 +349,13 @@ func printWarmResult(w io.Writer, res *warm.Result) {
 	case n != nil && n.Requested == 0:
 		fmt.Fprintln(w, "warm (native): nothing to load: every tablespace of the selection was already resident")
 	case n != nil:
-		fmt.Fprintf(w, "warm (native): %d pages requested, %d loaded by the server in %.2f s; %d pages read from disk (%.0f MB/s); %d pages now resident that were not\n",
-			n.Requested, n.Loaded, n.Seconds, res.PagesRead, n.MBps, res.PagesLoaded)
+		how := "native"
+		if m := res.Manifest; m != nil && m.KeyRanges > m.TreeRanges {
+			// Most of a logical copy's pages may come from range scans, not the loader.
+			how = fmt.Sprintf("native, and %d key ranges by range scans", m.KeyRanges-m.TreeRanges)
+		}
+		fmt.Fprintf(w, "warm (%s): %d pages requested, %d loaded by the server in %.2f s; %d pages read from disk (%.0f MB/s); %d pages now resident that were not\n",
+			how, n.Requested, n.Loaded, n.Seconds, res.PagesRead, n.MBps, res.PagesLoaded)
 		fmt.Fprintf(w, "server load status: %s; dump file %s: %s\n", n.Status, n.DumpFile, n.Restored)
 		if n.SkippedResident > 0 {
 			fmt.Fprintf(w, "%d of the requested pages were resident when their turn came (read by the traffic) and were left out of the load\n", n.SkippedResident)
