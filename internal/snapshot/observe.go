@@ -126,6 +126,11 @@ func CaptureObserving(ctx context.Context, conn *connection.Conn, o Options, win
 		}
 		o.Keep = 0 // the first look has moved the older manifests along already
 		log.Infof("%s; watching it for up to %s so that the manifest holds the hot set, not one look (--observe 0: one look)", why, window)
+		watched, err := observe(ctx, conn, o, window, why, log)
+		if err != nil && ctx.Err() != nil {
+			log.Infof("interrupted while watching the pool: %s keeps the manifest of the first look", o.Path)
+		}
+		return watched, err
 	} else {
 		why = fmt.Sprintf("--observe %s", window)
 	}
