@@ -620,8 +620,10 @@ func (r *scanRun) record(ctx, parent context.Context, ur UnitResult, stopRun fun
 				tr.Error = ur.Err.Error()
 			}
 			r.log.Warnf("%s", msg)
+			r.tl.done(ur.Unit, ur.Err)
+		} else {
+			r.tl.done(ur.Unit, errUnitInterrupted)
 		}
-		r.tl.done(ur.Unit, ur.Err)
 	default:
 		res.UnitsDone++
 		tr.UnitsDone++
@@ -843,14 +845,19 @@ type tableLog struct {
 	left    map[string]int
 	started map[string]bool
 	failed  map[string]bool
+	// stopped: a unit of it was interrupted (Ctrl-C, the coverage goal), which is no failure.
+	stopped map[string]bool
 	timings map[*Target]*TargetTiming
 }
+
+// errUnitInterrupted is a unit's end by the run's interrupt, for the table log.
+var errUnitInterrupted = errors.New("interrupted")
 
 // TargetTiming is when the first unit of a target started and its last one ended.
 type TargetTiming struct{ First, Last time.Time }
 
 func newTableLog(pl *Plan, log *logx.Logger) *tableLog {
-	tl := &tableLog{log: log, left: map[string]int{}, started: map[string]bool{}, failed: map[string]bool{}, timings: map[*Target]*TargetTiming{}}
+	tl := &tableLog{log: log, left: map[string]int{}, started: map[string]bool{}, failed: map[string]bool{}, stopped: map[string]bool{}, timings: map[*Target]*TargetTiming{}}
 	for _, u := range pl.Units {
 		tl.left["db:"+u.Table.Schema]++
 		tl.left["t:"+u.Table.Quoted()]++
@@ -916,19 +923,29 @@ func (tl *tableLog) done(u *Unit, err error) {
 	tl.mu.Lock()
 	defer tl.mu.Unlock()
 	db, t := "db:"+u.Table.Schema, "t:"+u.Table.Quoted()
-	if err != nil {
+	switch {
+	case errors.Is(err, errUnitInterrupted):
+		tl.stopped[db], tl.stopped[t] = true, true
+	case err != nil:
 		tl.failed[db], tl.failed[t] = true, true
 	}
 	tl.left[t]--
 	tl.left[db]--
 	if tl.left[t] == 0 {
-		if tl.failed[t] {
+		switch {
+		case tl.failed[t]:
 			tl.log.Infof("--- FAILED WARMUP FOR TABLE: %s", u.Table.Quoted())
-		} else {
+		case tl.stopped[t]:
+			tl.log.Infof("--- INTERRUPTED WARMUP FOR TABLE: %s", u.Table.Quoted())
+		default:
 			tl.log.Infof("--- SUCCESS WARMUP FOR TABLE: %s", u.Table.Quoted())
 		}
 	}
 	if tl.left[db] == 0 {
+		if tl.stopped[db] && !tl.failed[db] {
+			tl.log.Infof("--- xxxxxxx INTERRUPTED WARMUP FOR DB: %s xxxxxxx", u.Table.Schema)
+			return
+		}
 		if tl.failed[db] {
 			tl.log.Infof("--- xxxxxxx FAILED WARMUP FOR DB: %s xxxxxxx", u.Table.Schema)
 		} else {
