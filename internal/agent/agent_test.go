@@ -245,6 +245,16 @@ func TestStalledServerIsDownThenReadyAgain(t *testing.T) {
 // back after a restart is seen at the next checks, not a minute later.
 func TestCheckReconnectsWithoutWaitingForTheInterval(t *testing.T) {
 	sb, conn := secondServer(t, "stall", 20_000)
+	// Ready at the first measure: with a minute between measures, a server that needs a
+	// second one to be ready would not be within the test's minute.
+	db, err := connection.Open(context.Background(), conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.DB.Exec("SELECT COUNT(*) FROM " + sqltext.Table("stall", "wide")); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
 	ag := startAgent(t, agent.Options{Conn: conn, Filter: catalog.Filter{Schemas: []string{"stall"}}, AgentCheckListen: "127.0.0.1:0",
 		Interval: time.Minute, ReadyCoverage: 0.0001})
 	st := ag.waitState(t, "ready", 60*time.Second, inState(agent.Ready))
