@@ -368,8 +368,12 @@ func printWarmResult(w io.Writer, res *warm.Result) {
 	case res.Units == 0:
 		fmt.Fprintf(w, "warm (%s): nothing to load\n", res.Method)
 	default:
-		fmt.Fprintf(w, "warm (%s): %d of %d units in %.2f s, %d parallel; %d pages read (%s), %.0f MB/s; %d pages now resident that were not\n",
-			res.Method, res.UnitsDone, res.Units, res.Seconds, res.Parallel, res.PagesRead, units.FormatBytes(res.PagesRead*res.PageSize), res.MBps, res.PagesLoaded)
+		parallel := fmt.Sprintf("%d parallel", res.Parallel)
+		if res.Sessions > 0 && res.Sessions < res.Parallel {
+			parallel = fmt.Sprintf("%d parallel sessions of the %d asked (the server refused more)", res.Sessions, res.Parallel)
+		}
+		fmt.Fprintf(w, "warm (%s): %d of %d units in %.2f s, %s; %d pages read (%s), %.0f MB/s; %d pages now resident that were not\n",
+			res.Method, res.UnitsDone, res.Units, res.Seconds, parallel, res.PagesRead, units.FormatBytes(res.PagesRead*res.PageSize), res.MBps, res.PagesLoaded)
 	}
 	if m := res.Manifest; m != nil {
 		printManifestSummary(w, m)
