@@ -204,14 +204,7 @@ func TestManifestWarmAndSnapshotLoop(t *testing.T) {
 // answers again in the same run it is ready again, without a new warm.
 func TestStalledServerIsDownThenReadyAgain(t *testing.T) {
 	sb, conn := secondServer(t, "stall", 20_000)
-	db, err := connection.Open(context.Background(), conn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.DB.Exec("SELECT COUNT(*) FROM " + sqltext.Table("stall", "wide")); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
+	readTable(t, conn, "stall", "wide")
 	ag := startAgent(t, agent.Options{Conn: conn, Filter: catalog.Filter{Schemas: []string{"stall"}}, AgentCheckListen: "127.0.0.1:0"})
 	st := ag.waitState(t, "ready", 60*time.Second, inState(agent.Ready))
 	runs := st.Server.Runs
@@ -247,14 +240,7 @@ func TestCheckReconnectsWithoutWaitingForTheInterval(t *testing.T) {
 	sb, conn := secondServer(t, "stall", 20_000)
 	// Ready at the first measure: with a minute between measures, a server that needs a
 	// second one to be ready would not be within the test's minute.
-	db, err := connection.Open(context.Background(), conn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.DB.Exec("SELECT COUNT(*) FROM " + sqltext.Table("stall", "wide")); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
+	readTable(t, conn, "stall", "wide")
 	ag := startAgent(t, agent.Options{Conn: conn, Filter: catalog.Filter{Schemas: []string{"stall"}}, AgentCheckListen: "127.0.0.1:0",
 		Interval: time.Minute, ReadyCoverage: 0.0001})
 	st := ag.waitState(t, "ready", 60*time.Second, inState(agent.Ready))
@@ -338,5 +324,18 @@ func TestSnapshotFailuresShow(t *testing.T) {
 	st := ag.waitState(t, "a failed capture reported", 60*time.Second, func(s agent.Status) bool { return s.Snapshot != nil && s.Snapshot.Failures >= 1 })
 	if !strings.Contains(st.Snapshot.Error, "capture failed") {
 		t.Fatalf("snapshot status %+v", *st.Snapshot)
+	}
+}
+
+// readTable reads a table whole on the server conn names, so that its pages are resident.
+func readTable(t *testing.T, conn connection.Options, schema, table string) {
+	t.Helper()
+	db, err := connection.Open(context.Background(), conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.DB.Exec("SELECT COUNT(*) FROM " + sqltext.Table(schema, table)); err != nil {
+		t.Fatal(err)
 	}
 }

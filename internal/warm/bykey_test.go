@@ -158,17 +158,7 @@ func byKeyScenario(t *testing.T, rows, step, rounds int, desc bool, conn *connec
 	}
 	conn = cold()
 	originalCold := measure(conn)
-	path := filepath.Join(sandboxtest.Dir(t), "hot.manifest")
-	if _, err := snapshot.Capture(ctx, conn, snapshot.Options{Path: path, ToolVersion: "test", Filter: catalog.Filter{Schemas: []string{db}}}); err != nil {
-		t.Fatal(err)
-	}
-	m, err := manifest.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if m.Header.KeyedEntries < m.Header.Entries/2 {
-		t.Fatalf("the snapshot has %d keyed entries of %d", m.Header.KeyedEntries, m.Header.Entries)
-	}
+	m, path := mostlyKeyedSnapshot(t, conn, db, "hot.manifest")
 	for _, o := range m.Objects {
 		if o.Index == "kk" && o.KeyColumns != map[bool]string{false: "k:int4,id:int4", true: "k:int4:desc,id:int4:desc"}[desc] {
 			t.Errorf("index kk's key columns %q", o.KeyColumns)
@@ -341,7 +331,12 @@ func TestWarmByKeySkipsAnIgnoredIndex(t *testing.T) {
 // and reads it back; it fails the test when no page got a range.
 func keyedSnapshot(t *testing.T, conn *connection.Conn, db, name string) *manifest.Manifest {
 	t.Helper()
-	path := filepath.Join(sandboxtest.Dir(t), name)
+	return keyedSnapshotAt(t, conn, db, filepath.Join(sandboxtest.Dir(t), name))
+}
+
+// keyedSnapshotAt is keyedSnapshot into path.
+func keyedSnapshotAt(t *testing.T, conn *connection.Conn, db, path string) *manifest.Manifest {
+	t.Helper()
 	if _, err := snapshot.Capture(context.Background(), conn, snapshot.Options{Path: path, ToolVersion: "test", Filter: catalog.Filter{Schemas: []string{db}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -414,4 +409,16 @@ func replaceByLogicalCopy(t *testing.T, conn *connection.Conn, db, tbl string) {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
+}
+
+// mostlyKeyedSnapshot is keyedSnapshot where most entries must carry key ranges; it also
+// returns the manifest's path.
+func mostlyKeyedSnapshot(t *testing.T, conn *connection.Conn, db, name string) (*manifest.Manifest, string) {
+	t.Helper()
+	path := filepath.Join(sandboxtest.Dir(t), name)
+	m := keyedSnapshotAt(t, conn, db, path)
+	if m.Header.KeyedEntries < m.Header.Entries/2 {
+		t.Fatalf("the snapshot has %d keyed entries of %d", m.Header.KeyedEntries, m.Header.Entries)
+	}
+	return m, path
 }

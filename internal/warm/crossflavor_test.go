@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,10 +13,8 @@ import (
 	"github.com/innowarm/innowarm/internal/connection"
 	"github.com/innowarm/innowarm/internal/follow"
 	"github.com/innowarm/innowarm/internal/logx"
-	"github.com/innowarm/innowarm/internal/manifest"
 	"github.com/innowarm/innowarm/internal/sandbox"
 	"github.com/innowarm/innowarm/internal/sandbox/sandboxtest"
-	"github.com/innowarm/innowarm/internal/snapshot"
 	"github.com/innowarm/innowarm/internal/sqltext"
 	"github.com/innowarm/innowarm/internal/warm"
 )
@@ -121,17 +118,7 @@ func crossFlavorScenario(t *testing.T, from, to string, rows, step, rounds int) 
 	// The primary: a cold pass of the workload, then its snapshot.
 	coldRestart(primarySB, &primary)
 	primaryCold := measure(primary)
-	path := filepath.Join(sandboxtest.Dir(t), "primary.manifest")
-	if _, err := snapshot.Capture(ctx, primary, snapshot.Options{Path: path, ToolVersion: "test", Filter: catalog.Filter{Schemas: []string{db}}}); err != nil {
-		t.Fatal(err)
-	}
-	m, err := manifest.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if m.Header.KeyedEntries < m.Header.Entries/2 {
-		t.Fatalf("the snapshot has %d keyed entries of %d", m.Header.KeyedEntries, m.Header.Entries)
-	}
+	m, _ := mostlyKeyedSnapshot(t, primary, db, "primary.manifest")
 
 	// The logical copy: the rows streamed from the primary in key order, in multi-row
 	// INSERTs of 1,000 (as a dump's restore writes them), then the restore's statistics
