@@ -145,7 +145,9 @@ func Explain(err error, o Options) error {
 			case o.Password != "":
 				how = "the password from " + o.source("password")
 			}
-			return exitcode.UsageError(fmt.Errorf("access denied for user %q at %s with %s: check -u/--user and -p/--password, MYSQL_PWD or password= in your option files", o.User, target, how))
+			// The server's words name the account it matched, host part included: a user
+			// that exists only @localhost reached over TCP is 'u'@'127.0.0.1' there.
+			return exitcode.UsageError(fmt.Errorf("access denied for user %q at %s with %s: check -u/--user and -p/--password, MYSQL_PWD or password= in your option files, and the account's host part (the server says: %s)", o.User, target, how, me.Message))
 		case sqlerr.BadDB:
 			return exitcode.UsageError(fmt.Errorf("unknown database %q on %s: check -D/--database", o.Database, target))
 		case sqlerr.DBAccessDenied:
