@@ -79,7 +79,7 @@ func (h *Header) finish(t0 time.Time) {
 	h.Seconds = time.Since(t0).Seconds()
 	h.LoadEnd = machineInfo().Load1
 	if busy := max(h.Machine.Load1, h.LoadEnd); busy > 1.5*float64(h.Machine.CPUs) {
-		h.Notes = append(h.Notes, fmt.Sprintf("the machine was busy (load average %.1f at the start, %.1f at the end, on %d CPUs): times and QPS are noisy; buffer-pool misses are not", h.Machine.Load1, h.LoadEnd, h.Machine.CPUs))
+		h.Notes = append(h.Notes, fmt.Sprintf("the machine was busy (load average %.1f at the start, %.1f at the end, on %d CPUs): times and QPS are noisy; buffer-pool misses are not.", h.Machine.Load1, h.LoadEnd, h.Machine.CPUs))
 	}
 }
 
