@@ -97,7 +97,7 @@ func BindFlags(fs *pflag.FlagSet) *Flags {
 	f := &Flags{fs: fs, groups: OptionGroups}
 	fs.StringVarP(&f.host, "host", "h", "localhost", "server host; localhost means the Unix socket, as in the mysql client")
 	fs.IntVarP(&f.port, "port", "P", 3306, "TCP port (with host localhost, giving -P switches to TCP, as the MariaDB client does)")
-	fs.StringVarP(&f.socket, "socket", "S", "", "Unix socket file (default: [client] socket= or "+DefaultSocketPaths[0]+")")
+	fs.StringVarP(&f.socket, "socket", "S", "", "Unix socket file (default: $MYSQL_UNIX_PORT, [client] socket=, else the first that exists of "+strings.Join(DefaultSocketPaths, ", ")+")")
 	fs.StringVar(&f.protocol, "protocol", "", "TCP or SOCKET (default: SOCKET for localhost, else TCP)")
 	fs.StringVarP(&f.user, "user", "u", "", "user name (default: your OS user)")
 	fs.StringVarP(&f.password, "password", "p", "", "password; -p alone asks for it on the terminal without echo (or use MYSQL_PWD, ~/.my.cnf)")
