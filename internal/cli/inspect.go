@@ -403,7 +403,7 @@ func printResidency(w io.Writer, rows []bufferpool.IndexResidency, res *bufferpo
 		fmt.Fprintf(w, "page list from INNODB_BUFFER_PAGE_LRU, not the server's dump: %s\n", res.PageListNote)
 	}
 	if res.Unnamed > 0 {
-		fmt.Fprintf(w, "%d resident pages allocated since the server last wrote them to disk could not be named from the files: listed as %s (--page-list lru-table names them)\n", res.Unnamed, bufferpool.UnknownIndex)
+		fmt.Fprintf(w, "%d resident pages the files do not name (allocated since the server last wrote them, or, on MySQL with dirty pages in the pool, unused pages its read-ahead brought in): listed as %s (--page-list lru-table names the first kind; the second it lists as ALLOCATED, no index's)\n", res.Unnamed, bufferpool.UnknownIndex)
 	}
 }
 
