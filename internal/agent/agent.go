@@ -607,6 +607,9 @@ func (a *Agent) finishWarm(r *serverRun, t0 time.Time, out *warm.Outcome, err er
 	switch {
 	case err == nil:
 		w.State = WarmDone
+		if r.target != nil {
+			r.target.warmed.Store(true)
+		}
 		a.log.Infof("agent: warm done in %.1f s: %d pages now resident that were not", w.Seconds, w.Loaded)
 	case r.ctx.Err() != nil || sqlerr.ConnectionLost(err):
 		w.State = WarmInterrupted

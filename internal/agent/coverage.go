@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"sync/atomic"
 	"time"
 
 	"github.com/innowarm/innowarm/internal/bufferpool"
@@ -30,6 +31,10 @@ type target struct {
 	cat      *catalog.Catalog
 	manifest *manifest.Manifest // the pages to warm, for the warm
 	resolved *warm.Resolved
+	// uncounted are the manifest's pages of indexes only range scans read here (no page
+	// numbers to count): not covered until this agent's own warm has read them (warmed).
+	uncounted int64
+	warmed    atomic.Bool
 	// none says why there is nothing to wait for (a manifest not written yet, a target
 	// with no pages on this server): the run is ready at once.
 	none string
@@ -64,11 +69,11 @@ func loadTarget(ctx context.Context, conn *connection.Conn, o *Options) (*target
 	// On a copy that is not page-for-page the manifest's page numbers name other rows: the
 	// pages counted are those of this server's trees that hold its key ranges, as the warm
 	// finds them, where innowarm can read the trees.
-	if measured, _, _, err := warm.MeasureTarget(ctx, conn, r); err != nil {
+	measured, _, uncounted, err := warm.MeasureTarget(ctx, conn, r)
+	if err != nil {
 		return nil, fmt.Errorf("resolve the manifest %s: %w", o.Manifest, err)
-	} else if len(measured.Pages) > 0 {
-		t.resolved = measured
 	}
+	t.resolved, t.uncounted = measured, uncounted
 	if len(r.Pages) == 0 {
 		t.none = fmt.Sprintf("none of the manifest's %d entries names a page of this server", r.Entries)
 	}
@@ -79,6 +84,9 @@ func loadTarget(ctx context.Context, conn *connection.Conn, o *Options) (*target
 func (t *target) describe(o *Options) string {
 	if o.Manifest != "" {
 		if t != nil && t.resolved != nil {
+			if t.uncounted > 0 {
+				return fmt.Sprintf("manifest %s (%d of its %d entries counted here by page; %d of indexes only range scans read, counted once this agent's warm has read them)", o.Manifest, len(t.resolved.Pages), t.resolved.Entries, t.uncounted)
+			}
 			return fmt.Sprintf("manifest %s (%d of its %d entries resolve here)", o.Manifest, len(t.resolved.Pages), t.resolved.Entries)
 		}
 		return "manifest " + o.Manifest
@@ -110,7 +118,12 @@ func (t *target) count(ctx context.Context, conn *connection.Conn, lruTable bool
 		return 0, 0, err
 	}
 	_, n := t.resolved.Coverage(set)
-	return n, int64(len(t.resolved.Pages)), nil
+	total = int64(len(t.resolved.Pages)) + t.uncounted
+	if t.warmed.Load() {
+		// The warm ran the range statements of the pages no number names here.
+		n += t.uncounted
+	}
+	return n, total, nil
 }
 
 // An exact count reads the pool's page list: its cost grows with the pool (about 0.3 s per

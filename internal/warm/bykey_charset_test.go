@@ -3,6 +3,7 @@ package warm_test
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -28,7 +29,8 @@ func TestWarmByKeyTreeNeedsTheSameBytes(t *testing.T) {
 		"FLUSH TABLES "+tbl+" FOR EXPORT", "UNLOCK TABLES",
 		// and read, so that its pages are the pool's hot set on every flavor.
 		"SELECT SUM(LENGTH(pad)) FROM "+tbl+" FORCE INDEX (PRIMARY)")
-	m := keyedSnapshot(t, conn, db, "latin1.manifest")
+	path := filepath.Join(sandboxtest.Dir(t), "latin1.manifest")
+	m := keyedSnapshotAt(t, conn, db, path)
 	sandboxtest.Exec(t,
 		"ALTER TABLE "+tbl+" MODIFY s VARCHAR(40) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL",
 		"ANALYZE TABLE "+tbl, "FLUSH TABLES "+tbl+" FOR EXPORT", "UNLOCK TABLES")
@@ -65,5 +67,19 @@ func TestWarmByKeyTreeNeedsTheSameBytes(t *testing.T) {
 		if !seen {
 			t.Errorf("%s: no path for PRIMARY in %+v", c.name, out.Manifest.Paths)
 		}
+	}
+	// Range scans name no pages: inspect --manifest says the PRIMARY's pages are not
+	// counted, and its readiness gate refuses rather than count the table's file pages
+	// alone (it said ready at 100% on a server whose hot index was cold).
+	mc, err := warm.MeasureManifest(ctx, conn, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mc.Uncounted == 0 || mc.Note == "" {
+		t.Errorf("inspect --manifest: %d pages uncounted, note %q; want the PRIMARY's pages named uncounted; paths %+v, %d measured", mc.Uncounted, mc.Note, mc.Paths, len(mc.Measured.Pages))
+	}
+	r := sandboxtest.CLI(t, sandboxtest.Run{}, append([]string{"inspect", "--manifest", path, "--wait-coverage", "95%", "--timeout", "5s"}, sandboxtest.Sock(t)...)...)
+	if r.Code != 2 || !strings.Contains(r.Stderr, "cannot be counted here") {
+		t.Errorf("the readiness gate on pages it cannot count: exit %d, want 2:\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 }

@@ -606,6 +606,14 @@ func PlanFromManifest(ctx context.Context, conn *connection.Conn, full *Resolved
 	}
 	mp.Paths = sortedPaths(paths)
 	mr.Paths = mp.Paths
+	for i := range mp.Targets {
+		// As the paths ended: the tree path hands on to range scans an index whose keys its
+		// B-tree cannot place.
+		mt := &mp.Targets[i]
+		if ip, ok := paths[TargetKey{Schema: mt.Schema, Table: mt.Table, Partition: mt.Partition, Index: mt.Index, Kind: mt.Kind}]; ok {
+			mt.Path = ip.Path
+		}
+	}
 	if o.MeasureOnly {
 		return mp, nil
 	}
@@ -1236,8 +1244,15 @@ func MeasureTarget(ctx context.Context, conn *connection.Conn, r *Resolved) (mea
 	if err != nil {
 		return nil, nil, 0, err
 	}
+	// The paths as they ended: the tree path hands an index whose keys its B-tree cannot
+	// place to range scans after its rows were counted.
+	final := map[TargetKey]string{}
+	for _, ip := range mp.Paths {
+		final[TargetKey{Schema: ip.Schema, Table: ip.Table, Partition: ip.Partition, Index: ip.Index, Kind: ip.Kind}] = ip.Path
+	}
 	for _, mt := range mp.Targets {
-		if mt.Path == PathSQL || mt.Path == PathNone {
+		k := TargetKey{Schema: mt.Schema, Table: mt.Table, Partition: mt.Partition, Index: mt.Index, Kind: mt.Kind}
+		if p := cmp.Or(final[k], mt.Path); p == PathSQL || p == PathNone {
 			uncounted += mt.ManifestPages
 		}
 	}
