@@ -170,7 +170,8 @@ type AuxSpace struct {
 // AuxByRole finds an auxiliary tablespace by its portable role.
 func (t *Table) AuxByRole(role string) *AuxSpace {
 	for i := range t.Aux {
-		if t.Aux[i].Role == role {
+		// A manifest written before roles were upper-cased may carry MySQL's lower case.
+		if t.Aux[i].Role == role || strings.EqualFold(auxWords(t.Aux[i].Role), auxWords(role)) && auxIndex(t.Aux[i].Role) == auxIndex(role) {
 			return &t.Aux[i]
 		}
 	}
@@ -1167,7 +1168,10 @@ func readInnoDBTables(ctx context.Context, sess *connection.Session, srv flavor.
 			id, err := strconv.ParseUint(m[2], 16, 64)
 			if err == nil {
 				k := ftsKey{m[1], id}
-				fts[k] = append(fts[k], AuxSpace{Name: s.name, Space: s.space, Role: m[3]})
+				// MySQL names them in lower case (fts_..._config), MariaDB in upper case:
+				// the role's own words are written in upper case either way, so that a
+				// manifest of one flavor finds the other's tables.
+				fts[k] = append(fts[k], AuxSpace{Name: s.name, Space: s.space, Role: strings.ToUpper(m[3])})
 			}
 		}
 	}
@@ -1192,7 +1196,7 @@ func readInnoDBTables(ctx context.Context, sess *connection.Session, srv flavor.
 			role := aux[i].Role
 			if m := ftsIndexRole.FindStringSubmatch(role); m != nil {
 				id, _ := strconv.ParseUint(m[1], 16, 64)
-				role = indexNames[id] + ":" + m[2]
+				role = indexNames[id] + ":" + strings.ToUpper(m[2])
 			}
 			aux[i].Role = "fts:" + role
 		}
@@ -1315,3 +1319,22 @@ func explainPrivilege(err error, table string) error {
 
 // ExplainPrivilege is explainPrivilege for other packages reading InnoDB tables.
 func ExplainPrivilege(err error, table string) error { return explainPrivilege(err, table) }
+
+// auxIndex is the index name of a FULLTEXT role ("fts:<index>:INDEX_3"), "" for the
+// common tables' roles: index names compare as the server's, exactly.
+func auxIndex(role string) string {
+	rest, _ := strings.CutPrefix(role, "fts:")
+	if i := strings.LastIndexByte(rest, ':'); i >= 0 {
+		return rest[:i]
+	}
+	return ""
+}
+
+// auxWords is a FULLTEXT role's own words ("INDEX_3", "CONFIG").
+func auxWords(role string) string {
+	rest, _ := strings.CutPrefix(role, "fts:")
+	if i := strings.LastIndexByte(rest, ':'); i >= 0 {
+		return rest[i+1:]
+	}
+	return rest
+}
