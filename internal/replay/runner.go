@@ -581,7 +581,7 @@ func (w *worker) run(ctx context.Context, j job) error {
 			w.res.TimedOut++
 			err = fmt.Errorf("stopped at the time limit (%s)", w.o.Timeout)
 		}
-		w.res.addErrorSample(j.seq, fmt.Sprintf("%s: %v", describe(j.st), err), w.o.MaxErrorSamples)
+		w.res.addErrorSample(j.seq, fmt.Sprintf("%s: %s", describe(j.st), serverWords(err)), w.o.MaxErrorSamples)
 	})
 	return nil
 }
@@ -597,4 +597,12 @@ func fatal(err error) bool {
 		return true
 	}
 	return sqlerr.ConnectionLost(err)
+}
+
+// serverWords is a statement's error on one line, without the tag innowarm appends to the
+// statements it replays (a syntax error quotes the statement's end, tag and line break
+// included).
+func serverWords(err error) string {
+	msg := strings.ReplaceAll(err.Error(), Tag, "")
+	return strings.Join(strings.Fields(msg), " ")
 }

@@ -102,6 +102,19 @@ func TestErrorSamplesInSourceOrder(t *testing.T) {
 		t.Errorf("want the samples of lines 1, 2 and 3 in order: %q", res.ErrorSamples)
 	}
 
+	// A syntax error's message quotes the statement's end: on one line, without the tag
+	// innowarm appends.
+	src3, _, err := replay.OpenFile(sqlFile(t, "SELECT broken syntax here FROM;\n"), replay.FileOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src3.Close()
+	o.MaxErrorSamples = 3
+	res, _ = replay.Run(context.Background(), conn, src3, o)
+	if len(res.ErrorSamples) != 1 || strings.Contains(res.ErrorSamples[0], "\n") || strings.Contains(res.ErrorSamples[0], replay.Tag) {
+		t.Errorf("a syntax error's sample: %q", res.ErrorSamples)
+	}
+
 	// A dry run with Options.Selected lists what would run, in the source's order.
 	src2, _, err := replay.OpenFile(sqlFile(t, "SELECT 1;\nUPDATE t SET a = 1;\nSELECT 2;\n"), replay.FileOptions{})
 	if err != nil {

@@ -3,7 +3,6 @@ package warm
 import (
 	"context"
 	"fmt"
-	"io"
 	"sort"
 	"time"
 
@@ -538,5 +537,7 @@ func runNativeLoad(ctx context.Context, conn *connection.Conn, cat *catalog.Cata
 // INNODB_BUFFER_PAGE_LRU (2-3 µs a page). Not for --until-coverage, which measures while a
 // native load holds the dump file.
 func readResidency(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog) (*bufferpool.Residency, error) {
-	return bufferpool.ReadSelection(ctx, conn, cat, bufferpool.ReadOptions{IncludeZero: true, OnlyCatalog: true}, bufferpool.PageListAuto, logx.New(io.Discard, true))
+	// Quiet, but for its warnings: a repair of what a killed innowarm left (the server's
+	// dump file) is said, also by a dry run.
+	return bufferpool.ReadSelection(ctx, conn, cat, bufferpool.ReadOptions{IncludeZero: true, OnlyCatalog: true}, bufferpool.PageListAuto, logx.New(logx.Default().Writer(), true))
 }

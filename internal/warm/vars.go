@@ -173,7 +173,7 @@ func changeGlobal(ctx context.Context, conn *connection.Conn, log *logx.Logger, 
 		os.Remove(st.path)
 		return nil, fmt.Errorf("%s: %w", hint, err)
 	}
-	log.Infof("%s set to %d for %s (was %d; if innowarm is killed, the next innowarm run on this server from this machine puts it back, or SET GLOBAL %s = %d)", name, value, what, old, name, old)
+	log.Infof("%s set to %d for %s (was %d; if innowarm is killed, the next warm on this server from this machine puts it back, or SET GLOBAL %s = %d)", name, value, what, old, name, old)
 	return func() {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
