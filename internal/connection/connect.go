@@ -188,7 +188,11 @@ func Explain(err error, o Options) error {
 	var unknownAuth x509.UnknownAuthorityError
 	var hostErr x509.HostnameError
 	if errors.As(err, &unknownAuth) || errors.As(err, &hostErr) || strings.Contains(err.Error(), "x509:") {
-		return exitcode.UsageError(fmt.Errorf("TLS verification of %s failed (--ssl-mode=%s): %w: check --ssl-ca and the host name", target, o.SSLMode, err))
+		check := "check --ssl-ca"
+		if o.SSLMode == SSLVerifyIdentity {
+			check += " and the host name"
+		}
+		return exitcode.UsageError(fmt.Errorf("TLS verification of %s failed (--ssl-mode=%s): %w: %s", target, o.SSLMode, err, check))
 	}
 	return fmt.Errorf("connect to %s: %w", target, err)
 }
