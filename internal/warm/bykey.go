@@ -82,6 +82,10 @@ const (
 	physicalSampleMax   = 128
 )
 
+// minSampleForOneChange is the smallest sample in which one changed page of the manifest's
+// own server still says page-for-page.
+const minSampleForOneChange = 32
+
 // physicalSampleSize is how many of an index's keyed manifest pages are sampled.
 func physicalSampleSize(keyed int) int {
 	if keyed <= physicalSampleMin {
@@ -141,9 +145,12 @@ func (r *Resolved) choosePaths(ctx context.Context, conn *connection.Conn, byKey
 			if int(ip.KeyedPages) > physicalSampleSize(int(ip.KeyedPages)) {
 				spread = fmt.Sprintf(" (spread over its %d keyed pages, the last included)", ip.KeyedPages)
 			}
+			sameServer := r.Source.ServerID == conn.Server.Identity()
 			switch {
 			case v.sampled > 0 && v.same == v.sampled:
 				ip.Reason = fmt.Sprintf("a page-for-page copy: %d of %d sampled pages%s hold the manifest's low key here", v.same, v.sampled, spread)
+			case v.pageForPage(sameServer):
+				ip.Reason = fmt.Sprintf("the manifest is this server's: %d of %d sampled pages%s hold its low key (page %d changed since the snapshot)", v.same, v.sampled, spread, v.firstOther)
 			case v.sampled > 0:
 				ip.Path, ip.Reason = r.treeOrSQL(k, fmt.Sprintf("not a page-for-page copy: only %d of %d sampled pages%s hold the manifest's low key here (the first that does not: page %d)", v.same, v.sampled, spread, v.firstOther))
 			case r.Source.ServerID == conn.Server.Identity():
@@ -219,6 +226,14 @@ const treeReason = ": the key ranges are found in this server's own B-tree and l
 // noLowKey is why a sample says nothing: each sampled page was its index's leftmost, whose
 // low bound is open (an index of one page, or whose first pages only were hot).
 const noLowKey = "no sampled page has a low key"
+
+// pageForPage says whether a sample that is not all the manifest's low keys still says
+// page-for-page: on the manifest's own server, restarted, one page of a sample of at least
+// minSampleForOneChange that changed since the snapshot (a split, its first row purged) is
+// no other copy, and the page numbers still name the rows; a copy that drifts fails many.
+func (v physicalVerdict) pageForPage(sameServer bool) bool {
+	return sameServer && v.sampled >= minSampleForOneChange && v.same == v.sampled-1
+}
 
 type physicalVerdict struct {
 	sampled, same int
