@@ -13,24 +13,10 @@ import (
 	"github.com/innowarm/innowarm/internal/sqltext"
 )
 
-// limitedConn connects as a user the server lets hold at most n connections at once
-// (MAX_USER_CONNECTIONS), dropped when the test ends.
+// limitedConn connects as a user the server lets hold at most n connections at once.
 func limitedConn(t *testing.T, n int) *connection.Conn {
 	t.Helper()
-	user := fmt.Sprintf("lim%d", n)
-	sandboxtest.Exec(t,
-		fmt.Sprintf("DROP USER IF EXISTS '%s'@'localhost'", user),
-		fmt.Sprintf("CREATE USER '%s'@'localhost' IDENTIFIED BY 'lim-pw' WITH MAX_USER_CONNECTIONS %d", user, n),
-		fmt.Sprintf("GRANT SELECT, PROCESS ON *.* TO '%s'@'localhost'", user))
-	c, err := connection.Open(context.Background(), connection.ForSocket(sandboxtest.Server(t).Socket, user, "lim-pw"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		c.Close()
-		sandboxtest.Exec(t, fmt.Sprintf("DROP USER IF EXISTS '%s'@'localhost'", user))
-	})
-	return c
+	return sandboxtest.LimitedUser(t, fmt.Sprintf("lim%d", n), n)
 }
 
 // limitsSchema creates a schema of a few tables, one partitioned, for the loads below.

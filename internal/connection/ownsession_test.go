@@ -2,7 +2,6 @@ package connection_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
@@ -12,16 +11,7 @@ import (
 
 func TestMain(m *testing.M) { sandboxtest.Main(m, sandboxtest.Options{}) }
 
-// setGlobal sets a global variable of the shared server for the test and restores it after.
-func setGlobal(t *testing.T, name, value string) {
-	t.Helper()
-	var old string
-	if err := sandboxtest.Conn(t).DB.QueryRow("SELECT @@global." + name).Scan(&old); err != nil {
-		t.Fatal(err)
-	}
-	sandboxtest.Exec(t, fmt.Sprintf("SET GLOBAL %s = %s", name, value))
-	t.Cleanup(func() { sandboxtest.Exec(t, fmt.Sprintf("SET GLOBAL %s = %s", name, old)) })
-}
+func setGlobal(t *testing.T, name, value string) { sandboxtest.SetGlobal(t, name, value) }
 
 func open(t *testing.T) *connection.Conn {
 	t.Helper()

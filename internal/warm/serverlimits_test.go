@@ -25,36 +25,14 @@ func coldTable(t *testing.T, db, name string, rows int64) {
 	sandboxtest.Reconnect(t)
 }
 
-// setGlobal sets a global variable of the shared server for the test and restores it after.
-func setGlobal(t *testing.T, name, value string) {
-	t.Helper()
-	var old string
-	if err := sandboxtest.Conn(t).DB.QueryRow("SELECT @@global." + name).Scan(&old); err != nil {
-		t.Fatal(err)
-	}
-	sandboxtest.Exec(t, fmt.Sprintf("SET GLOBAL %s = %s", name, value))
-	t.Cleanup(func() { sandboxtest.Exec(t, fmt.Sprintf("SET GLOBAL %s = %s", name, old)) })
-}
+func setGlobal(t *testing.T, name, value string) { sandboxtest.SetGlobal(t, name, value) }
 
-// limitedUser creates a user the server lets hold at most n connections at once
-// (MAX_USER_CONNECTIONS), with what a warm needs, dropped when the test ends; it returns
-// the user's connection flags for the CLI (the password in MYSQL_PWD) and a connection as
-// the user.
+// limitedUser is sandboxtest.LimitedUser, with the user's connection flags for the CLI (the
+// password in MYSQL_PWD).
 func limitedUser(t *testing.T, n int) ([]string, *connection.Conn) {
 	t.Helper()
 	user := fmt.Sprintf("warm_lim%d", n)
-	sandboxtest.Exec(t,
-		fmt.Sprintf("DROP USER IF EXISTS '%s'@'localhost'", user),
-		fmt.Sprintf("CREATE USER '%s'@'localhost' IDENTIFIED BY 'lim-pw' WITH MAX_USER_CONNECTIONS %d", user, n),
-		fmt.Sprintf("GRANT SELECT, PROCESS ON *.* TO '%s'@'localhost'", user))
-	c, err := connection.Open(context.Background(), connection.ForSocket(sandboxtest.Server(t).Socket, user, "lim-pw"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		c.Close()
-		sandboxtest.Exec(t, fmt.Sprintf("DROP USER IF EXISTS '%s'@'localhost'", user))
-	})
+	c := sandboxtest.LimitedUser(t, user, n)
 	return []string{"--no-defaults", "-S", sandboxtest.Server(t).Socket, "-u", user}, c
 }
 
@@ -192,7 +170,7 @@ func TestCLIWithFewConnections(t *testing.T) {
 	db := sandboxtest.Schema(t)
 	coldTable(t, db, "cli", 20_000)
 	flags, _ := limitedUser(t, 3)
-	run := sandboxtest.Run{Env: []string{"MYSQL_PWD=lim-pw"}}
+	run := sandboxtest.Run{Env: []string{"MYSQL_PWD=" + sandboxtest.LimitedPassword}}
 	r := sandboxtest.CLI(t, run, append([]string{"inspect", "-D", db}, flags...)...)
 	if r.Code != 0 {
 		t.Errorf("inspect: exit %d: %s", r.Code, r.Stderr)

@@ -1,0 +1,44 @@
+package sandboxtest
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/innowarm/innowarm/internal/connection"
+)
+
+// SetGlobal sets a global variable of the test's server for the test and puts its value
+// back when the test ends.
+func SetGlobal(t testing.TB, name, value string) {
+	t.Helper()
+	var old string
+	if err := Conn(t).DB.QueryRow("SELECT @@global." + name).Scan(&old); err != nil {
+		t.Fatal(err)
+	}
+	Exec(t, fmt.Sprintf("SET GLOBAL %s = %s", name, value))
+	t.Cleanup(func() { Exec(t, fmt.Sprintf("SET GLOBAL %s = %s", name, old)) })
+}
+
+// LimitedPassword is the password of LimitedUser's accounts.
+const LimitedPassword = "lim-pw"
+
+// LimitedUser creates user on the test's server with SELECT and PROCESS, allowed at most n
+// connections at once (MAX_USER_CONNECTIONS), and returns a connection as it; both go when
+// the test ends.
+func LimitedUser(t testing.TB, user string, n int) *connection.Conn {
+	t.Helper()
+	Exec(t,
+		fmt.Sprintf("DROP USER IF EXISTS '%s'@'localhost'", user),
+		fmt.Sprintf("CREATE USER '%s'@'localhost' IDENTIFIED BY '%s' WITH MAX_USER_CONNECTIONS %d", user, LimitedPassword, n),
+		fmt.Sprintf("GRANT SELECT, PROCESS ON *.* TO '%s'@'localhost'", user))
+	c, err := connection.Open(context.Background(), connection.ForSocket(Server(t).Socket, user, LimitedPassword))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		c.Close()
+		Exec(t, fmt.Sprintf("DROP USER IF EXISTS '%s'@'localhost'", user))
+	})
+	return c
+}
