@@ -23,8 +23,9 @@ import (
 // the variable still holds what it set; a --make-young run then restores the true original.
 func TestKilledRunsVariablesArePutBack(t *testing.T) {
 	ctx := context.Background()
-	cache := t.TempDir()
-	t.Setenv("XDG_CACHE_HOME", cache)
+	// Not XDG_CACHE_HOME: the sandbox finds the installed servers there.
+	dir := t.TempDir()
+	t.Setenv(warm.VariablesDirEnv, dir)
 	conn := sandboxtest.Conn(t)
 	var original int64
 	if err := conn.DB.QueryRowContext(ctx, "SELECT @@GLOBAL.innodb_old_blocks_time").Scan(&original); err != nil {
@@ -59,7 +60,6 @@ func TestKilledRunsVariablesArePutBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	warmOnce(true) // a run that ends leaves no record
-	dir := filepath.Join(cache, "innowarm", "variables")
 	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
 	if len(files) != 0 {
 		t.Fatalf("a run that ended left its record: %v", files)

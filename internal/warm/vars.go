@@ -85,10 +85,17 @@ func (st varState) live() bool {
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
+// VariablesDirEnv names another directory for the records of changed variables (tests;
+// a host whose cache directory is not kept).
+const VariablesDirEnv = "INNOWARM_VARIABLES_DIR"
+
 func varStatePath(conn *connection.Conn, name string) string {
 	dir := filepath.Join(os.TempDir(), "innowarm-variables")
 	if c, err := os.UserCacheDir(); err == nil {
 		dir = filepath.Join(c, "innowarm", "variables")
+	}
+	if d := os.Getenv(VariablesDirEnv); d != "" {
+		dir = d
 	}
 	srv := conn.Server
 	sum := sha256.Sum256([]byte(strings.Join([]string{srv.Identity(), srv.Datadir, name}, "\x00")))
