@@ -13,24 +13,23 @@ import (
 // meanwhile keeps the value (a 1 ms max_execution_time killed a later test's SELECT).
 func SetGlobal(t testing.TB, name, value string) {
 	t.Helper()
-	ctx := context.Background()
 	var old string
 	if err := Conn(t).DB.QueryRow("SELECT @@global." + name).Scan(&old); err != nil {
 		t.Fatal(err)
 	}
 	// The restore goes through a session opened before the change, which keeps the old
 	// value (a 1 s wait_timeout, a 1 ms statement limit would stop it).
-	pin, err := Conn(t).DB.Conn(ctx)
+	pin, err := Conn(t).DB.Conn(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := pin.ExecContext(ctx, fmt.Sprintf("SET GLOBAL %s = %s", name, value)); err != nil {
+	if _, err := pin.ExecContext(context.Background(), fmt.Sprintf("SET GLOBAL %s = %s", name, value)); err != nil {
 		pin.Close()
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		defer pin.Close()
-		if _, err := pin.ExecContext(ctx, fmt.Sprintf("SET GLOBAL %s = %s", name, old)); err != nil {
+		if _, err := pin.ExecContext(context.Background(), fmt.Sprintf("SET GLOBAL %s = %s", name, old)); err != nil {
 			t.Errorf("put back %s = %s: %v", name, old, err)
 		}
 		Reconnect(t)
