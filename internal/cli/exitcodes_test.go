@@ -167,8 +167,19 @@ func TestFollowTakesDatabase(t *testing.T) {
 	db := sandboxtest.Schema(t)
 	q := sqltext.Table(db, "t")
 	sandboxtest.Exec(t, "CREATE TABLE "+q+" (id INT PRIMARY KEY)", "INSERT INTO "+q+" VALUES (1), (2)", "SELECT COUNT(*) FROM "+q)
-	// follow refuses the same server on both sides: the target is a second one.
+	// follow refuses the same server on both sides: the target is a second one, with the
+	// table (a target that has none of the hot set is refused too).
 	target := sandboxtest.SecondServer(t, 0)
+	tc, err := target.Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range []string{"CREATE DATABASE " + sqltext.Ident(db), "CREATE TABLE " + q + " (id INT PRIMARY KEY)"} {
+		if _, err := tc.DB.Exec(stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tc.Close()
 	for _, flag := range []string{"--database", "-D", "--databases"} {
 		r := sandboxtest.CLI(t, sandboxtest.Run{}, "follow", "--source-socket", sb.Socket, "--source-user", "root", "--target-socket", target.Socket, "--target-user", "root",
 			flag, db, "--rounds", "1", "--interval", "1s", "--json")
