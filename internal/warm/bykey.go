@@ -66,16 +66,17 @@ func (ip IndexPath) Label() string {
 }
 
 // How many of an index's keyed manifest pages are read from this server's file to tell a
-// page-for-page copy: on one, a page's first key is the manifest's low key (unless the page
-// was split or its first row purged since), elsewhere it almost never is. A logical copy
+// page-for-page copy: on one, a page's first key is the manifest's low key and its right
+// neighbour the page that starts at the high key (unless the page was split or its first
+// row purged since), elsewhere it almost never is. A logical copy
 // made with the same statements (a dump restored, on either flavor) can match for most of
 // the index and drift from some point on (the last pages, one partition): the hottest 8
 // pages, half of them matching, took such copies for page-for-page ones, and the workload
 // then missed the drifted pages. So the sample is spread over the whole index (sampleEntries)
 // and every sampled page must match: an index of up to physicalSampleMin keyed pages has
 // each one read, a larger one a physicalSampleShare-th of them, at least
-// physicalSampleMin and at most physicalSampleMax (one page read and one key decoded each:
-// cheap beside the warm, which reads each keyed page).
+// physicalSampleMin and at most physicalSampleMax (one or two pages read and keys decoded
+// each: cheap beside the warm, which reads each keyed page).
 const (
 	physicalSampleMin   = 32
 	physicalSampleShare = 16
@@ -148,11 +149,11 @@ func (r *Resolved) choosePaths(ctx context.Context, conn *connection.Conn, byKey
 			sameServer := r.Source.ServerID == conn.Server.Identity()
 			switch {
 			case v.sampled > 0 && v.same == v.sampled:
-				ip.Reason = fmt.Sprintf("a page-for-page copy: %d of %d sampled pages%s hold the manifest's low key here", v.same, v.sampled, spread)
+				ip.Reason = fmt.Sprintf("a page-for-page copy: %d of %d sampled pages%s hold the manifest's key range here", v.same, v.sampled, spread)
 			case v.pageForPage(sameServer):
-				ip.Reason = fmt.Sprintf("the manifest is this server's: %d of %d sampled pages%s hold its low key (page %d changed since the snapshot)", v.same, v.sampled, spread, v.firstOther)
+				ip.Reason = fmt.Sprintf("the manifest is this server's: %d of %d sampled pages%s hold its key range (page %d changed since the snapshot)", v.same, v.sampled, spread, v.firstOther)
 			case v.sampled > 0:
-				ip.Path, ip.Reason = r.treeOrSQL(k, fmt.Sprintf("not a page-for-page copy: only %d of %d sampled pages%s hold the manifest's low key here (the first that does not: page %d)", v.same, v.sampled, spread, v.firstOther))
+				ip.Path, ip.Reason = r.treeOrSQL(k, fmt.Sprintf("not a page-for-page copy: only %d of %d sampled pages%s hold the manifest's key range here (the first that does not: page %d)", v.same, v.sampled, spread, v.firstOther))
 			case r.Source.ServerID == conn.Server.Identity():
 				ip.Reason = fmt.Sprintf("the manifest is this server's (%s) and its pages could not be checked (%s)", r.Source.ServerID, v.why)
 			case v.why == noLowKey:
@@ -237,7 +238,7 @@ func (v physicalVerdict) pageForPage(sameServer bool) bool {
 
 type physicalVerdict struct {
 	sampled, same int
-	firstOther    uint32 // the first sampled page (in page order) without the manifest's low key
+	firstOther    uint32 // the first sampled page (in page order) without the manifest's key range
 	why           string // when nothing could be sampled
 }
 
@@ -386,7 +387,8 @@ func (r *Resolved) sampleEntries(ids []uint32) map[uint32][]keyedEntry {
 }
 
 // samplePhysical reads, for each target, a few of its keyed manifest pages from this
-// server's tablespace file and compares each page's first key with the manifest's low key.
+// server's tablespace file and compares each page's key range with the manifest's
+// (sameRange).
 func (r *Resolved) samplePhysical(ctx context.Context, conn *connection.Conn, ids []uint32) map[uint32]physicalVerdict {
 	out := map[uint32]physicalVerdict{}
 	fail := func(why string) map[uint32]physicalVerdict {
@@ -444,12 +446,12 @@ func (r *Resolved) samplePhysical(ctx context.Context, conn *connection.Conn, id
 			}
 			var v physicalVerdict
 			for _, e := range samples[id] {
-				low := r.m.Ranges[e.rng-1].Low
-				if low == manifest.OpenBound {
+				rg := r.m.Ranges[e.rng-1]
+				if rg.Low == manifest.OpenBound {
 					continue // the leftmost page: its first key says nothing
 				}
 				v.sampled++
-				if sameLowKey(src, l, e.page, low) {
+				if sameRange(src, l, e.page, rg) {
 					v.same++
 				} else if v.sampled-v.same == 1 {
 					v.firstOther = e.page
@@ -470,21 +472,61 @@ func (r *Resolved) samplePhysical(ctx context.Context, conn *connection.Conn, id
 	return out
 }
 
-// sameLowKey says whether page of src holds low (a manifest's low key) as its first key.
-func sameLowKey(src *pagekey.Source, l *pagekey.Layout, page uint32, low string) bool {
-	if page >= src.Pages {
+// sameRange says whether page of src still holds the manifest's key range rg: its first
+// key is rg's low key, and its right neighbour is where rg's high bound says (the same
+// page, the one whose first key is the high key, or none at the end of the level). A page
+// split since the snapshot keeps its first key and hands its upper keys to a new page,
+// which the page numbers do not name: a same-server check on the first key alone took a
+// server grown by inserts for page-for-page, and the workload then missed the new pages
+// (109 pages against 22 by its tree).
+func sameRange(src *pagekey.Source, l *pagekey.Layout, page uint32, rg manifest.Range) bool {
+	pg, ok := keyPage(src, page)
+	if !ok {
 		return false
+	}
+	if low, ok := firstKeyText(l, pg); !ok || low != rg.Low {
+		return false
+	}
+	hb, err := manifest.ParseBound(rg.High)
+	if err != nil {
+		return false
+	}
+	switch hb.Kind {
+	case manifest.BoundOpen:
+		return pg.Next() == pagekey.NoPage
+	case manifest.BoundPage:
+		return pg.Next() == hb.Page
+	case manifest.BoundKey:
+		next, ok := keyPage(src, pg.Next())
+		if !ok {
+			return false
+		}
+		high, ok := firstKeyText(l, next)
+		return ok && high == hb.Key
+	}
+	return true // an unknown high bound: the first key is all there is to compare
+}
+
+// keyPage reads page of src when it is an index page.
+func keyPage(src *pagekey.Source, page uint32) (pagekey.Page, bool) {
+	if page >= src.Pages {
+		return nil, false
 	}
 	pg, err := src.Page(page)
 	if err != nil || !pg.IsIndex() {
-		return false
+		return nil, false
 	}
+	return pg, true
+}
+
+// firstKeyText is pg's first key as a manifest writes it.
+func firstKeyText(l *pagekey.Layout, pg pagekey.Page) (string, bool) {
 	key, ok, err := l.FirstKey(pg)
 	if err != nil || !ok {
-		return false
+		return "", false
 	}
 	text, err := keys.AppendKey(nil, l.Columns, key[:min(l.Columns.PortableFields(), len(key))])
-	return err == nil && string(text) == low
+	return string(text), err == nil
 }
 
 // indexRoot is an index's id and root page.
