@@ -278,7 +278,7 @@ func loadNative(ctx context.Context, conn *connection.Conn, tiers [][]PageID, pr
 		}
 		stopPaused := followPause(goal, gov, rep)
 		chunkStart := own.start(goal)
-		status, err := loadOnce(goal, conn, loadFollow{rep: rep, quiet: prog.Quiet, readStart: readStart, total: res.Requested, readsMeanDone: bounded, listPath: borrowed.Path}, before)
+		status, err := loadOnce(goal, conn, loadFollow{rep: rep, quiet: prog.Quiet, doneBefore: loaded, chunkPages: int64(len(chunk)), readsMeanDone: bounded, listPath: borrowed.Path}, before)
 		if err == nil && borrowed.ListReplaced() {
 			// The server wrote a dump over the list (a DBA's dump_now) before or while its
 			// loader read it: that dump is kept, and the chunk is loaded again from its own
@@ -286,7 +286,7 @@ func loadNative(ctx context.Context, conn *connection.Conn, tiers [][]PageID, pr
 			log.Warnf("the page list was replaced by a dump of the server's during the load: loading this part again")
 			if werr := borrowed.WriteList(chunk); werr == nil {
 				before = status
-				status, err = loadOnce(goal, conn, loadFollow{rep: rep, quiet: prog.Quiet, readStart: readStart, total: res.Requested, readsMeanDone: bounded, listPath: borrowed.Path}, before)
+				status, err = loadOnce(goal, conn, loadFollow{rep: rep, quiet: prog.Quiet, doneBefore: loaded, chunkPages: int64(len(chunk)), readsMeanDone: bounded, listPath: borrowed.Path}, before)
 			}
 		}
 		stopPaused()
@@ -408,9 +408,13 @@ func loadStatus(ctx context.Context, conn *connection.Conn) (string, error) {
 
 // loadFollow is what loadOnce needs to show a load's progress.
 type loadFollow struct {
-	rep              *progress.Reporter
-	quiet            bool // no progress shown: pages read are not polled
-	readStart, total int64
+	rep   *progress.Reporter
+	quiet bool // no progress shown: pages read are not polled
+	// The progress line counts the chunks loaded before this one (doneBefore pages) and,
+	// of this one, the pages the server read since it began, at most chunkPages: a paced
+	// load runs beside traffic, whose own reads counted as the load's, and its line said
+	// 100% after its first chunks.
+	doneBefore, chunkPages int64
 	// readsMeanDone: pages read since the chunk started, and a "completed" status, mean
 	// the chunk's load is done even where the status text has not changed. A load's status
 	// says "completed at" to the second: a MariaDB chunk submitted in a few milliseconds
@@ -422,6 +426,12 @@ type loadFollow struct {
 	listPath string
 }
 
+// progress is the load's pages done when the server has read readSince pages since this
+// chunk began (the load's and any traffic's).
+func (f loadFollow) progress(readSince int64) int64 {
+	return f.doneBefore + min(max(readSince, 0), f.chunkPages)
+}
+
 // progressEvery is how often a load's pages read are polled for the progress line: the
 // status that says the load is over is polled more often, and every poll costs the server
 // a status export while its loader keeps the CPU busy.
@@ -431,11 +441,12 @@ const progressEvery = 250 * time.Millisecond
 // completes; it returns the final status. before is the status it must see change.
 func loadOnce(ctx context.Context, conn *connection.Conn, follow loadFollow, before string) (string, error) {
 	readBefore := int64(-1)
-	if follow.readsMeanDone {
+	if follow.readsMeanDone || !follow.quiet {
 		if n, err := pagesRead(ctx, conn); err == nil {
 			readBefore = n
 		}
 	}
+	readsMeanDone := follow.readsMeanDone && readBefore >= 0
 	watch := watchListRead(follow.listPath)
 	defer watch.close()
 	listRead := false
@@ -468,8 +479,8 @@ func loadOnce(ctx context.Context, conn *connection.Conn, follow loadFollow, bef
 		status = s
 		if !follow.quiet && time.Since(progressAt) >= progressEvery {
 			progressAt = time.Now()
-			if n, err := pagesRead(ctx, conn); err == nil {
-				follow.rep.SetDone(min(n-follow.readStart, follow.total))
+			if n, err := pagesRead(ctx, conn); err == nil && readBefore >= 0 {
+				follow.rep.SetDone(follow.progress(n - readBefore))
 			}
 		}
 		if flavor.LoadInProgress(status) {
@@ -479,7 +490,7 @@ func loadOnce(ctx context.Context, conn *connection.Conn, follow loadFollow, bef
 		if status != before || (listRead && strings.Contains(status, "completed")) {
 			started = true
 		}
-		if !started && readBefore >= 0 && strings.Contains(status, "completed") {
+		if !started && readsMeanDone && strings.Contains(status, "completed") {
 			// Reads first, then the status again: the loader says "Loading" before its first
 			// read, so "completed" after reads counted is its end, not the last chunk's.
 			if n, err := pagesRead(ctx, conn); err == nil && n > readBefore {

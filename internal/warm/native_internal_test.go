@@ -78,3 +78,17 @@ func TestPacedLoadLeavesOutResidentPages(t *testing.T) {
 		t.Errorf("%d pages left out as resident; %d of the %d listed were resident, %d of them after the first chunk at least", res.SkippedResident, resident, len(list), resident-chunk)
 	}
 }
+
+// A paced load's progress counts its finished chunks and at most the current one: the
+// server's pages read since the chunk began include the traffic's, which the line counted
+// as the load's (100% after the first chunks of a load beside a busy workload).
+func TestPacedLoadProgressCountsItsOwnChunks(t *testing.T) {
+	f := loadFollow{doneBefore: 640, chunkPages: 64}
+	for _, c := range []struct{ readSince, want int64 }{
+		{0, 640}, {10, 650}, {64, 704}, {50_000, 704}, {-3, 640},
+	} {
+		if got := f.progress(c.readSince); got != c.want {
+			t.Errorf("%d pages read since the chunk began: progress %d, want %d", c.readSince, got, c.want)
+		}
+	}
+}
