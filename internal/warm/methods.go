@@ -240,6 +240,8 @@ func NativeFromCatalog(ctx context.Context, conn *connection.Conn, cat *catalog.
 func PlanNative(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, o Options) (*NativePlan, error) {
 	srv := conn.Server
 	page := int64(srv.PageSize)
+	// A FULLTEXT index's auxiliary tables may be sized only by their files (MariaDB).
+	auxInUse, auxSkips := sizeUnlistedFulltextTables(ctx, conn, cat)
 	before, err := readResidency(ctx, conn, cat)
 	if err != nil {
 		return nil, err
@@ -259,7 +261,7 @@ func PlanNative(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog
 		}
 	}
 	var spaces []spaceUnit
-	res := &Result{Method: MethodNative, Skipped: cat.Skipped, Notes: cat.Notes, PageSize: page, PoolBefore: before.Totals}
+	res := &Result{Method: MethodNative, Skipped: append(cat.Skipped[:len(cat.Skipped):len(cat.Skipped)], auxSkips...), Notes: cat.Notes, PageSize: page, PoolBefore: before.Totals}
 	sharedAt := map[uint32]int{} // a shared tablespace's unit in spaces
 	sharedNote := false
 	for _, t := range cat.Tables {
@@ -302,6 +304,11 @@ func PlanNative(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog
 		sort.SliceStable(spaces, func(i, j int) bool { return spaces[i].pages < spaces[j].pages })
 	}
 	inUse := pagesInUse(ctx, conn, spaces)
+	for space, m := range auxInUse {
+		if inUse[space] == nil {
+			inUse[space] = m
+		}
+	}
 	for i := range spaces {
 		if m := inUse[spaces[i].space]; m != nil {
 			spaces[i].pages = min(m.InUsePages(), spaces[i].filePages)
