@@ -44,11 +44,19 @@ type Agent struct {
 	run    *serverRun
 	everUp bool
 
-	// The connection the answers ping, and the last ping (see alive).
+	// The connection the answers ping, and the last ping (see alive). pingHeld is one
+	// connection of the server run the monitor measures, kept open as held is: the pool's
+	// own ping reconnects to a restarted server without a word, so a ping through the pool
+	// alone would take a cold server back for the warm one that went away.
 	pingMu   sync.Mutex
 	pingConn *connection.Conn
+	pingHeld *sql.Conn
 	pingDone time.Time
 	pingErr  error
+	// runStart and runUptime identify the server run the monitor measures (under mu): a
+	// ping that had to reconnect tells a restart from a connection killed alone by them.
+	runStart  time.Time
+	runUptime int64
 	// downAt is when a failed ping marked the server down (under mu): a measure that
 	// started before it read a server that was still there, and must not undo it.
 	downAt time.Time
@@ -198,6 +206,10 @@ func (a *Agent) closeConn() {
 	}
 	a.pingMu.Lock()
 	a.pingConn = nil
+	if a.pingHeld != nil {
+		a.pingHeld.Close()
+		a.pingHeld = nil
+	}
 	a.pingMu.Unlock()
 	if a.held != nil {
 		a.held.Close()
@@ -244,8 +256,13 @@ func (a *Agent) step(ctx context.Context) error {
 			a.lost(err)
 			return nil
 		}
+		pingHeld, err := conn.DB.Conn(ctx)
+		if err != nil {
+			a.lost(err)
+			return nil
+		}
 		a.pingMu.Lock()
-		a.pingConn, a.pingDone, a.pingErr = conn, time.Time{}, nil
+		a.pingConn, a.pingHeld, a.pingDone, a.pingErr = conn, pingHeld, time.Time{}, nil
 		a.pingMu.Unlock()
 	} else if err := a.held.PingContext(ctx); err != nil && ctx.Err() == nil {
 		// The connection broke: the server restarted (or the network did). Start over with
@@ -284,9 +301,15 @@ func (a *Agent) step(ctx context.Context) error {
 		return a.step(ctx)
 	}
 	if a.run == nil {
+		a.mu.Lock()
+		a.runStart, a.runUptime = start, counters.Uptime
+		a.mu.Unlock()
 		a.newRun(ctx, start)
 	}
 	a.run.uptime = counters.Uptime
+	a.mu.Lock()
+	a.runStart, a.runUptime = a.run.start, counters.Uptime
+	a.mu.Unlock()
 	a.measure(ctx, now, counters)
 	return nil
 }
@@ -704,18 +727,19 @@ func (a *Agent) alive(ctx context.Context) error {
 		err = errors.New("not connected to the server yet (reconnecting)")
 		a.pokeMonitor()
 	} else {
-		pctx, cancel := context.WithTimeout(ctx, time.Second)
-		err = a.pingConn.DB.PingContext(pctx)
-		cancel()
-		if err != nil && !sqlerr.ConnectionLost(err) && !errors.Is(err, context.DeadlineExceeded) {
-			err = nil // a server that answers with an error is there
-		}
+		err = a.pingRun(ctx)
 	}
 	a.pingDone, a.pingErr = time.Now(), err
 	if err != nil && a.pingConn != nil {
 		a.mu.Lock()
 		if a.st.State == Warming || a.st.State == Ready {
-			a.setStateLocked(Down, "the server does not answer a ping: "+oneLine(err.Error()))
+			note := "the server does not answer a ping: " + oneLine(err.Error())
+			if errors.Is(err, errRestarted) {
+				// Down, as the monitor says of a broken connection, until the new run's
+				// first measure: the last run's answer must not be given for this one.
+				note = oneLine(err.Error())
+			}
+			a.setStateLocked(Down, note)
 			a.downAt = time.Now()
 			a.st.Server.Up, a.st.Server.Error, a.st.Weight = false, oneLine(err.Error()), 0
 		}
@@ -723,6 +747,58 @@ func (a *Agent) alive(ctx context.Context) error {
 		a.pokeMonitor()
 	}
 	return err
+}
+
+// errRestarted: the server answers, but it is another run than the one measured (its
+// coverage and readiness are not this run's).
+var errRestarted = errors.New("the server restarted")
+
+// pingRun pings the server run the monitor measures, within a second: nil when it
+// answers, errRestarted when another run answers (a restart between two measures: the
+// monitor measures it once poked), the failure when nothing answers. Under pingMu.
+func (a *Agent) pingRun(ctx context.Context) error {
+	pctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	answered := func(err error) error {
+		if err != nil && !sqlerr.ConnectionLost(err) && !errors.Is(err, context.DeadlineExceeded) {
+			return nil // a server that answers with an error is there
+		}
+		return err
+	}
+	err := a.pingHeld.PingContext(pctx)
+	if err == nil || !sqlerr.ConnectionLost(err) {
+		return answered(err)
+	}
+	// The run's connection broke: the server restarted, or this connection alone was
+	// killed (wait_timeout, KILL, pt-kill). Whoever answers through the pool says which.
+	if err := answered(a.pingConn.DB.PingContext(pctx)); err != nil {
+		return err
+	}
+	st, err := a.pingConn.GlobalStatus(pctx, "Uptime")
+	if err != nil {
+		if answered(err) != nil {
+			return err
+		}
+		return fmt.Errorf("%w? its connection broke, and its uptime cannot be read: %w", errRestarted, err)
+	}
+	uptime := st["uptime"]
+	a.mu.Lock()
+	measured := &serverRun{start: a.runStart, uptime: a.runUptime}
+	a.mu.Unlock()
+	// A run last measured at least 3 s into its life started before any new one could
+	// within the start's second of jitter, so the start alone tells them apart; a younger
+	// one cannot be told from a restart as quick, and is taken for one (the monitor,
+	// poked, measures at once): a cold server must not inherit a warm one's answer.
+	if measured.uptime < 3 || measured.restarted(time.Now().Add(-time.Duration(uptime)*time.Second), uptime) {
+		return fmt.Errorf("%w (up %d s): measuring the new run", errRestarted, uptime)
+	}
+	held, err := a.pingConn.DB.Conn(pctx)
+	if err != nil {
+		return answered(err)
+	}
+	a.pingHeld.Close()
+	a.pingHeld = held
+	return nil
 }
 
 func oneLine(s string) string {
