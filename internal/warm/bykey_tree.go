@@ -120,9 +120,9 @@ func (r *Resolved) treePages(ctx context.Context, conn *connection.Conn, kts []k
 	return pages, fallback
 }
 
-// maxGrowth is how many times its manifest pages a key run's leaves may be on this
-// server (a run with a high bound: its keys' rows were inserted since, or the pages hold
-// fewer rows here).
+// maxGrowth is how many times its manifest pages a key run's leaves may be on this server
+// and still be read whole (its keys' rows inserted since, or pages that hold fewer rows
+// here); a wider one is a non-leaf page's.
 const maxGrowth = 16
 
 // treePage is a page of the target's tree with the rank of the hottest run it holds; the
@@ -234,18 +234,20 @@ func (r *Resolved) treeOf(conn *connection.Conn, dict *pagekey.Dictionary, kt ke
 			// The last leaf whose range starts at or before the low key.
 			start = max(sort.Search(len(leaves), func(i int) bool { return compare(lowOf(i), low) > 0 })-1, 0)
 		}
-		// A run with an unknown high bound ends within twice its manifest pages and one.
-		// One with a high bound (a key, or the index's end) holds every leaf up to it, as the sql path's range scan reads every
-		// row up to it: a table grown by inserts since the snapshot holds a hot range in
-		// more leaves than the source did (every leaf split: 3-4 for each of the
-		// manifest's), and a cap of twice left the workload 45 misses of 178 where the
-		// ranges' leaves had none. maxGrowth bounds it against a comparison gone wrong.
-		end := start + int(2*run.pages) + 1
-		switch grown := start + maxGrowth*int(run.pages) + 1; {
-		case hasHigh:
-			end = min(sort.Search(len(leaves), func(i int) bool { return compare(lowOf(i), high) >= 0 }), grown)
-		case run.high == manifest.OpenBound: // the index's end
-			end = grown
+		// A run with a high bound (a key, or the index's end) holds every leaf up to it, as
+		// the sql path's range scan reads every row up to it: a table grown by inserts since
+		// the snapshot holds a hot range in more leaves than the source did (every leaf
+		// split: 3-4 for each of the manifest's), and a cap of twice its manifest pages and
+		// one left the workload 45 misses of 178 where the ranges' leaves had none. A range
+		// wider than maxGrowth times its pages is a coarser page's (a non-leaf page's range
+		// spans its whole subtree, whose hot leaves have entries of their own) and, as one
+		// with an unknown high bound, ends within twice its manifest pages and one.
+		end := len(leaves)
+		if hasHigh {
+			end = sort.Search(len(leaves), func(i int) bool { return compare(lowOf(i), high) >= 0 })
+		}
+		if !hasHigh && run.high != manifest.OpenBound || end-start > maxGrowth*int(run.pages)+1 {
+			end = start + int(2*run.pages) + 1
 		}
 		end = max(min(end, len(leaves)), start+1)
 		likely := likelyLeaves(cmpCols, low, high, hasLow && hasHigh, start, end, len(leaves), lowOf)
