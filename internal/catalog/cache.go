@@ -87,12 +87,23 @@ func (c *Cache) LoadReading(ctx context.Context, conn *connection.Conn, f Filter
 	if err != nil {
 		return nil, err
 	}
-	defer sess.Close()
+	// The fingerprint's session is not held through a full load, which opens its own and
+	// reads beside it: an account allowed two connections was refused a third, and
+	// snapshot, follow and --every (which load through a cache) failed at that limit.
+	held := true
+	release := func() {
+		if held {
+			sess.Close()
+			held = false
+		}
+	}
+	defer release()
 	fp, err := readFingerprint(ctx, sess, conn.Server)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, err
 		}
+		release()
 		// A dictionary view this user or server does not give: every load reads in full,
 		// as without a cache.
 		c.cat, c.derived = nil, nil
@@ -111,6 +122,7 @@ func (c *Cache) LoadReading(ctx context.Context, conn *connection.Conn, f Filter
 		c.Reuses++
 		return c.cat.subset(want), nil
 	}
+	release()
 	load := f
 	if same && c.exact != nil && want != nil {
 		// The union, so that the cached set only grows while the dictionary stays put.

@@ -39,29 +39,25 @@ type storedTable struct {
 	indexFields map[string][]string
 }
 
-// LoadDictionary reads InnoDB's dictionary for the tables (and partitions) of cat, on a
-// session of its own (its statements are killed when ctx is cancelled).
+// LoadDictionary reads InnoDB's dictionary for the tables (and partitions) of cat, on
+// sessions of its own (their statements are killed when ctx is cancelled).
 func LoadDictionary(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog) (*Dictionary, error) {
+	return loadDictionary(ctx, conn, cat, nil)
+}
+
+// dictRead is one of LoadDictionary's reads, on a session of its own; in is the tables'
+// ids as an IN list.
+type dictRead func(ctx context.Context, sess *connection.Session, srv flavor.Server, in string) error
+
+// loadDictionary is LoadDictionary with its reads in share (connection.Share): where the
+// server refuses more connections they run one after another. None of them holds a session
+// while it waits for another's, or two reads and a refusal would wait on each other.
+func loadDictionary(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, share *connection.Share) (*Dictionary, error) {
+	if share == nil {
+		share = &connection.Share{}
+	}
 	srv := conn.Server
 	d := &Dictionary{srv: srv, charsets: map[string]Charset{}, tables: map[uint64]*storedTable{}}
-	sess, err := conn.NewSession(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer sess.Close()
-	maxLen := map[string]int{}
-	err = sess.Query(ctx, "SELECT CHARACTER_SET_NAME, MAXLEN FROM information_schema.CHARACTER_SETS", nil, func(rows *sql.Rows) error {
-		var name string
-		var n int
-		if err := rows.Scan(&name, &n); err != nil {
-			return err
-		}
-		maxLen[name] = n
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("read the character sets: %w", err)
-	}
 	var tableIDs []uint64
 	spaces := map[uint32]bool{}
 	for _, t := range cat.Tables {
@@ -71,61 +67,86 @@ func LoadDictionary(ctx context.Context, conn *connection.Conn, cat *catalog.Cat
 				spaces[p.Space] = true
 				d.tables[p.TableID] = &storedTable{columns: map[string]StoredColumn{}}
 			}
-			for _, c := range t.Columns {
-				cs, _, _ := strings.Cut(c.Collation, "_")
-				if n, ok := maxLen[cs]; ok && c.Collation != "" {
-					d.charsets[c.Collation] = Charset{Name: cs, MinLen: minLenOf(cs), MaxLen: n}
-				}
-			}
 		}
 	}
-	if len(tableIDs) == 0 {
-		return d, nil
+	maxLen := map[string]int{}
+	readCharsets := func(ctx context.Context, sess *connection.Session) error {
+		err := sess.Query(ctx, "SELECT CHARACTER_SET_NAME, MAXLEN FROM information_schema.CHARACTER_SETS", nil, func(rows *sql.Rows) error {
+			var name string
+			var n int
+			if err := rows.Scan(&name, &n); err != nil {
+				return err
+			}
+			maxLen[name] = n
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("read the character sets: %w", err)
+		}
+		return nil
 	}
 	ids := make([]string, len(tableIDs))
 	for i, id := range tableIDs {
 		ids[i] = strconv.FormatUint(id, 10)
 	}
 	in := strings.Join(ids, ",")
-	// Up to three reads, each on a session of its own, at once: on MySQL each view builds
-	// every table's InnoDB definition whatever the WHERE (about 5 s at 20,000 tables), and
-	// they fill different fields of each table. The record formats and the indexes' ids
-	// come from the catalog's load where it read them (the whole views, on the database
-	// host): then only the columns and the indexes' fields are read.
+	// Up to three reads, each on a session of its own, at once (the character sets, a
+	// small read, first on the first one's): on MySQL each view builds every table's InnoDB
+	// definition whatever the WHERE (about 5 s at 20,000 tables), and they fill different
+	// fields of each table. The record formats and the indexes' ids come from the catalog's
+	// load where it read them (the whole views, on the database host): then only the
+	// columns and the indexes' fields are read.
 	readIndexes := d.readIndexFields
 	if known, missing := cat.KnownRoots(spaces); len(missing) == 0 {
 		readIndexes = func(ctx context.Context, sess *connection.Session, srv flavor.Server, _ string) error {
 			return d.readFieldsOf(ctx, sess, srv, d.indexesOf(known))
 		}
 	}
-	reads := []func(context.Context, *connection.Session, flavor.Server, string) error{readIndexes}
-	if stored, ok := cat.KnownColumns(tableIDs); ok {
-		for id, cols := range stored {
-			d.addColumns(id, cols)
+	reads := []dictRead{func(ctx context.Context, sess *connection.Session, srv flavor.Server, in string) error {
+		if err := readCharsets(ctx, sess); err != nil || len(tableIDs) == 0 {
+			return err
 		}
-	} else {
-		reads = append(reads, d.readColumns)
-	}
-	if formats, ok := cat.KnownFormats(tableIDs); ok {
-		for id, f := range formats {
-			d.tables[id].rowFormat, d.tables[id].instantCols, d.tables[id].versions = f.RowFormat, f.InstantCols, f.RowVersions
+		return readIndexes(ctx, sess, srv, in)
+	}}
+	if len(tableIDs) > 0 {
+		if stored, ok := cat.KnownColumns(tableIDs); ok {
+			for id, cols := range stored {
+				d.addColumns(id, cols)
+			}
+		} else {
+			reads = append(reads, d.readColumns)
 		}
-	} else {
-		reads = append(reads, d.readRowFormats)
+		if formats, ok := cat.KnownFormats(tableIDs); ok {
+			for id, f := range formats {
+				d.tables[id].rowFormat, d.tables[id].instantCols, d.tables[id].versions = f.RowFormat, f.InstantCols, f.RowVersions
+			}
+		} else {
+			reads = append(reads, d.readRowFormats)
+		}
 	}
 	var sessions []func() error
 	for _, read := range reads {
 		sessions = append(sessions, func() error {
-			sess, err := conn.NewSession(ctx)
-			if err != nil {
-				return err
-			}
-			defer sess.Close()
-			return read(ctx, sess, srv, in)
+			return share.Run(ctx, func() error {
+				sess, err := conn.NewSession(ctx)
+				if err != nil {
+					return err
+				}
+				defer sess.Close()
+				return read(ctx, sess, srv, in)
+			})
 		})
 	}
 	if err := together(sessions...); err != nil {
 		return nil, err
+	}
+	for _, t := range cat.Tables {
+		for _, c := range t.Columns {
+			cs, _, _ := strings.Cut(c.Collation, "_")
+			if n, ok := maxLen[cs]; ok && c.Collation != "" {
+				d.charsets[c.Collation] = Charset{Name: cs, MinLen: minLenOf(cs), MaxLen: n}
+			}
+		}
 	}
 	return d, nil
 }

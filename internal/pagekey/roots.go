@@ -23,12 +23,18 @@ type IndexRoot = catalog.IndexRoot
 // The view's answer is kept with cat's load (catalog.KnownRoots): a space read once for the
 // load is not read again.
 func IndexRoots(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, spaces map[uint32]bool) (map[uint32]map[string]IndexRoot, error) {
+	return indexRoots(ctx, conn, cat, spaces, nil)
+}
+
+// indexRoots is IndexRoots with its reads in share (connection.Share).
+func indexRoots(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, spaces map[uint32]bool, share *connection.Share) (map[uint32]map[string]IndexRoot, error) {
 	if len(spaces) == 0 {
 		return map[uint32]map[string]IndexRoot{}, nil
 	}
 	out, missing := cat.KnownRoots(spaces)
 	if len(missing) > 0 {
-		read, err := readIndexRoots(ctx, conn, missing)
+		var read map[uint32]map[string]IndexRoot
+		err := share.Run(ctx, func() (err error) { read, err = readIndexRoots(ctx, conn, missing); return err })
 		if err != nil {
 			return nil, err
 		}
@@ -63,7 +69,8 @@ func IndexRoots(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog
 	if len(unlisted) == 0 {
 		return out, nil
 	}
-	files, err := catalog.TablespaceFiles(ctx, conn, all)
+	var files map[uint32]string
+	err := share.Run(ctx, func() (err error) { files, err = catalog.TablespaceFiles(ctx, conn, all); return err })
 	if err != nil {
 		return out, nil //nolint:nilerr // the view's roots stand; the partitions stay without keys
 	}

@@ -115,6 +115,10 @@ type keyCapture struct {
 	// prepared is closed once prep holds what the server's dictionary says (prepare).
 	prepared chan struct{}
 	prep     keyDictionary
+	// share holds the dictionary's reads and the page list's, which run at once: where the
+	// server refuses more connections (max_user_connections), each waits for another to
+	// end instead of failing (nil: the dictionary's reads share among themselves only).
+	share *connection.Share
 }
 
 // keyDictionary is what the ranges need of the server's dictionary: the tablespaces'
@@ -139,7 +143,7 @@ func (kc *keyCapture) prepare(ctx context.Context) {
 		<-kc.prefetched
 	}
 	go func() {
-		d, err := pagekey.ReadKeyDictionary(ctx, kc.conn, kc.catalogs, kc.cat)
+		d, err := pagekey.ReadKeyDictionaryIn(ctx, kc.conn, kc.catalogs, kc.cat, kc.share)
 		kc.prep.files, kc.prep.roots, kc.prep.dict, kc.prep.err = d.Files, d.Roots, d.Dict, err
 		close(kc.prepared)
 		defer close(kc.prefetched)

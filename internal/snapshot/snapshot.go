@@ -118,7 +118,32 @@ func LoadCatalog(ctx context.Context, conn *connection.Conn, o Options) (*catalo
 	}
 	// The key capture's stored columns are read beside the load where that is cheaper; a
 	// manifest uses no size.
-	return o.Catalogs.LoadReading(ctx, conn, f, catalog.Reads{StoredColumns: !o.NoKeys, NoSizes: true})
+	cat, err := o.Catalogs.LoadReading(ctx, conn, f, catalog.Reads{StoredColumns: !o.NoKeys, NoSizes: true})
+	return cat, explainRefused(ctx, conn, err)
+}
+
+// captureSessions is how many connections a capture needs at once: the catalog's load
+// reads the dictionary beside its own session, and the server's dump is borrowed under a
+// lock one connection holds while another has the server write it. Every read beyond them
+// (the key dictionary's) waits for one of theirs to end where the server refuses more.
+const captureSessions = 2
+
+// explainRefused says in one line why a capture failed when the server refused it a
+// connection for a limit on connections (err; any other error is given as it is): an
+// account allowed fewer connections than a capture needs is the user's setup (exit 2);
+// otherwise the server or the account's other sessions hold the rest.
+func explainRefused(ctx context.Context, conn *connection.Conn, err error) error {
+	if err == nil || !connection.LimitReached(err) || ctx.Err() != nil {
+		return err
+	}
+	// The session value is the account's MAX_USER_CONNECTIONS where it has one, else the
+	// global max_user_connections (0: no limit), on both servers.
+	var limit int64
+	if qerr := conn.DB.QueryRowContext(ctx, "SELECT @@SESSION.max_user_connections").Scan(&limit); qerr == nil && limit > 0 && limit < captureSessions {
+		return exitcode.UsageError(fmt.Errorf("user %q may hold %d connection at once (max_user_connections, or the account's MAX_USER_CONNECTIONS), and a capture needs %d: raise the account's limit (ALTER USER ... WITH MAX_USER_CONNECTIONS %d) or capture as another user: %w",
+			conn.Opts.User, limit, captureSessions, captureSessions, err))
+	}
+	return fmt.Errorf("a capture needs %d connections at once, and the server refuses more (max_connections, or max_user_connections, which the account's other sessions count against): %w", captureSessions, err)
 }
 
 // Capture writes one manifest of the pool's current content.
@@ -458,7 +483,11 @@ func collect(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, o
 	if o.History != nil {
 		objs = o.History.objects
 	}
-	kc := &keyCapture{conn: conn, cat: cat, history: o.History != nil, catalogs: o.Catalogs}
+	// The page list and the dictionary's reads for the keys run at once, and one after
+	// another where the server refuses more connections (an account's
+	// MAX_USER_CONNECTIONS 2): each waits for one of the others' to end.
+	share := &connection.Share{}
+	kc := &keyCapture{conn: conn, cat: cat, history: o.History != nil, catalogs: o.Catalogs, share: share}
 	if !o.NoKeys {
 		// The dictionary's queries run while the page list is read.
 		prepCtx, cancel := context.WithCancel(ctx)
@@ -467,14 +496,20 @@ func collect(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, o
 	}
 	// The pool's size bounds the list: one allocation instead of a slice growing by copies.
 	pages := make([]observed, 0, min(max(h.PoolPages, 0), 1<<26))
-	*stp, err = stream(ctx, conn, cat, func(p bufferpool.LRUPage) error {
-		if keep(p) {
-			pages = append(pages, observed{object: objs.id(p), page: p.Page, lru: p.LRU, old: p.Old, next: noPage})
-		}
-		return nil
+	err = share.Run(ctx, func() error {
+		// A list refused its connection gave no page yet; read again, it starts over.
+		pages = pages[:0]
+		var err error
+		*stp, err = stream(ctx, conn, cat, func(p bufferpool.LRUPage) error {
+			if keep(p) {
+				pages = append(pages, observed{object: objs.id(p), page: p.Page, lru: p.LRU, old: p.Old, next: noPage})
+			}
+			return nil
+		})
+		return err
 	})
 	if err != nil {
-		return nil, KeyStats{}, nil, err
+		return nil, KeyStats{}, nil, explainRefused(ctx, conn, err)
 	}
 	st := *stp
 	var ks KeyStats
