@@ -21,6 +21,9 @@ type loadProof struct {
 	spaces      map[uint32]spaceOwner
 	cat         *catalog.Catalog
 	includeZero bool
+	// auxPages: the FULLTEXT auxiliary tables' pages in use, as the read sized their rows
+	// (residencyBuilder.auxPages): a load reads their files, it does not change them.
+	auxPages map[uint32]int64
 }
 
 // AfterLoad is the residency after the server's loader has read requested (every one of
@@ -32,10 +35,17 @@ type loadProof struct {
 // its count before plus its requested pages that were not resident. The requested pages
 // are named from the same tablespace metadata the read used.
 //
+// A FULLTEXT index's auxiliary tables are counted by their rows, not page by page: their
+// requested pages count as loaded where the read before found none of that table's pages
+// resident (after a restart), as ReadDump names them (all but the file's fixed metadata
+// pages and MySQL's SDI root).
+//
 // It returns nil and the reason when the counters cannot prove it: pages left the pool,
 // before was not read from the dump, the loader read fewer pages than were missing (a
-// page it could not read), or a requested page is a clustered leaf of a table whose rows
-// can go off-page (only the page's header tells a BLOB page from a leaf; a read names it).
+// page it could not read), a requested page is a clustered leaf of a table whose rows
+// can go off-page (only the page's header tells a BLOB page from a leaf; a read names it),
+// or of an auxiliary table some of whose pages were resident before (which ones, the read
+// did not keep).
 // Old (the old sublist share) is not known after such a proof: it is left as before.
 func (before *Residency) AfterLoad(ctx context.Context, conn *connection.Conn, requested []dumpfile.PageID) (*Residency, string, error) {
 	p := before.proof
@@ -75,11 +85,27 @@ func (before *Residency) AfterLoad(ctx context.Context, conn *connection.Conn, r
 		r := r
 		rows[indexKey{r.Space, ownerKey(r.Schema, r.Table, r.Partition), r.Index}] = &r
 	}
-	rb := &residencyBuilder{byKey: rows}
+	rb := &residencyBuilder{byKey: rows, auxPages: p.auxPages, auxRead: true}
 	var missing int64
 	lobs := map[indexKey]bool{}
+	aux := auxOwners(p.cat)
+	sdiRoot, pageSize := conn.Server.NewTablespaceSDIRoot(), conn.Server.PageSize
 	for _, id := range requested {
 		space, page := id.Space(), id.Page()
+		if a, ok := aux[space]; ok {
+			if n := before.auxResident[space]; n > 0 {
+				return nil, fmt.Sprintf("%d pages of %s.%s's full-text table %s were resident before the load, and the read kept no list of them", n, a.t.Schema, a.t.Name, a.role), nil
+			}
+			if len(a.t.Parts) != 1 || ibd.FixedMetadataPage(page, pageSize) || (sdiRoot != 0 && page == sdiRoot) {
+				// The file's bookkeeping: no row's (ReadDump counts it in Other).
+				continue
+			}
+			r := rb.get(a.t.Parts[0].Space, spaceOwner{a.t, a.t.Parts[0]}, fulltextIndex(a.role))
+			r.Fulltext = true
+			r.Resident++
+			missing++
+			continue
+		}
 		owner, ok := p.spaces[space]
 		if !ok || p.resident.Has(space, page) {
 			continue

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -12,6 +14,7 @@ import (
 	"github.com/innowarm/innowarm/internal/catalog"
 	"github.com/innowarm/innowarm/internal/connection"
 	"github.com/innowarm/innowarm/internal/flavor"
+	"github.com/innowarm/innowarm/internal/ibd"
 	"github.com/innowarm/innowarm/internal/sqlerr"
 )
 
@@ -94,10 +97,13 @@ func fulltextIndex(role string) string {
 
 // addAux counts pages of an auxiliary table of a FULLTEXT index (a) in its row: B-tree
 // pages and the off-page parts of their word lists as resident (the files that size the
-// row hold both), the others (the file's own bookkeeping) as the selection's other pages.
+// row hold both), the others (the file's own bookkeeping, and MySQL's copy of the table's
+// dictionary entry, its SDI, which the file's map counts as bookkeeping too) as the
+// selection's other pages. It keeps each auxiliary table's resident count as well
+// (FulltextResident).
 func (rb *residencyBuilder) addAux(res *Residency, a auxOwner, pageType string, pages, old, dirty int64) {
 	res.Selected += pages
-	if !indexPageTypes[pageType] && !lobPageTypes[pageType] || len(a.t.Parts) != 1 {
+	if !indexPageTypes[pageType] && !lobPageTypes[pageType] || strings.HasPrefix(pageType, "SDI_") || len(a.t.Parts) != 1 {
 		res.Other += pages
 		return
 	}
@@ -106,6 +112,107 @@ func (rb *residencyBuilder) addAux(res *Residency, a auxOwner, pageType string, 
 	r.Resident += pages
 	r.Old += old
 	r.Dirty += dirty
+	for _, x := range a.t.Aux {
+		if x.Role == a.role {
+			if res.auxResident == nil {
+				res.auxResident = map[uint32]int64{}
+			}
+			res.auxResident[x.Space] += pages
+			break
+		}
+	}
+}
+
+// FulltextResident is how many pages of the FULLTEXT auxiliary table in tablespace space
+// the pool holds, as its row counts them (B-tree and off-page pages, not the file's
+// bookkeeping): a row sums a FULLTEXT index's tables, a native plan loads them one by one.
+func (r *Residency) FulltextResident(space uint32) int64 {
+	return r.auxResident[space]
+}
+
+// fulltextFilePages counts, for each FULLTEXT auxiliary table of cat, the pages its file's
+// allocation map has in use, less the file's bookkeeping (ibd.FileMetadata: the space
+// header, bitmap and inode pages, and MySQL's SDI): the pages a row counts as resident
+// (addAux). A file is as large as the server last extended it, several times the pages it
+// uses (a user's fully loaded index showed 907 resident pages of a 4,014-page bound); its
+// map says what is used, as a native load plans it (warm's pagesInUse).
+//
+// An auxiliary table's file is the one the server lists (paths), else the one beside its
+// table's file (paths of the table's tablespace: the datadir or its DATA DIRECTORY), named
+// after it, else in the datadir: MariaDB lists the tablespace only once it opened it since
+// its start. The file's own space id must be the table's. opened are maps already read (the
+// file namer's), not read again. A file whose map does not read (not on this host, not
+// written yet, encrypted) is left out: its row keeps its file size as a bound.
+func fulltextFilePages(cat *catalog.Catalog, paths map[uint32]string, opened map[uint32]*ibd.Map) map[uint32]int64 {
+	out := map[uint32]int64{}
+	if cat == nil {
+		return out
+	}
+	srv := cat.Server
+	for _, t := range cat.Tables {
+		if len(t.Aux) == 0 || len(t.Parts) != 1 || !t.Parts[0].SpaceKnown || t.Parts[0].Space == 0 {
+			continue
+		}
+		for _, a := range t.Aux {
+			m := opened[a.Space]
+			if m == nil {
+				path := paths[a.Space]
+				switch {
+				case path != "":
+				case paths[t.Parts[0].Space] != "":
+					path = filepath.Join(filepath.Dir(paths[t.Parts[0].Space]), filepath.Base(a.Name)+".ibd")
+				case srv.Datadir != "":
+					path = filepath.Join(srv.Datadir, a.Name+".ibd")
+				default:
+					continue
+				}
+				var err error
+				if m, err = ibd.Open(path, srv.PageSize, nil); err != nil || m.SpaceID != a.Space {
+					continue
+				}
+			}
+			var n int64
+			for pg := uint32(0); pg < m.FreeLimit; pg++ {
+				if kind, _, _ := m.Segment(pg); m.InUse(pg) && kind != ibd.FileMetadata {
+					n++
+				}
+			}
+			out[a.Space] = n
+		}
+	}
+	return out
+}
+
+// fulltextPaths lists, for Read, the files of cat's FULLTEXT auxiliary tables and of their
+// tables (fulltextFilePages): nil where there are none, or where the datadir cannot be
+// read here (innowarm on another host), which spares the server the query.
+func fulltextPaths(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog) map[uint32]string {
+	if cat == nil || cat.Server.Datadir == "" {
+		return nil
+	}
+	want := map[uint32]bool{}
+	for _, t := range cat.Tables {
+		if len(t.Aux) == 0 || len(t.Parts) != 1 || !t.Parts[0].SpaceKnown {
+			continue
+		}
+		want[t.Parts[0].Space] = true
+		for _, a := range t.Aux {
+			want[a.Space] = true
+		}
+	}
+	if len(want) == 0 {
+		return nil
+	}
+	if st, err := os.Stat(cat.Server.Datadir); err != nil || !st.IsDir() {
+		return nil
+	}
+	paths, err := catalog.TablespaceFiles(ctx, conn, want)
+	if err != nil {
+		// The files beside the datadir's names are tried still; the rows keep their
+		// file sizes where those are not found.
+		return nil
+	}
+	return paths
 }
 
 // Residency is the pool's content by index, plus the pool totals.
@@ -133,6 +240,9 @@ type Residency struct {
 	Proof string `json:"proof,omitempty"`
 
 	proof *loadProof // what ReadDump saw, for AfterLoad
+	// auxResident: resident pages of each FULLTEXT auxiliary table, by tablespace
+	// (FulltextResident).
+	auxResident map[uint32]int64
 	// unnamedFresh: the part of Unnamed in tablespaces whose header page is not written
 	// yet (fileNamer.fresh), where every unwritten page of the table goes unnamed.
 	unnamedFresh int64
@@ -211,6 +321,7 @@ func Read(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, o Re
 	}
 	res := &Residency{Totals: totals, OpenedTables: opened, PageList: SourceLRUTable}
 	rb := newResidencyBuilder()
+	rb.auxPaths = fulltextPaths(ctx, conn, cat)
 	aux := auxOwners(cat)
 	for _, g := range groups {
 		if a, ok := aux[g.space]; ok {
@@ -293,6 +404,13 @@ func ownerKey(schema, table, part string) string { return schema + "\x00" + tabl
 // residencyBuilder collects IndexResidency rows by tablespace and index.
 type residencyBuilder struct {
 	byKey map[indexKey]*IndexResidency
+	// auxPages: the pages in use of each FULLTEXT auxiliary table's file whose map read
+	// (fulltextFilePages), by tablespace; read by finish once (auxRead), or given (AfterLoad,
+	// from the read before the load: a load changes no file's map). auxPaths are the files
+	// the server lists, where the caller read them.
+	auxPages map[uint32]int64
+	auxRead  bool
+	auxPaths map[uint32]string
 }
 
 func newResidencyBuilder() *residencyBuilder {
@@ -313,6 +431,18 @@ func (rb *residencyBuilder) get(space uint32, owner spaceOwner, index string) *I
 // for the indexes with nothing resident) and puts the rows in res, most resident first.
 func (rb *residencyBuilder) finish(res *Residency, cat *catalog.Catalog, includeZero bool) {
 	totals := res.Totals
+	if !rb.auxRead {
+		rb.auxRead = true
+		paths, opened := rb.auxPaths, map[uint32]*ibd.Map(nil)
+		if p := res.proof; p != nil && p.namer != nil {
+			// ReadDump's file namer knows the files of the tables it named pages of.
+			paths, opened = p.namer.paths, p.namer.maps
+		}
+		rb.auxPages = fulltextFilePages(cat, paths, opened)
+		if res.proof != nil {
+			res.proof.auxPages = rb.auxPages
+		}
+	}
 	if cat != nil {
 		for _, t := range cat.Tables {
 			for _, p := range t.Parts {
@@ -380,20 +510,39 @@ func (rb *residencyBuilder) finish(res *Residency, cat *catalog.Catalog, include
 }
 
 // finishFulltext sizes the FULLTEXT rows of t (part p, its only one) by their auxiliary
-// tables' files, which bound them from above: no statistics count them.
+// tables' files: no statistics count them. Where every file's map reads, a row is at most
+// the pages they have in use (rb.auxPages, SizeCounted); else the files' lengths bound it
+// (SizeFromFile). Either is the files as the server last wrote them (pages freed since
+// still count), so a row is a range from what is resident to that bound, not Known, and
+// its coverage a lower bound; the readiness gate leaves these rows out (SelectionCount).
 func (rb *residencyBuilder) finishFulltext(t *catalog.Table, p *catalog.Part, pageSize int64, includeZero bool) {
 	if len(t.Aux) == 0 || len(t.Parts) != 1 {
 		return
 	}
-	filePages := map[string]int64{}
+	type size struct {
+		pages   int64
+		counted bool // every file's map read
+	}
+	sizes := map[string]*size{}
 	for _, a := range t.Aux {
+		name := fulltextIndex(a.Role)
+		s := sizes[name]
+		if s == nil {
+			s = &size{counted: true}
+			sizes[name] = s
+		}
+		if n, ok := rb.auxPages[a.Space]; ok {
+			s.pages += n
+			continue
+		}
+		s.counted = false
 		n := a.FileSize / max(pageSize, 1)
 		// Less the file's fixed metadata pages (ibd.FixedMetadataPage): the space
 		// header, bitmap and inode pages, and two more in each later group of
 		// pageSize pages.
-		filePages[fulltextIndex(a.Role)] += max(n-3-2*((n-1)/max(pageSize, 1)), 0)
+		s.pages += max(n-3-2*((n-1)/max(pageSize, 1)), 0)
 	}
-	for name, pages := range filePages {
+	for name, s := range sizes {
 		r := rb.byKey[indexKey{p.Space, ownerKey(t.Schema, t.Name, p.Name), name}]
 		if r == nil {
 			if !includeZero || !p.SpaceKnown {
@@ -402,8 +551,14 @@ func (rb *residencyBuilder) finishFulltext(t *catalog.Table, p *catalog.Part, pa
 			r = rb.get(p.Space, spaceOwner{t, p}, name)
 			r.Fulltext = true
 		}
-		r.Pages, r.MinPages, r.SizeSource = max(pages, r.Resident), r.Resident, SizeFromFile
-		if r.Resident > pages {
+		r.Pages, r.MinPages, r.SizeSource = max(s.pages, r.Resident), r.Resident, SizeFromFile
+		if s.counted {
+			r.SizeSource = SizeCounted
+		}
+		if r.Resident > s.pages {
+			// Pages allocated since the server last wrote the files' metadata, or freed
+			// since and still in the pool (MySQL's index build leaves one such page in
+			// each INDEX_n table).
 			r.SizeSource = SizeResidentFloor
 		}
 	}

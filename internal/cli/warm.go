@@ -317,9 +317,11 @@ func printWarmResult(w io.Writer, res *warm.Result) {
 	t := newTable(w, header, 4)
 	for _, tr := range res.Targets {
 		idx := warm.IndexLabel(tr.Index, tr.Kind)
-		cov := fmtCoverage(tr.CoverageBefore, tr.CoverageExact) + " → " + fmtCoverage(tr.CoverageAfter, tr.CoverageExact)
+		// Nothing resident is 0% whatever the size's bound (a FULLTEXT index's files).
+		before := fmtCoverage(tr.CoverageBefore, tr.CoverageExact || tr.ResidentBefore == 0)
+		cov := before + " → " + fmtCoverage(tr.CoverageAfter, tr.CoverageExact)
 		if !measured {
-			cov = fmtCoverage(tr.CoverageBefore, tr.CoverageExact) + " → ?"
+			cov = before + " → ?"
 		}
 		if native {
 			t.AppendRow(table.Row{sqltext.Table(tr.Schema, tr.Table), tr.Partition, idx, tr.ResidentBefore, after(tr.ResidentAfter), after(tr.PagesLoaded), cov})

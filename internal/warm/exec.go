@@ -140,6 +140,9 @@ type TargetResult struct {
 	MBps           float64 `json:"mb_per_s"`
 	Partial        bool    `json:"partial,omitempty"`
 	Error          string  `json:"error,omitempty"`
+	// Fulltext: a FULLTEXT index, or bufferpool.FulltextCommon, whose pages are its
+	// auxiliary tables' (bufferpool.IndexResidency.Fulltext).
+	Fulltext bool `json:"fulltext,omitempty"`
 
 	first, last time.Time
 }

@@ -254,6 +254,11 @@ func PlanNative(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog
 	// when no background read touched the counters meanwhile).
 	complete := map[uint32]bool{}
 	for _, r := range before.Indexes {
+		if r.Fulltext {
+			// A FULLTEXT row is of its auxiliary tables' files, not of its table's
+			// (r.Space): each of those is counted by itself below.
+			continue
+		}
 		residentBySpace[r.Space] += r.Resident + r.LOBResident
 		whole := r.Known && r.Coverage >= 1 && r.LOBResident >= r.LOBPages
 		if c, seen := complete[r.Space]; !seen || c {
@@ -293,6 +298,7 @@ func PlanNative(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog
 		for _, a := range t.Aux {
 			if a.FileSize > 0 {
 				spaces = append(spaces, spaceUnit{t: t, name: t.Quoted() + " " + a.Name, aux: a.Role, space: a.Space, pages: a.FileSize / page, filePages: a.FileSize / page})
+				residentBySpace[a.Space] = before.FulltextResident(a.Space)
 			}
 		}
 	}
@@ -320,6 +326,9 @@ func PlanNative(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog
 	remaining := budget
 	var pages []PageID
 	included := map[*catalog.Part]bool{}
+	// fulltext: tables some of whose FULLTEXT auxiliary tables the plan loads or finds
+	// resident: their FULLTEXT rows are the result's too.
+	fulltext := map[*catalog.Table]bool{}
 	for _, su := range spaces {
 		need := max(su.pages-residentBySpace[su.space], 0)
 		if complete[su.space] {
@@ -330,6 +339,9 @@ func PlanNative(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog
 			np.Resident = append(np.Resident, su.name)
 			if su.p != nil {
 				included[su.p] = true
+			}
+			if su.aux != "" {
+				fulltext[su.t] = true
 			}
 			for _, p := range su.sharers {
 				included[p] = true
@@ -359,6 +371,9 @@ func PlanNative(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog
 		if su.p != nil {
 			included[su.p] = true
 		}
+		if su.aux != "" {
+			fulltext[su.t] = true
+		}
 		for _, p := range su.sharers {
 			included[p] = true
 		}
@@ -366,7 +381,7 @@ func PlanNative(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog
 	pages = SortPages(pages)
 	np.Requested, np.LeftOut = int64(len(pages)), res.LeftOut
 	np.tiers = [][]PageID{pages}
-	res.Targets = targetsForParts(cat, included, before)
+	res.Targets = targetsForParts(cat, included, fulltext, before)
 	np.afterLoad = func(ctx context.Context) (*bufferpool.Residency, string, error) {
 		return before.AfterLoad(ctx, conn, pages)
 	}
@@ -425,12 +440,19 @@ func partSuffix(p *catalog.Part) string {
 	return " " + sqltext.Ident(p.Name)
 }
 
-// targetsForParts lists every index of the included parts, for coverage before and after.
-func targetsForParts(cat *catalog.Catalog, included map[*catalog.Part]bool, before *bufferpool.Residency) []*TargetResult {
+// targetsForParts lists every index of the included parts, for coverage before and after,
+// and the FULLTEXT rows (each FULLTEXT index, and bufferpool.FulltextCommon) of the tables
+// whose auxiliary tables the plan includes (fulltext): their pages are those tables', sized
+// as the residency sizes them (by their files).
+func targetsForParts(cat *catalog.Catalog, included map[*catalog.Part]bool, fulltext map[*catalog.Table]bool, before *bufferpool.Residency) []*TargetResult {
 	resident := map[TargetKey]int64{}
+	fulltextRows := map[TargetKey]bufferpool.IndexResidency{}
 	for _, r := range before.Indexes {
 		resident[TargetKey{r.Schema, r.Table, r.Partition, r.Index, KindIndex}] = r.Resident
 		resident[TargetKey{r.Schema, r.Table, r.Partition, r.Index, KindLOB}] = r.LOBResident
+		if r.Fulltext {
+			fulltextRows[TargetKey{r.Schema, r.Table, r.Partition, r.Index, KindIndex}] = r
+		}
 	}
 	var out []*TargetResult
 	for _, t := range cat.Tables {
@@ -440,7 +462,7 @@ func targetsForParts(cat *catalog.Catalog, included map[*catalog.Part]bool, befo
 			}
 			for _, ix := range t.Indexes {
 				if ix.Type == "FULLTEXT" {
-					continue
+					continue // listed below, by its auxiliary tables
 				}
 				k := TargetKey{t.Schema, t.Name, p.Name, ix.Name, KindIndex}
 				_, hi := t.IndexPages(ix, p)
@@ -450,6 +472,22 @@ func targetsForParts(cat *catalog.Catalog, included map[*catalog.Part]bool, befo
 					kl.Kind = KindLOB
 					out = append(out, &TargetResult{Schema: t.Schema, Table: t.Name, Partition: p.Name, Index: ix.Name, Kind: KindLOB, EstPages: t.LOBPages(p), ResidentBefore: resident[kl]})
 				}
+			}
+		}
+		if fulltext[t] && len(t.Parts) == 1 {
+			p := t.Parts[0]
+			names := []string{}
+			for _, ix := range t.Indexes {
+				if ix.Type == "FULLTEXT" {
+					names = append(names, ix.Name)
+				}
+			}
+			for _, name := range append(names, bufferpool.FulltextCommon) {
+				r, ok := fulltextRows[TargetKey{t.Schema, t.Name, p.Name, name, KindIndex}]
+				if !ok {
+					continue
+				}
+				out = append(out, &TargetResult{Schema: t.Schema, Table: t.Name, Partition: p.Name, Index: name, Kind: KindIndex, EstPages: r.Pages, ResidentBefore: r.Resident, Fulltext: true})
 			}
 		}
 	}
