@@ -37,6 +37,29 @@ type worker struct {
 	parser        respParser
 	args          []driver.Value
 	prepared      []sbStmts // per table, workload runs
+	// behind counts, in a timed open-loop run (--rate with --time), the events whose
+	// scheduled start came before the round's end but that the client never began: the
+	// backlog of a server that could not keep up, which no latency shows.
+	behind int64
+	// txStart is when the client's current transaction began (its scheduled start in an
+	// open-loop run), for its latency.
+	txStart time.Time
+}
+
+// succeeded records a statement that succeeded: d is its latency, extra the time it was
+// late on its schedule (open loop), end when its answer came. The statement that
+// completes a transaction also records the transaction's latency.
+func (w *worker) succeeded(s step, d, extra time.Duration, end time.Time) {
+	switch {
+	case !s.record:
+	case !s.event:
+		w.rec.ok(d+extra, 0)
+	case w.rec.keepsTx && !w.txStart.IsZero():
+		w.rec.okTx(d+extra, end.Sub(w.txStart))
+		w.txStart = time.Time{}
+	default:
+		w.rec.ok(d+extra, 1)
+	}
 }
 
 // connect opens the client's connection and readies it; the time it takes is connection
@@ -152,6 +175,9 @@ func (w *worker) runThreaded(ctx context.Context, spec roundSpec) {
 	prog := w.program(spec)
 	var detachedAt uint64
 	pace := newPacer(p.Rate, spec.clients, w.idx, time.Now())
+	if spec.deadline > 0 {
+		defer func() { w.behind = pace.missed(w.st, time.Now()) }()
+	}
 	for !w.st.stop.Load() {
 		expired := spec.deadline > 0 && w.expired(time.Now())
 		s, ok := prog.next(expired)
@@ -168,6 +194,9 @@ func (w *worker) runThreaded(ctx context.Context, spec roundSpec) {
 				w.st.fail(fmt.Errorf("client %d: reconnect (--detach): %w", w.idx+1, err))
 				return
 			}
+		}
+		if s.begins && w.rec.keepsTx {
+			w.txStart = time.Now().Add(-lag)
 		}
 		var d time.Duration
 		var err error
@@ -193,13 +222,7 @@ func (w *worker) runThreaded(ctx context.Context, spec roundSpec) {
 			prog.done(s, true)
 			continue
 		}
-		if s.record {
-			var ev int64
-			if s.event {
-				ev = 1
-			}
-			w.rec.ok(d+lag, ev)
-		}
+		w.succeeded(s, d, lag, time.Now())
 		if s.event {
 			pace.eventDone()
 		}
@@ -227,17 +250,21 @@ func newPacer(rate float64, clients, idx int, start time.Time) *pacer {
 
 // wait holds the client until its event's scheduled start, for the event's first
 // statement; lag is how late the statement starts (0 for the event's later statements).
-// ok is false when the round stops, or its deadline comes, first.
+// Only a client that is behind its schedule when it comes here has lag: it was busy with
+// earlier events past this one's start, as a queued request waits. A client that is early
+// sleeps, and its wake-up overshoot (0.5-1 ms of the Go timer on a busy machine, ten times
+// a point select) is its own, not the server's: the event starts on time as far as the
+// server can tell. ok is false when the round stops, or its deadline comes, first.
 func (p *pacer) wait(st *roundState, timed bool, deadline time.Time) (lag time.Duration, ok bool) {
 	if p.interval == 0 || p.started {
 		return 0, true
 	}
 	p.started = true
-	for {
-		now := time.Now()
-		if !now.Before(p.next) {
-			return now.Sub(p.next), true
-		}
+	now := time.Now()
+	if !now.Before(p.next) {
+		return now.Sub(p.next), true
+	}
+	for now.Before(p.next) {
 		if timed && !p.next.Before(deadline) {
 			return 0, false
 		}
@@ -245,7 +272,28 @@ func (p *pacer) wait(st *roundState, timed bool, deadline time.Time) (lag time.D
 			return 0, false
 		}
 		time.Sleep(min(p.next.Sub(now), 50*time.Millisecond))
+		now = time.Now()
 	}
+	return 0, true
+}
+
+// missed counts, when the client stops at the round's deadline (now is past it), the
+// events scheduled before the deadline that it has not begun: a client behind its
+// schedule leaves them unrun. A client that stops earlier (--events spent, a failure)
+// misses none.
+func (p *pacer) missed(st *roundState, now time.Time) int64 {
+	if p.interval == 0 || st.deadline.IsZero() || now.Before(st.deadline) {
+		return 0
+	}
+	end := st.deadline
+	next := p.next
+	if p.started {
+		next = next.Add(p.interval) // the event in hand had begun: it is not a missed one
+	}
+	if !next.Before(end) {
+		return 0
+	}
+	return int64(end.Sub(next)/p.interval) + 1
 }
 
 // eventDone moves the schedule to the client's next event.

@@ -227,6 +227,9 @@ func (l *eventLoop) complete(c *loopClient) {
 	w := c.w
 	w.busy.Store(false)
 	s := c.cur
+	if s.begins && w.rec.keepsTx {
+		w.txStart = c.t0
+	}
 	if err := c.parser.err; err != nil {
 		var me *mysql.MySQLError
 		if !errors.As(err, &me) {
@@ -240,13 +243,7 @@ func (l *eventLoop) complete(c *loopClient) {
 		}
 		c.prog.done(s, true)
 	} else {
-		if s.record {
-			var ev int64
-			if s.event {
-				ev = 1
-			}
-			w.rec.ok(t1.Sub(c.t0), ev)
-		}
+		w.succeeded(s, t1.Sub(c.t0), 0, t1)
 		c.prog.done(s, false)
 	}
 	l.startNext(c, t1)

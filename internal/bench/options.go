@@ -64,8 +64,9 @@ type Options struct {
 	Events          uint64
 	// Rate (--rate) makes a --workload run open loop: this many events per second, all
 	// clients together, each started at its scheduled time whether or not earlier ones
-	// have finished; its latency counts from that time (sysbench's --rate). 0: each client
-	// runs its next event the moment the last one ends (closed loop).
+	// have finished; one started late because its client was still busy counts its
+	// latency from that time (sysbench's --rate). 0: each client runs its next event the
+	// moment the last one ends (closed loop).
 	Rate   float64
 	Commit int
 	Detach int
@@ -435,7 +436,7 @@ func (p *Plan) buildWorkload() error {
 		p.Time = 10 * time.Second // sysbench's default
 	}
 	if p.Rate > 0 {
-		p.Notes = append(p.Notes, fmt.Sprintf("open loop: %g events/s, all clients together; each event's latency counts from its scheduled start", p.Rate))
+		p.Notes = append(p.Notes, fmt.Sprintf("open loop: %g events/s, all clients together; an event started late because its client was still busy counts from its scheduled start", p.Rate))
 	}
 	return nil
 }

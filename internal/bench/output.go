@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -39,8 +40,12 @@ func (s *Sink) interval(p *Plan, iv Interval) {
 	if p.Transactions() {
 		ev = fmt.Sprintf("  tps %.1f", iv.EPS)
 	}
-	fmt.Fprintf(s.Intervals, "[ %6.1fs ] clients %d%s%s  qps %.1f  p95 %s ms  errors %d\n",
-		iv.Elapsed, iv.Clients, iter, ev, iv.QPS, fmtMs(iv.P95), iv.Errors)
+	tx := ""
+	if p.Transactions() {
+		tx = fmt.Sprintf("  txn p95 %s ms", fmtMs(iv.TxP95))
+	}
+	fmt.Fprintf(s.Intervals, "[ %6.1fs ] clients %d%s%s  qps %.1f  p95 %s ms  errors %d%s\n",
+		iv.Elapsed, iv.Clients, iter, ev, iv.QPS, fmtMs(iv.P95), iv.Errors, tx)
 }
 
 func plural(n int, what string) string {
@@ -79,7 +84,7 @@ func (s *Sink) level(p *Plan, l *Level) {
 			writeHistogram(s.Out, l)
 		}
 	}
-	if s.CSV != nil {
+	if s.CSV != nil && l.Partial == "" { // a CSV line has no room to say it is partial
 		fmt.Fprintf(s.CSV, "%s,%s,%s,%s,%s,%d,%d\n", l.Engine, p.LoadTypeName(),
 			mysqlslapSeconds(l.AvgSeconds), mysqlslapSeconds(l.MinSeconds), mysqlslapSeconds(l.MaxSeconds), l.Clients, l.QueriesPerClient)
 	}
@@ -88,7 +93,13 @@ func (s *Sink) level(p *Plan, l *Level) {
 // WriteBlock prints mysqlslap's result block, then innowarm's lines in the same block.
 func WriteBlock(w io.Writer, p *Plan, l *Level) {
 	var b strings.Builder
-	b.WriteString("Benchmark\n")
+	if l.Partial != "" {
+		// Not mysqlslap's "Benchmark" header: a script that parses those blocks must not
+		// take a run cut short for a whole one.
+		fmt.Fprintf(&b, "Benchmark (PARTIAL: %s; the figures cover what ran until then)\n", l.Partial)
+	} else {
+		b.WriteString("Benchmark\n")
+	}
 	if l.Engine != "" {
 		fmt.Fprintf(&b, "\tRunning for engine %s\n", l.Engine)
 	}
@@ -114,11 +125,30 @@ func WriteBlock(w io.Writer, p *Plan, l *Level) {
 		}
 		fmt.Fprintf(&b, "\t%s: %d, %.1f per second (%s, %s keys)\n", what, l.Events, l.EPS, p.Workload, p.Key)
 	}
+	if p.Rate > 0 && l.QuerySeconds > 0 {
+		// Open loop: say whether the server kept up with the rate. Events still due at the
+		// end of a round are in no latency: without this line, a server far behind the
+		// rate would show only the latency of the events it did run.
+		asked := p.Rate * l.QuerySeconds
+		fmt.Fprintf(&b, "\tOpen loop: %s events/s asked, %.1f run (%.0f%%)", strconv.FormatFloat(p.Rate, 'f', -1, 64), l.EPS, 100*float64(l.Events)/asked)
+		if l.EventsBehind > 0 {
+			fmt.Fprintf(&b, "; the server fell behind: %d events due were never run (in no latency)", l.EventsBehind)
+		}
+		b.WriteString("\n")
+	}
 	if lat := l.Latency; lat.Count > 0 {
 		fmt.Fprintf(&b, "\tQuery latency (ms): p50 %s  p95 %s  p99 %s  p99.9 %s  max %s\n",
 			fmtMs(lat.P50), fmtMs(lat.P95), fmtMs(lat.P99), fmtMs(lat.P999), fmtMs(lat.Max))
 	} else {
 		b.WriteString("\tQuery latency: no query succeeded\n")
+	}
+	if lat := l.TransactionLatency; lat != nil {
+		from := "BEGIN"
+		if p.Rate > 0 {
+			from = "its scheduled start"
+		}
+		fmt.Fprintf(&b, "\tTransaction latency (ms): p50 %s  p95 %s  p99 %s  p99.9 %s  max %s  (%s to COMMIT, retries included: sysbench's)\n",
+			fmtMs(lat.P50), fmtMs(lat.P95), fmtMs(lat.P99), fmtMs(lat.P999), fmtMs(lat.Max), from)
 	}
 	re := ""
 	if l.Reconnects > 0 {

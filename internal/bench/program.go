@@ -26,6 +26,9 @@ type step struct {
 	nargs  int
 	record bool // a query: timed and counted
 	event  bool // it completes an event (a workload's transaction)
+	// begins marks the first statement of a new event (not of its retry): a transaction's
+	// latency counts from its start.
+	begins bool
 }
 
 // describe names the statement in error messages.
@@ -217,6 +220,7 @@ func (p *workloadProgram) next(expired bool) (step, bool) {
 		point(t.sampler.Next(w.rng), true)
 	}
 	s := p.seq[0]
+	s.begins = !retry
 	p.pos = 1
 	return s, true
 }

@@ -21,6 +21,9 @@ type Interval struct {
 	P99       float64 `json:"p99_ms"`
 	Max       float64 `json:"max_ms"`
 	Errors    int64   `json:"errors"`
+	// TxP95 (read-only and read-write) is the interval's p95 of whole transactions, as
+	// sysbench's interval lines report.
+	TxP95 float64 `json:"transaction_p95_ms,omitempty"`
 	// Latency is the interval's histogram (nanoseconds), with KeepIntervalHistograms.
 	Latency *hdr.Histogram `json:"-"`
 }
@@ -42,25 +45,31 @@ func (iv Interval) SlowerThan(d time.Duration) int64 {
 
 // reporter collects the clients' recorders at every interval and at the end.
 type reporter struct {
-	r         *runner
-	spec      roundSpec
-	workers   []*worker
-	every     time.Duration
-	start     time.Time
-	last      time.Time
-	spare     *hdr.Histogram
-	iv        *hdr.Histogram
-	total     *hdr.Histogram
-	queries   int64
-	errors    int64
-	events    int64
-	intervals []Interval
+	r       *runner
+	spec    roundSpec
+	workers []*worker
+	every   time.Duration
+	start   time.Time
+	last    time.Time
+	spare   *hdr.Histogram
+	iv      *hdr.Histogram
+	total   *hdr.Histogram
+	// Transaction workloads: the same for whole transactions; nil otherwise.
+	txSpare, txIv, txTotal *hdr.Histogram
+	queries                int64
+	errors                 int64
+	events                 int64
+	intervals              []Interval
 }
 
 func newReporter(r *runner, spec roundSpec, workers []*worker, start time.Time) *reporter {
 	n := spec.clients
-	return &reporter{r: r, spec: spec, workers: workers, every: r.p.ReportInterval, start: start, last: start,
+	rp := &reporter{r: r, spec: spec, workers: workers, every: r.p.ReportInterval, start: start, last: start,
 		spare: newHistFor(n), iv: newHistFor(n), total: newHistFor(n)}
+	if r.p.Transactions() {
+		rp.txSpare, rp.txIv, rp.txTotal = newHistFor(n), newHistFor(n), newHistFor(n)
+	}
+	return rp
 }
 
 // loop collects every interval until done is closed, then once more.
@@ -87,14 +96,26 @@ func (rp *reporter) loop(done <-chan struct{}) {
 // interval is reported only when reportsTail says so.
 func (rp *reporter) collect(now time.Time, final bool) {
 	rp.iv.Reset()
+	if rp.txIv != nil {
+		rp.txIv.Reset()
+	}
 	var q, e, ev int64
 	for _, w := range rp.workers {
 		h, wq, we, wev := w.rec.take(rp.spare)
 		rp.iv.Merge(h)
 		rp.spare = h // the next client's new histogram (take resets it)
 		q, e, ev = q+wq, e+we, ev+wev
+		if rp.txIv != nil {
+			if th := w.rec.takeTx(rp.txSpare); th != nil {
+				rp.txIv.Merge(th)
+				rp.txSpare = th
+			}
+		}
 	}
 	rp.total.Merge(rp.iv)
+	if rp.txIv != nil {
+		rp.txTotal.Merge(rp.txIv)
+	}
 	rp.queries, rp.errors, rp.events = rp.queries+q, rp.errors+e, rp.events+ev
 	secs := now.Sub(rp.last).Seconds()
 	rp.last = now
@@ -108,6 +129,9 @@ func (rp *reporter) collect(now time.Time, final bool) {
 	}
 	if rp.r.p.Mode == ModeWorkload {
 		iv.Events, iv.EPS = ev, float64(ev)/secs
+	}
+	if rp.txIv != nil {
+		iv.TxP95 = summarize(rp.txIv).P95
 	}
 	if rp.r.p.KeepIntervalHistograms {
 		iv.Latency = hdr.Import(rp.iv.Export())
@@ -125,8 +149,9 @@ func reportsTail(queries, errors int64, secs float64, every time.Duration) bool 
 	return (queries > 0 || errors > 0) && secs >= every.Seconds()/2
 }
 
+// result is the round's totals, once its clients are done.
 func (rp *reporter) result() *roundResult {
-	return &roundResult{queries: rp.queries, errors: rp.errors, events: rp.events, hist: rp.total, intervals: rp.intervals}
+	return &roundResult{queries: rp.queries, errors: rp.errors, events: rp.events, hist: rp.total, txHist: rp.txTotal, intervals: rp.intervals}
 }
 
 // Iteration is one round of one concurrency level.
@@ -147,6 +172,9 @@ type Iteration struct {
 type Level struct {
 	Engine  string `json:"engine,omitempty"`
 	Clients int    `json:"clients"`
+	// Partial says why the level's figures cover only part of its run (a query failed, a
+	// connection was lost): what ran until then. "" for a level that ran to its end.
+	Partial string `json:"partial,omitempty"`
 
 	// mysqlslap's block: whole rounds, connection set-up included, in milliseconds as
 	// mysqlslap counts them.
@@ -163,17 +191,25 @@ type Level struct {
 	QPS          float64          `json:"qps"`
 	EPS          float64          `json:"events_per_s,omitempty"`
 	Latency      Latency          `json:"latency"`
-	Connections  int64            `json:"connections"`
-	Reconnects   int64            `json:"reconnects,omitempty"`
-	Connect      Latency          `json:"connect"`
-	CPUSeconds   float64          `json:"client_cpu_seconds"`
-	CPUPer10k    float64          `json:"client_cpu_seconds_per_10k_queries"`
-	Iterations   []Iteration      `json:"iterations"`
-	Intervals    []Interval       `json:"intervals,omitempty"`
-	Histogram    []Bucket         `json:"histogram,omitempty"`
+	// TransactionLatency (read-only and read-write) is whole transactions', BEGIN to COMMIT,
+	// retries included, from the scheduled start in an open-loop run: sysbench's
+	// percentiles are of these, not of single statements.
+	TransactionLatency *Latency `json:"transaction_latency,omitempty"`
+	Connections        int64    `json:"connections"`
+	Reconnects         int64    `json:"reconnects,omitempty"`
+	// EventsBehind (--rate with --time) counts the events whose scheduled start came
+	// before the end of their round but that never began: the server fell behind the
+	// rate, and these are in no latency.
+	EventsBehind int64       `json:"events_behind_schedule,omitempty"`
+	Connect      Latency     `json:"connect"`
+	CPUSeconds   float64     `json:"client_cpu_seconds"`
+	CPUPer10k    float64     `json:"client_cpu_seconds_per_10k_queries"`
+	Iterations   []Iteration `json:"iterations"`
+	Intervals    []Interval  `json:"intervals,omitempty"`
+	Histogram    []Bucket    `json:"histogram,omitempty"`
 
-	hist, connHist *hdr.Histogram
-	msTimes        []int64
+	hist, connHist, txHist *hdr.Histogram
+	msTimes                []int64
 }
 
 func newLevel(engine string, clients int) *Level {
@@ -191,9 +227,16 @@ func (l *Level) add(rr *roundResult) {
 	l.Events += rr.events
 	l.QuerySeconds += rr.querySec
 	l.Reconnects += rr.reconnects
+	l.EventsBehind += rr.behind
 	l.CPUSeconds += rr.cpuSec
 	l.Intervals = append(l.Intervals, rr.intervals...)
 	l.hist.Merge(rr.hist)
+	if rr.txHist != nil {
+		if l.txHist == nil {
+			l.txHist = newHistFor(l.Clients)
+		}
+		l.txHist.Merge(rr.txHist)
+	}
 	for _, d := range rr.connects {
 		record(l.connHist, d)
 	}
@@ -227,6 +270,10 @@ func (l *Level) finish(withHistogram bool) {
 		l.CPUPer10k = l.CPUSeconds / float64(l.Queries+l.Errors) * 10000
 	}
 	l.Latency = summarize(l.hist)
+	if l.txHist != nil && l.txHist.TotalCount() > 0 {
+		tx := summarize(l.txHist)
+		l.TransactionLatency = &tx
+	}
 	l.Connect = summarize(l.connHist)
 	l.Connections = l.Connect.Count
 	if len(l.ErrorCounts) == 0 {

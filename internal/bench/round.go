@@ -96,7 +96,9 @@ type roundResult struct {
 	errors     int64
 	events     int64
 	reconnects int64
+	behind     int64 // --rate with --time: events due before the deadline and never begun
 	hist       *hdr.Histogram
+	txHist     *hdr.Histogram // transaction workloads: whole transactions; else nil
 	connects   []time.Duration
 	errCodes   map[string]int64
 	intervals  []Interval
@@ -126,9 +128,13 @@ func (r *runner) round(ctx context.Context, spec roundSpec) (*roundResult, error
 	}()
 	st := &roundState{stopped: make(chan struct{})}
 	workers := make([]*worker, spec.clients)
+	newRec := newRecorder
+	if r.p.Transactions() {
+		newRec = newTxRecorder
+	}
 	for i := range workers {
 		workers[i] = &worker{
-			idx: i, r: r, st: st, rec: newRecorder(spec.clients),
+			idx: i, r: r, st: st, rec: newRec(spec.clients),
 			rng:      rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(i)*0x9e3779b97f4a7c15+1)),
 			errCodes: map[string]int64{}, buf: make([]byte, 0, 256), args: make([]driver.Value, 4),
 		}
@@ -216,6 +222,7 @@ func (r *runner) round(ctx context.Context, spec roundSpec) (*roundResult, error
 	for _, w := range workers {
 		rr.connects = append(rr.connects, w.connects...)
 		rr.reconnects += w.reconnects
+		rr.behind += w.behind
 		for k, v := range w.errCodes {
 			rr.errCodes[k] += v
 		}
@@ -227,7 +234,7 @@ func (r *runner) round(ctx context.Context, spec roundSpec) (*roundResult, error
 	err := st.firstErr
 	st.mu.Unlock()
 	if err != nil {
-		return nil, err
+		return rr, err // what ran before the error: the caller reports it as partial
 	}
 	return rr, nil
 }

@@ -42,6 +42,10 @@ func Run(ctx context.Context, p *Plan, env Env) (*Report, error) {
 	cerr := r.cleanup(ctx)
 	if err == nil {
 		err = cerr
+	} else if cerr != nil {
+		// The run's own error is the one returned; the user must still hear that what it
+		// created is left on the server.
+		r.log.Warnf("could not drop what the run created: %v", cerr)
 	}
 	if err != nil {
 		return r.report, err
@@ -252,6 +256,12 @@ func (r *runner) level(ctx context.Context, engine string, spec roundSpec, befor
 			lvl.add(rr)
 		}
 		if err != nil {
+			if rr != nil && lvl.Queries+lvl.Errors > 0 {
+				// A failure mid-run: what ran before it is still measured, and a long
+				// --time run's figures are not thrown away; the block says they are partial.
+				lvl.Partial = fmt.Sprintf("stopped by an error in iteration %d of %d", it, r.p.Iterations)
+				r.emitLevel(lvl)
+			}
 			return err
 		}
 		if err := r.runList(ctx, "post-query", r.p.PostStmts); err != nil {
@@ -299,7 +309,7 @@ func (r *runner) loadPhase(ctx context.Context, eng Engine, first bool) error {
 	for _, s := range p.LoadStmts {
 		q := eng.apply(s)
 		if _, err := r.ctl.Exec(ctx, q); err != nil {
-			return queryError("--create", q, err)
+			return queryError(ctx, "--create", q, err)
 		}
 	}
 	r.keys = nil
@@ -367,16 +377,37 @@ func (r *runner) cleanup(runCtx context.Context) error {
 		if r.createdSchema {
 			r.log.Infof("kept schema %s (--no-drop); 'innowarm bench cleanup --create-schema %s' drops it", sqltext.Ident(p.Schema), p.Schema)
 		}
+		if r.t1Created {
+			// The schema is someone else's: nothing marks t1 as innowarm's, so neither
+			// cleanup nor the next run there will drop it (the next run refuses to start
+			// while it exists). Say so now, while it is known whose it is.
+			r.log.Warnf("kept table t1 that this run created in schema %s, which innowarm did not create (--no-drop): innowarm will neither drop nor reuse it, and a later --auto-generate-sql run there refuses while it exists; drop it yourself: DROP TABLE %s.`t1`", sqltext.Ident(p.Schema), sqltext.Ident(p.Schema))
+		}
 		return nil
 	}
+	if !r.createdSchema && !r.t1Created {
+		return nil
+	}
+	sess := r.ctl
+	if runCtx.Err() != nil || r.ctl.Killed() {
+		// An interrupt that came during a statement of the control session (the load
+		// phase's INSERTs, --create, a pre-query) made the driver drop its connection:
+		// the drops go through a new one.
+		fresh, err := r.env.Admin.NewSession(ctx)
+		if err != nil {
+			return fmt.Errorf("open a session to drop what the run created: %w", err)
+		}
+		defer fresh.Close()
+		sess = fresh
+	}
 	if r.createdSchema {
-		if err := r.sch.DropOwned(ctx, r.ctl, p.Schema); err != nil {
+		if err := r.sch.DropOwned(ctx, sess, p.Schema); err != nil {
 			return err
 		}
 		r.createdSchema = false
 	}
 	if r.t1Created {
-		if _, err := r.ctl.Exec(ctx, "DROP TABLE IF EXISTS "+sqltext.Ident(p.Schema)+".`t1`"); err != nil {
+		if _, err := sess.Exec(ctx, "DROP TABLE IF EXISTS "+sqltext.Ident(p.Schema)+".`t1`"); err != nil {
 			return fmt.Errorf("drop table t1: %w", err)
 		}
 	}
@@ -386,16 +417,21 @@ func (r *runner) cleanup(runCtx context.Context) error {
 func (r *runner) runList(ctx context.Context, what string, stmts []Statement) error {
 	for _, s := range stmts {
 		if _, err := r.ctl.Exec(ctx, s.SQL); err != nil {
-			return queryError("--"+what, s.SQL, err)
+			return queryError(ctx, "--"+what, s.SQL, err)
 		}
 	}
 	return nil
 }
 
-// queryError names the statement and the server's message.
-func queryError(what, q string, err error) error {
+// queryError names the statement and the server's message; an interrupt is the cancel,
+// whatever the driver said (it drops the connection of a statement cancelled in flight,
+// and may answer "bad connection": a failed statement and exit 1 instead of 130).
+func queryError(ctx context.Context, what, q string, err error) error {
 	if errors.Is(err, context.Canceled) {
 		return err
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
 	}
 	return fmt.Errorf("%s statement failed: %s: %w", what, shorten(q, 200), err)
 }

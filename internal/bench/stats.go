@@ -41,14 +41,27 @@ func record(h *hdr.Histogram, d time.Duration) {
 // reporter swaps it for an empty one at each interval. The lock is taken by one goroutine at
 // a time but for a few nanoseconds at each interval's end.
 type recorder struct {
-	mu      sync.Mutex
-	hist    *hdr.Histogram
+	mu   sync.Mutex
+	hist *hdr.Histogram
+	// txHist holds the latency of whole transactions (a transaction workload's events,
+	// BEGIN to COMMIT, retries included): sysbench's percentiles are of these. nil for
+	// other runs.
+	txHist *hdr.Histogram
+	// keepsTx says txHist is kept: set once, read without the lock (txHist itself is
+	// swapped under it at each interval).
+	keepsTx bool
 	queries int64
 	errors  int64
 	events  int64
 }
 
 func newRecorder(clients int) *recorder { return &recorder{hist: newHistFor(clients)} }
+
+// newTxRecorder is newRecorder for a transaction workload: it also keeps the
+// transactions' latency.
+func newTxRecorder(clients int) *recorder {
+	return &recorder{hist: newHistFor(clients), txHist: newHistFor(clients), keepsTx: true}
+}
 
 // ok records a query that succeeded; events is 1 when it completed an event (a
 // transaction of a workload), else 0.
@@ -60,10 +73,34 @@ func (r *recorder) ok(d time.Duration, events int64) {
 	r.mu.Unlock()
 }
 
+// okTx records the statement that completed a transaction (d), and the transaction (tx).
+func (r *recorder) okTx(d, tx time.Duration) {
+	r.mu.Lock()
+	record(r.hist, d)
+	record(r.txHist, tx)
+	r.queries++
+	r.events++
+	r.mu.Unlock()
+}
+
 func (r *recorder) failed() {
 	r.mu.Lock()
 	r.errors++
 	r.mu.Unlock()
+}
+
+// takeTx hands the interval's transaction latencies over and starts anew in spare
+// (reset); nil for a recorder that keeps none.
+func (r *recorder) takeTx(spare *hdr.Histogram) *hdr.Histogram {
+	if !r.keepsTx {
+		return nil
+	}
+	spare.Reset()
+	r.mu.Lock()
+	h := r.txHist
+	r.txHist = spare
+	r.mu.Unlock()
+	return h
 }
 
 // take hands the recorded interval over and starts a new one in spare (reset).

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -95,7 +97,7 @@ query on the server (KILL QUERY) and exits 130.`,
 	fl.Int64Var(&o.RangeSize, "range-size", 100, "rows per range query of --workload read-only and read-write")
 	fl.DurationVar(&o.Time, "time", 0, "run each round this long (default for --workload: 10s)")
 	fl.Uint64Var(&o.Events, "events", 0, "--workload: stop each round after this many events (transactions), all clients together")
-	fl.Float64Var(&o.Rate, "rate", 0, "--workload: open loop, this many events per second (all clients together), each started on schedule; latency counts from that time (sysbench --rate). Default: closed loop")
+	fl.Float64Var(&o.Rate, "rate", 0, "--workload: open loop, this many events per second (all clients together), each started on schedule; one started late because its client was busy counts from that time (sysbench --rate). Default: closed loop")
 	fl.DurationVar(&o.ReportInterval, "report-interval", 0, "print qps, p95 and errors every interval (e.g. 1s)")
 	fl.BoolVar(&o.Histogram, "histogram", false, "print the latency histogram of each level")
 	fl.BoolVar(&o.JSON, "json", false, "print every run and interval as JSON")
@@ -152,6 +154,13 @@ query on the server (KILL QUERY) and exits 130.`,
 		defer conn.Close()
 		rep, err := bench.Run(cmd.Context(), plan, bench.Env{Admin: conn, Sink: sink, Log: log})
 		if err != nil {
+			if plan.JSON && rep != nil && len(rep.Runs) > 0 && !errors.Is(err, context.Canceled) {
+				// The levels that ran, the last one marked "partial" if the error cut it
+				// short; the error still ends the command.
+				if jerr := printJSON(stdout, rep); jerr != nil {
+					log.Warnf("print the partial results: %v", jerr)
+				}
+			}
 			return err
 		}
 		if plan.JSON {
