@@ -57,6 +57,8 @@ query on the server (KILL QUERY) and exits 130.`,
   innowarm bench cleanup`,
 	}
 	cf := addConnFlags(cmd)
+	// mysqlslap's users keep its settings in [mysqlslap] (MariaDB's also [mariadb-slap]).
+	cf.flags.ReadAlso("mysqlslap", "mariadb-slap")
 	fl := cmd.Flags()
 	var csv string
 	// mysqlslap's options
@@ -203,6 +205,8 @@ again. An existing schema innowarm did not create is refused unless
   innowarm bench --workload point-select --dist pareto -c 8 --time 30s`,
 	}
 	cf := addConnFlags(cmd)
+	// mysqlslap's users keep its settings in [mysqlslap] (MariaDB's also [mariadb-slap]).
+	cf.flags.ReadAlso("mysqlslap", "mariadb-slap")
 	fl := cmd.Flags()
 	fl.Int64Var(&o.Rows, "rows", 10000, "rows per table")
 	fl.IntVar(&o.Tables, "tables", 1, "tables (sbtest1..T)")
@@ -249,6 +253,8 @@ func newBenchCleanupCmd() *cobra.Command {
 		Example: "  innowarm bench cleanup --create-schema sbtest\n  innowarm bench cleanup --create-schema mysqlslap",
 	}
 	cf := addConnFlags(cmd)
+	// mysqlslap's users keep its settings in [mysqlslap] (MariaDB's also [mariadb-slap]).
+	cf.flags.ReadAlso("mysqlslap", "mariadb-slap")
 	cmd.Flags().StringVar(&schema, "create-schema", "", `schema (default: -D, else "sbtest")`)
 	cmd.RunE = run(func(cmd *cobra.Command, _ []string) error {
 		opts, err := cf.resolve(cmd)

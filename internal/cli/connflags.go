@@ -23,7 +23,7 @@ func addConnFlags(cmd *cobra.Command) *connFlags {
 }
 
 // resolve merges option files, environment and flags, and applies the [innowarm] group's
-// other settings to the command's own flags (a flag given on the command line wins). It
+// (and a command's own groups', ReadAlso) other settings to the command's own flags (a flag given on the command line wins). It
 // must run before the command reads its flag variables.
 func (cf *connFlags) resolve(cmd *cobra.Command) (connection.Options, error) {
 	if cf.resolved != nil {
@@ -39,7 +39,7 @@ func (cf *connFlags) resolve(cmd *cobra.Command) (connection.Options, error) {
 		f := cmd.Flags().Lookup(v.Key)
 		if f == nil {
 			if !known[v.Key] && !v.Loose {
-				return connection.Options{}, exitcode.UsageError(fmt.Errorf("option file %s [innowarm]: unknown option %q (prefix it with loose- to ignore it)", v.File, v.Key))
+				return connection.Options{}, exitcode.UsageError(fmt.Errorf("option file %s [%s]: unknown option %q (prefix it with loose- to ignore it)", v.File, v.Group, v.Key))
 			}
 			continue
 		}

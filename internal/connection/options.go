@@ -71,9 +71,12 @@ const PasswordPromptSentinel = "\x01prompt"
 // Flags holds the raw mysql-style flags of one command, or of one end of a command that
 // talks to two servers (prefixed flags).
 type Flags struct {
-	fs             *pflag.FlagSet
-	prefix         string   // "" or e.g. "source-"
-	groups         []string // option-file groups read, in order
+	fs     *pflag.FlagSet
+	prefix string   // "" or e.g. "source-"
+	groups []string // option-file groups read, in order
+	// commandGroups are the groups whose settings that are not connection options go to the
+	// command's own flags (Resolve's second result): [innowarm], and those of ReadAlso.
+	commandGroups  map[string]bool
 	host           string
 	port           int
 	socket         string
@@ -94,7 +97,7 @@ type Flags struct {
 
 // BindFlags registers the mysql client's connection flags on fs.
 func BindFlags(fs *pflag.FlagSet) *Flags {
-	f := &Flags{fs: fs, groups: OptionGroups}
+	f := &Flags{fs: fs, groups: OptionGroups, commandGroups: map[string]bool{"innowarm": true}}
 	fs.StringVarP(&f.host, "host", "h", "localhost", "server host; localhost means the Unix socket, as in the mysql client")
 	fs.IntVarP(&f.port, "port", "P", 3306, "TCP port (with host localhost, giving -P switches to TCP, as the MariaDB client does)")
 	fs.StringVarP(&f.socket, "socket", "S", "", "Unix socket file (default: $MYSQL_UNIX_PORT, [client] socket=, else the first that exists of "+strings.Join(DefaultSocketPaths, ", ")+")")
@@ -114,7 +117,7 @@ func BindFlags(fs *pflag.FlagSet) *Flags {
 // with no short forms. Option files give [client] then [innowarm-END]; --no-defaults,
 // --defaults-file and --defaults-extra-file are shared by both ends.
 func BindPrefixedFlags(fs *pflag.FlagSet, end string) *Flags {
-	f := &Flags{fs: fs, prefix: end + "-", groups: []string{"client", "innowarm-" + end}}
+	f := &Flags{fs: fs, prefix: end + "-", groups: []string{"client", "innowarm-" + end}, commandGroups: map[string]bool{"innowarm": true}}
 	fs.StringVar(&f.host, f.prefix+"host", "localhost", "the "+end+" server's host; localhost means the Unix socket")
 	fs.IntVar(&f.port, f.prefix+"port", 3306, "the "+end+" server's TCP port")
 	fs.StringVar(&f.socket, f.prefix+"socket", "", "the "+end+" server's Unix socket file")
@@ -124,6 +127,24 @@ func BindPrefixedFlags(fs *pflag.FlagSet, end string) *Flags {
 	fs.Lookup(f.prefix + "password").NoOptDefVal = PasswordPromptSentinel
 	f.bindTLSAndFiles()
 	return f
+}
+
+// ReadAlso reads groups too, after [client] and before [innowarm] (a tool's own groups:
+// mysqlslap's for bench, whose users keep [mysqlslap] settings): their connection options
+// apply as [client]'s do, and their other settings go to the command's flags as
+// [innowarm]'s.
+func (f *Flags) ReadAlso(groups ...string) {
+	out := make([]string, 0, len(f.groups)+len(groups))
+	for _, g := range f.groups {
+		if g == "innowarm" {
+			out = append(out, groups...)
+		}
+		out = append(out, g)
+	}
+	f.groups = out
+	for _, g := range groups {
+		f.commandGroups[g] = true
+	}
 }
 
 func (f *Flags) bindTLSAndFiles() {
@@ -180,7 +201,7 @@ func (f *Flags) Resolve(env Env, home string) (Options, []OptionValue, error) {
 		if err != nil {
 			return Options{}, nil, err
 		}
-		if !used && v.Group == "innowarm" {
+		if !used && f.commandGroups[v.Group] {
 			rest = append(rest, v)
 		}
 	}
