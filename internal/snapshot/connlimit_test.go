@@ -2,6 +2,8 @@ package snapshot_test
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/innowarm/innowarm/internal/catalog"
 	"github.com/innowarm/innowarm/internal/exitcode"
+	"github.com/innowarm/innowarm/internal/logx"
 	"github.com/innowarm/innowarm/internal/sandbox/sandboxtest"
 	"github.com/innowarm/innowarm/internal/snapshot"
 	"github.com/innowarm/innowarm/internal/sqltext"
@@ -66,6 +69,14 @@ func TestCaptureWithinConnectionLimit(t *testing.T) {
 		}
 		if err == nil || exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), "a capture needs 2") || strings.Contains(err.Error(), "\n") {
 			t.Fatalf("capture as a user allowed 1 connection: %v (exit %d); want one line saying it needs 2, exit %d", err, exitcode.Of(err), exitcode.Usage)
+		}
+		// --every ends with it at the first capture, rather than a warning each interval
+		// and no file ever written.
+		every := o
+		every.Path = filepath.Join(sandboxtest.Dir(t), "every.manifest")
+		err = snapshot.Every(ctx, sandboxtest.LimitedUser(t, "snaplim1e", 1), every, 50*time.Millisecond, func(*snapshot.Result) {}, logx.New(io.Discard, true))
+		if ctx.Err() != nil || exitcode.Of(err) != exitcode.Usage || !strings.Contains(fmt.Sprint(err), "a capture needs 2") {
+			t.Fatalf("snapshot --every as a user allowed 1 connection: %v (exit %d); want it to end with the reason, exit %d", err, exitcode.Of(err), exitcode.Usage)
 		}
 	})
 }

@@ -325,6 +325,7 @@ func Every(ctx context.Context, conn *connection.Conn, o Options, interval time.
 		o.Catalogs = &catalog.Cache{}
 	}
 	failures, churnCaptures := 0, 0
+	captured := false // a capture written: later failures may pass (privileges, load)
 	var lastWrite time.Time
 	guard := &restartGuard{baseline: -1}
 	if o.Store != nil || !location.IsRemote(o.Path) {
@@ -378,6 +379,11 @@ func Every(ctx context.Context, conn *connection.Conn, o Options, interval time.
 			log.Warnf("capture found no pages; kept the previous manifest %s", o.Path)
 		case errors.Is(err, errPoolFilling):
 			log.Infof("%v", err)
+		case err != nil && exitcode.Of(err) == exitcode.Usage && !captured:
+			// The first capture refused for the account or the input (a connection limit of
+			// one, a missing privilege): no later tick does better, and a sidecar that logs
+			// a warning each interval and never writes a file looks alive to its supervisor.
+			return fmt.Errorf("snapshot --every: %w", err)
 		case err != nil:
 			failures++
 			log.Warnf("capture failed (%d in a row), previous manifest kept: %v", failures, err)
@@ -387,7 +393,7 @@ func Every(ctx context.Context, conn *connection.Conn, o Options, interval time.
 		case res.ObservedOnly:
 			failures = 0
 		default:
-			failures = 0
+			failures, captured = 0, true
 			guard.prev = res.Header
 			report(res)
 		}
