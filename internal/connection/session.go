@@ -64,10 +64,24 @@ func (s *Session) guard(ctx context.Context) func() {
 		// A pooled connection can carry an interruption meant for an earlier statement
 		// (1317), and several kills running at once can each meet one: try again, each
 		// attempt consumes one such interruption.
-		for attempt := 0; attempt < 8; attempt++ {
-			if _, err = s.c.DB.ExecContext(kctx, fmt.Sprintf("KILL QUERY %d", s.id)); err == nil || !isInterrupted(err) {
+		//
+		// The kill needs a connection of its own: at an account's connection limit
+		// (max_user_connections) the server refuses it while the statement to stop holds
+		// its slot, and the statement ran on. Another of innowarm's statements usually
+		// ends within the kill's 5 s and frees one: try again until then.
+		for attempt := 0; attempt < 8; {
+			_, err = s.c.DB.ExecContext(kctx, fmt.Sprintf("KILL QUERY %d", s.id))
+			if err != nil && LimitReached(err) && kctx.Err() == nil {
+				select {
+				case <-kctx.Done():
+				case <-time.After(50 * time.Millisecond):
+				}
+				continue
+			}
+			if err == nil || !isInterrupted(err) {
 				break
 			}
+			attempt++
 		}
 		// A server that went away runs no statement any more: nothing to warn about.
 		if err != nil && !isUnknownThread(err) && !connectionGone(err) {
