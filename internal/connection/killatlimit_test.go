@@ -36,7 +36,7 @@ func TestKillAtTheConnectionLimit(t *testing.T) {
 	go func() {
 		var v int
 		// BENCHMARK stops for a kill only, not for its client gone (SLEEP ends then too).
-		done <- sess.QueryRow(runCtx, "SELECT BENCHMARK(100000000000, MD5('x'))", nil, &v)
+		done <- sess.QueryRow(runCtx, "SELECT BENCHMARK(100000000000, CRC32(RAND()))", nil, &v)
 	}()
 	// Cancel once the server runs it.
 	running := func() bool {
@@ -47,6 +47,11 @@ func TestKillAtTheConnectionLimit(t *testing.T) {
 		return n > 0
 	}
 	for deadline := time.Now().Add(30 * time.Second); !running(); time.Sleep(20 * time.Millisecond) {
+		select {
+		case err := <-done:
+			t.Fatalf("the statement ended before its cancel: %v", err)
+		default:
+		}
 		if time.Now().After(deadline) {
 			t.Fatal("the statement never ran")
 		}
