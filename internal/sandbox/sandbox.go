@@ -162,6 +162,10 @@ func sameDir(a, b string) bool {
 	return err == nil && os.SameFile(fa, fb)
 }
 
+// Save writes the sandbox's settings (State) to its directory, where its next start reads
+// them: a caller that changed them for a while (an experiment) puts them back with it.
+func (s *Sandbox) Save() error { return s.save() }
+
 func (s *Sandbox) save() error {
 	b, err := json.MarshalIndent(s.State, "", "  ")
 	if err != nil {
