@@ -101,15 +101,13 @@ func (rp *reporter) collect(now time.Time, final bool) {
 	}
 	var q, e, ev int64
 	for _, w := range rp.workers {
-		h, wq, we, wev := w.rec.take(rp.spare)
+		h, th, wq, we, wev := w.rec.take(rp.spare, rp.txSpare)
 		rp.iv.Merge(h)
 		rp.spare = h // the next client's new histogram (take resets it)
 		q, e, ev = q+wq, e+we, ev+wev
-		if rp.txIv != nil {
-			if th := w.rec.takeTx(rp.txSpare); th != nil {
-				rp.txIv.Merge(th)
-				rp.txSpare = th
-			}
+		if th != nil && rp.txIv != nil {
+			rp.txIv.Merge(th)
+			rp.txSpare = th
 		}
 	}
 	rp.total.Merge(rp.iv)
