@@ -234,3 +234,46 @@ func TestLostAgainstColdsHotLevel(t *testing.T) {
 		t.Errorf("a hot level 1%% apart has a note:\n%s", notes)
 	}
 }
+
+// A window shorter than 5 s: the first-5-s share is over the seconds measured (a user
+// test's 2 s window at 110-123% of hot said 47%, the missing seconds counted as none).
+func TestServedFirstSecondsOfAShortWindow(t *testing.T) {
+	m := recoveryMetrics(series(0, 27921, 31105), 25319)
+	if want := (27921 + 31105) / (2 * 25319.0); !near(m.Served5, want) {
+		t.Errorf("2 s window: first 5 s %.3f of hot, want %.3f (over the 2 s measured)", m.Served5, want)
+	}
+	m = recoveryMetrics(series(0, 10, 10, 10, 10, 10, 10, 10), 10)
+	if !near(m.Served5, 1) {
+		t.Errorf("7 s window at hot: first 5 s %.3f of hot, want 1", m.Served5)
+	}
+}
+
+// Lost-seconds ratios only where both terms are lost service above the hot level's noise:
+// "-5.43×" and "13.19×" against a cold run that lost 0.013 s were printed as results.
+func TestLostRatiosLeaveNoiseOut(t *testing.T) {
+	scenario := func(id string, lost float64) *RecoveryScenario {
+		return &RecoveryScenario{ID: id, Runs: []*RecoveryRun{{}}, Median: RecoveryMetrics{Lost: lost, Window: 100}}
+	}
+	res := &RecoveryResult{HotNoise: 0.03, Scenarios: []*RecoveryScenario{
+		scenario(RecoverySnapshot, 10), scenario(RecoveryCold, 25), scenario(RecoveryInnoDB100, 40),
+	}}
+	ratios, none := lostRatios(res)
+	if len(ratios) != 2 || !near(ratios[RecoverySnapshot+"/"+RecoveryCold], 0.4) || !near(ratios[RecoverySnapshot+"/"+RecoveryInnoDB100], 0.25) || len(none) != 0 {
+		t.Errorf("clear losses: ratios %v, none %v", ratios, none)
+	}
+	for _, c := range []struct {
+		name       string
+		warm, cold float64
+		why        string
+	}{
+		{"innowarm above hot", -5.4, 1, "at or below zero"},
+		{"cold above hot", 1, -0.3, "at or below zero"},
+		{"cold within the noise", 0.18, 0.013, "within the hot level's noise"},
+	} {
+		res := &RecoveryResult{HotNoise: 0.03, Scenarios: []*RecoveryScenario{scenario(RecoverySnapshot, c.warm), scenario(RecoveryCold, c.cold)}}
+		ratios, none := lostRatios(res)
+		if len(ratios) != 0 || !strings.Contains(none[RecoverySnapshot+"/"+RecoveryCold], c.why) {
+			t.Errorf("%s: ratios %v, why none %q; want none, %q", c.name, ratios, none, c.why)
+		}
+	}
+}

@@ -105,15 +105,23 @@ func (r *RecoveryResult) summary() string {
 
 // ratioLines name innowarm's lost seconds against the others'.
 func (r *RecoveryResult) ratioLines() []string {
-	keys := make([]string, 0, len(r.Ratios))
+	keys := make([]string, 0, len(r.Ratios)+len(r.NoRatio))
 	for k := range r.Ratios {
+		keys = append(keys, k)
+	}
+	for k := range r.NoRatio {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	var out []string
 	for _, k := range keys {
 		a, b, _ := strings.Cut(k, "/")
-		out = append(out, fmt.Sprintf("lost seconds, %s / %s: %s", recoveryLabels[a], recoveryLabels[b], ratio(r.Ratios[k])))
+		v, ok := r.Ratios[k]
+		text := ratio(v)
+		if !ok {
+			text = r.NoRatio[k]
+		}
+		out = append(out, fmt.Sprintf("lost seconds, %s / %s: %s", recoveryLabels[a], recoveryLabels[b], text))
 	}
 	return out
 }

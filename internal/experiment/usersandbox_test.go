@@ -112,7 +112,7 @@ func TestRestartOfAServerThatLoadsAtStartupIsCold(t *testing.T) {
 		}
 	}
 	var space int64
-	if err := conn.DB.QueryRow("SELECT SPACE FROM "+conn.Server.TablesTable()+" WHERE NAME = 'warmdb/t'").Scan(&space); err != nil {
+	if err := conn.DB.QueryRow("SELECT SPACE FROM " + conn.Server.TablesTable() + " WHERE NAME = 'warmdb/t'").Scan(&space); err != nil {
 		t.Fatal(err)
 	}
 	conn.Close()
