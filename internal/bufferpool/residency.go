@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -157,13 +156,10 @@ func fulltextFilePages(cat *catalog.Catalog, paths map[uint32]string, opened map
 			m := opened[a.Space]
 			if m == nil {
 				path := paths[a.Space]
-				switch {
-				case path != "":
-				case paths[t.Parts[0].Space] != "":
-					path = filepath.Join(filepath.Dir(paths[t.Parts[0].Space]), filepath.Base(a.Name)+".ibd")
-				case srv.Datadir != "":
-					path = filepath.Join(srv.Datadir, a.Name+".ibd")
-				default:
+				if path == "" {
+					path = a.FilePath(paths[t.Parts[0].Space], srv.Datadir)
+				}
+				if path == "" {
 					continue
 				}
 				var err error

@@ -10,6 +10,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -165,6 +166,20 @@ type AuxSpace struct {
 	// Role names it portably, without the server-specific ids in Name:
 	// "fts:CONFIG", "fts:DELETED", ..., or "fts:<fulltext index>:INDEX_3".
 	Role string
+}
+
+// FilePath is where the auxiliary table's file lies when the server does not list it (it
+// lists one only once opened since its start, on MariaDB): beside its table's file
+// (tableFile, in the datadir or the table's DATA DIRECTORY), named after it, else in the
+// datadir; "" when neither is known.
+func (a AuxSpace) FilePath(tableFile, datadir string) string {
+	switch {
+	case tableFile != "":
+		return filepath.Join(filepath.Dir(tableFile), filepath.Base(a.Name)+".ibd")
+	case datadir != "":
+		return filepath.Join(datadir, a.Name+".ibd")
+	}
+	return ""
 }
 
 // AuxByRole finds an auxiliary tablespace by its portable role.

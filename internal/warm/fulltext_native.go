@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/innowarm/innowarm/internal/catalog"
 	"github.com/innowarm/innowarm/internal/connection"
@@ -65,11 +64,7 @@ func sizeUnlistedFulltextTables(ctx context.Context, conn *connection.Conn, cat 
 	maps := map[uint32]*ibd.Map{}
 	var skips []catalog.Skip
 	for _, u := range unsized {
-		dir := filepath.Join(srv.Datadir, filepath.Dir(u.a.Name))
-		if f := files[u.t.Parts[0].Space]; f != "" {
-			dir = filepath.Dir(f)
-		}
-		size, m, err := auxFile(filepath.Join(dir, filepath.Base(u.a.Name)+".ibd"), srv.PageSize, u.a.Space)
+		size, m, err := auxFile(u.a.FilePath(files[u.t.Parts[0].Space], srv.Datadir), srv.PageSize, u.a.Space)
 		if err != nil {
 			skips = append(skips, catalog.Skip{Schema: u.t.Schema, Table: u.t.Name, Index: u.a.Role,
 				Reason: fmt.Sprintf("full-text index table not opened by the server since its start, so its size is unknown, and its file cannot be read here: %v", err)})
