@@ -6,6 +6,9 @@
 # grown since its snapshot"). Needs the mariadb (or mysql) client and python3.
 #
 #   OLD=/path/to/innowarm-before NEW=bin/innowarm scripts/grown-since-snapshot.sh mysql-9.7
+#
+# WARM_ARGS adds arguments to both builds' `warm --from`: WARM_ARGS="--by-key sql" measures
+# the path of a target that is not on innowarm's host.
 set -euo pipefail
 flavor=${1:-mariadb-10.11}
 D=${TMPDIR:-/tmp}/grown-$flavor
@@ -41,7 +44,7 @@ echo "$flavor: rows $rows -> $grown; cold pass misses $c, hot $h"
 for b in OLD NEW OLD NEW; do
   bin=${!b}
   cold
-  paths=$($bin warm -S $S -u root --from $D/m.manifest 2>/dev/null | grep -E "PRIMARY  *│|by_customer  *│" | grep -oE "│ +(pages|tree|sql) +│" | tr -d '│ ' | tr '\n' ' ')
+  paths=$($bin warm -S $S -u root --from $D/m.manifest ${WARM_ARGS:-} 2>/dev/null | grep -E "PRIMARY  *│|by_customer  *│" | grep -oE "│ +(pages|tree|sql) +│" | tr -d '│ ' | tr '\n' ' ')
   m=$(pass)
   echo "$b: after warm --from, misses $m ($paths)"
 done

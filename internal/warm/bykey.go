@@ -538,6 +538,7 @@ type keyRun struct {
 	low, high string // manifest bound tokens: a key, "~" (open), "" (unknown high)
 	pages     int64
 	rank      int32 // the hottest member's
+	growth    int   // the sql path's row limit: this many times the rows its pages hold here
 }
 
 // keyRuns merges an index's chosen entries (hottest first) into runs: a page whose high
@@ -596,6 +597,80 @@ func (r *Resolved) keyRuns(chosen []keyedEntry, lows map[[2]uint32]string) []key
 	return runs
 }
 
+// leafRuns says of each run whether its key range is a run of leaf pages: it holds no
+// other page's low key of the index's manifest entries than its own members' (the pages of
+// a level split the key space between them, so a leaf's range holds no other leaf's low
+// key, while a non-leaf page's holds those of the pages below it that the manifest has).
+// A run with an unknown high bound, or whose keys cannot be ordered here (strings ordered
+// by their collation's weights), is not known to be one.
+func (r *Resolved) leafRuns(cs keys.Columns, target uint32, runs []keyRun) []bool {
+	leaf := make([]bool, len(runs))
+	parse := func(tok string) (keys.Key, bool) {
+		if tok == manifest.OpenBound {
+			return nil, true
+		}
+		k, err := keys.ParseKey(cs, []byte(tok))
+		return k, err == nil
+	}
+	var lows []keys.Key
+	for _, e := range r.keyed {
+		if e.target != target {
+			continue
+		}
+		k, ok := parse(r.m.Ranges[e.rng-1].Low)
+		if !ok {
+			return leaf
+		}
+		lows = append(lows, k)
+	}
+	var cmpErr error
+	compare := func(a, b keys.Key) int {
+		switch {
+		case a == nil && b == nil:
+			return 0
+		case a == nil: // the index's start
+			return -1
+		case b == nil:
+			return 1
+		}
+		c, err := keys.CompareKeys(cs, a, b)
+		if err != nil && cmpErr == nil {
+			cmpErr = err
+		}
+		return c
+	}
+	sort.Slice(lows, func(i, j int) bool { return compare(lows[i], lows[j]) < 0 })
+	distinct := lows[:0]
+	for _, k := range lows {
+		if len(distinct) == 0 || compare(distinct[len(distinct)-1], k) != 0 {
+			distinct = append(distinct, k)
+		}
+	}
+	if cmpErr != nil {
+		return leaf
+	}
+	for i, run := range runs {
+		if run.high == "" || run.low == "" {
+			continue
+		}
+		low, ok1 := parse(run.low)
+		high, ok2 := parse(run.high)
+		if !ok1 || !ok2 {
+			continue
+		}
+		from := sort.Search(len(distinct), func(j int) bool { return compare(distinct[j], low) > 0 })
+		to := len(distinct)
+		if run.high != manifest.OpenBound {
+			to = sort.Search(len(distinct), func(j int) bool { return compare(distinct[j], high) >= 0 })
+		}
+		leaf[i] = to-from <= int(run.pages)-1
+	}
+	if cmpErr != nil {
+		return make([]bool, len(runs))
+	}
+	return leaf
+}
+
 // rangesPerStatement is how many key runs one statement reads: enough that a few thousand
 // scattered hot pages take a few hundred statements, few enough that a statement stopped
 // at the budget or by KILL QUERY has little in flight.
@@ -610,9 +685,9 @@ type keyedRead struct {
 
 // buildKeyedSelect is the statement of a unit of the sql path: every run's rows counted
 // through a derived table, so nothing but one number leaves the server. Each run reads at
-// most its limit of rows (twice the rows its pages hold on average here): a manifest's
-// non-leaf page (the root's range is the whole index) then reads a leaf or two, not all
-// the leaves below it.
+// most its limit of rows (keyRun.growth times the rows its pages hold on average here): a
+// manifest's non-leaf page (the root's range is the whole index) then reads a leaf or two,
+// not all the leaves below it.
 func buildKeyedSelect(from string, kr *keyedRead) string {
 	parts := make([]string, len(kr.conds))
 	for i, c := range kr.conds {
@@ -910,10 +985,27 @@ func (r *Resolved) buildKeyPlan(ctx context.Context, conn *connection.Conn, kts 
 		tg := &Target{Table: t, Part: p, Index: ix, Kind: KindIndex, EstPages: int64(len(kt.chosen)), minPages: int64(len(kt.chosen))}
 		tg.ResidentBefore = resident[[4]string{t.Schema, t.Name, p.Name, ix.Name}]
 		runs := r.keyRuns(kt.chosen, lows)
+		var leaf []bool
+		if len(kt.chosen) > 0 {
+			leaf = r.leafRuns(cs, kt.chosen[0].target, runs)
+		}
 		ip.Ranges, ip.Runs = int64(len(kt.chosen)), int64(len(runs))
 		// A run with neither bound (the root page: the whole index) reads from the index's
 		// start to its row limit: a statement of its own, which EXPLAIN rightly shows as
 		// an index scan.
+		// A run of leaves reads every row up to its high bound, as the tree path reads every
+		// leaf up to it, up to maxGrowth times the rows its pages hold here: on a server
+		// grown by inserts since the snapshot a hot range's rows fill more pages than the
+		// source's (a user's table doubled by inserts among the hot keys: a limit of twice
+		// the pages' rows left the workload 319 misses of 2,212). Any other run (a non-leaf
+		// page's range spans its whole subtree, whose hot leaves have entries of their own;
+		// an unknown high bound) reads at most twice its pages' rows.
+		for i := range runs {
+			runs[i].growth = 2
+			if leaf != nil && leaf[i] {
+				runs[i].growth = maxGrowth
+			}
+		}
 		var bounded, open []keyRun
 		for _, run := range runs {
 			if (run.low == manifest.OpenBound || run.low == "") && (run.high == manifest.OpenBound || run.high == "") {
@@ -941,7 +1033,7 @@ func (r *Resolved) buildKeyPlan(ctx context.Context, conn *connection.Conn, kts 
 					continue
 				}
 				kr.conds = append(kr.conds, c)
-				kr.limits = append(kr.limits, int64(2*rowsPerPage*float64(run.pages))+16)
+				kr.limits = append(kr.limits, int64(float64(run.growth)*rowsPerPage*float64(run.pages))+16)
 				pages += run.pages
 			}
 			if len(kr.conds) == 0 {

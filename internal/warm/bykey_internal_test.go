@@ -144,6 +144,60 @@ func TestKeyRuns(t *testing.T) {
 	}
 }
 
+// TestLeafRuns: a run whose range holds no other entry's low key than its members' is a
+// run of leaves (the sql path reads all of it, grown); a non-leaf page's range holds its
+// children's low keys, an unknown high bound or keys only the server orders are not known
+// to be one.
+func TestLeafRuns(t *testing.T) {
+	m := &manifest.Manifest{Ranges: []manifest.Range{
+		{Low: "~", High: "100"}, // page 3, level 1: holds pages 4, 5 and 6's lows
+		{Low: "~", High: "@5"},  // page 4, the leftmost leaf
+		{Low: "10", High: "@6"}, // page 5
+		{Low: "20", High: "30"}, // page 6
+		{Low: "100", High: "~"}, // page 7, level 1, the last: holds page 8's low
+		{Low: "150", High: "~"}, // page 8, the last leaf
+		{Low: "40", High: "-"},  // page 9: its high is unknown
+		{Low: "100", High: "~"}, // page 10, the first leaf under page 7 (low as its parent's)
+	}}
+	r := &Resolved{m: m}
+	for i := range m.Ranges {
+		r.keyed = append(r.keyed, keyedEntry{target: 0, object: 0, page: uint32(i + 3), rng: uint32(i + 1), rank: int32(i)})
+	}
+	// Entries of another index do not count.
+	m.Ranges = append(m.Ranges, manifest.Range{Low: "15", High: "16"})
+	r.keyed = append(r.keyed, keyedEntry{target: 1, page: 40, rng: uint32(len(m.Ranges))})
+	cs, err := keys.ParseColumns([]byte("id:int4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := []keyRun{
+		{low: "~", high: "100", pages: 1},  // page 3
+		{low: "~", high: "30", pages: 3},   // pages 4-6
+		{low: "10", high: "30", pages: 1},  // page 5 alone, as if its neighbours were cut
+		{low: "100", high: "~", pages: 1},  // page 7 (or 10: the same range)
+		{low: "150", high: "~", pages: 1},  // page 8
+		{low: "40", high: "", pages: 1},    // page 9
+		{low: "20", high: "100", pages: 1}, // holds page 9's low 40
+	}
+	want := []bool{false, true, false, false, true, false, false}
+	got := r.leafRuns(cs, 0, runs)
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("run %+v: leaf %v, want %v", runs[i], got[i], want[i])
+		}
+	}
+	// Strings their collation orders: the server's order, unknown here.
+	ci, err := keys.ParseColumns([]byte("id:varchar@utf8mb4_general_ci"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, leaf := range r.leafRuns(ci, 0, runs[4:5]) {
+		if leaf {
+			t.Errorf("run %d: a leaf run by a collation's order", i)
+		}
+	}
+}
+
 // TestTreeColumns: the tree path compares the manifest's keys by this server's key types
 // (a copy on the other flavor, or restored with another collation, orders its B-tree by
 // its own), and leaves for the sql path when the manifest's values are other bytes or
