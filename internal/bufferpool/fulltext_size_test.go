@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/innowarm/innowarm/internal/bufferpool"
+	"github.com/innowarm/innowarm/internal/catalog"
 	"github.com/innowarm/innowarm/internal/sandbox/sandboxtest"
 	"github.com/innowarm/innowarm/internal/sqltext"
 )
@@ -33,6 +34,10 @@ func TestFulltextRowSizedByPagesInUse(t *testing.T) {
 		name string
 		res  *bufferpool.Residency
 	}{{"dump", fromDump}, {"LRU table", fromTable}} {
+		// InnoDB's hidden FTS_DOC_ID_INDEX had resident pages and no size ("-").
+		if r := find(read.res, "docs", "", catalog.FTSDocIDIndex); r == nil || r.Resident == 0 || r.Pages <= 0 || r.MinPages <= 0 {
+			t.Errorf("%s: FTS_DOC_ID_INDEX's row %+v: want its resident pages and a size", read.name, r)
+		}
 		for _, index := range []string{"fbody", bufferpool.FulltextCommon} {
 			r := find(read.res, "docs", "", index)
 			if r == nil {

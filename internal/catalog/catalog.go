@@ -223,6 +223,10 @@ type Index struct {
 	Usable    bool   // the optimizer may use it (not IGNORED / invisible)
 	Columns   []IndexColumn
 	Sizes     map[string]IndexSize // by Part.Name
+	// Internal: InnoDB's own secondary index that no statement names (FTS_DOC_ID_INDEX of a
+	// table with a FULLTEXT index and no FTS_DOC_ID column of its own): information_schema
+	// does not list it, the server's loader loads it, and a MATCH() reads it.
+	Internal bool
 }
 
 // IndexColumn is one key part.
@@ -325,6 +329,11 @@ func (c *Column) EnumMembers() int {
 
 // GenClustIndex is InnoDB's name for the hidden clustered index of a table without a key.
 const GenClustIndex = "GEN_CLUST_INDEX"
+
+// FTSDocIDIndex is InnoDB's unique index on the document ids of a table with a FULLTEXT
+// index: a table that has no FTS_DOC_ID column of its own gets a hidden one, and this index
+// on it, which information_schema.STATISTICS does not list.
+const FTSDocIDIndex = "FTS_DOC_ID_INDEX"
 
 // Quoted is `schema`.`table`.
 func (t *Table) Quoted() string { return sqltext.Table(t.Schema, t.Name) }
@@ -954,8 +963,30 @@ func loadIndexes(ctx context.Context, sess *connection.Session, srv flavor.Serve
 	}
 	for _, t := range cat.Tables {
 		markClustered(t)
+		addFTSDocIDIndex(t)
 	}
 	return nil
+}
+
+// addFTSDocIDIndex lists the hidden FTS_DOC_ID_INDEX of a table with a FULLTEXT index
+// whose document ids are InnoDB's (no index of that name in STATISTICS: a user-defined
+// FTS_DOC_ID column comes with its own, listed, FTS_DOC_ID_INDEX). Its size is in
+// mysql.innodb_index_stats like any index's; its pages were named by the page lists and
+// loaded by the server's loader, but had no size, no result row and no share of coverage.
+func addFTSDocIDIndex(t *Table) {
+	fulltext := false
+	for _, ix := range t.Indexes {
+		if strings.EqualFold(ix.Name, FTSDocIDIndex) {
+			return
+		}
+		fulltext = fulltext || ix.Type == "FULLTEXT"
+	}
+	if !fulltext {
+		return
+	}
+	docID := &Column{Name: "FTS_DOC_ID", DataType: "bigint", ColumnType: "bigint unsigned"}
+	t.Indexes = append(t.Indexes, &Index{Name: FTSDocIDIndex, Unique: true, Internal: true, Type: "BTREE",
+		Columns: []IndexColumn{{Name: docID.Name, Column: docID, seq: 1}}, Sizes: map[string]IndexSize{}})
 }
 
 // markClustered applies InnoDB's rule: the PRIMARY KEY, else the first UNIQUE index whose

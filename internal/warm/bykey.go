@@ -951,6 +951,11 @@ func (r *Resolved) buildKeyPlan(ctx context.Context, conn *connection.Conn, kts 
 			paths[kt.key] = ip
 			continue
 		}
+		if ix.Internal {
+			ip.Path, ip.Reason = PathNone, "InnoDB's own index of the FULLTEXT document ids: no statement can name it (the tree path, on the database host, reads it)"
+			paths[kt.key] = ip
+			continue
+		}
 		if !ix.Usable {
 			// FORCE INDEX names no index the optimizer ignores: every statement would fail
 			// (MySQL's error 1176). Queries here do not read it either.

@@ -100,6 +100,10 @@ func TestNativeWarmResultListsFulltextRows(t *testing.T) {
 		if sum != res.PagesLoaded {
 			t.Errorf("%s: PagesLoaded %d, the rows' pages loaded add up to %d", name, res.PagesLoaded, sum)
 		}
+		// InnoDB's hidden FTS_DOC_ID_INDEX is loaded with the table: it has a row too.
+		if tr := found[catalog.FTSDocIDIndex]; tr == nil || tr.ResidentAfter <= 0 || tr.IndexPages <= 0 {
+			t.Errorf("%s: FTS_DOC_ID_INDEX's row %+v: want one, its pages resident after the warm, with a size", name, tr)
+		}
 		for _, row := range []string{"fb", bufferpool.FulltextCommon} {
 			tr := found[row]
 			if tr == nil {

@@ -99,7 +99,7 @@ func scansWouldMiss(cat *catalog.Catalog, lob bool) string {
 			return t.Quoted() + "'s full-text index tables"
 		}
 		for _, ix := range t.Indexes {
-			if ix.Type == "FULLTEXT" || ix.Type == "SPATIAL" || !ix.Usable {
+			if ix.Type == "FULLTEXT" || ix.Type == "SPATIAL" || !ix.Usable || ix.Internal {
 				return t.Quoted() + " index " + sqltext.Ident(ix.Name)
 			}
 		}

@@ -292,6 +292,9 @@ func BuildPlan(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog,
 			case ix.Type != "BTREE":
 				skip(ix.Type + " index: not an InnoDB B-tree")
 				continue
+			case ix.Internal:
+				skip("InnoDB's own index of the FULLTEXT document ids, which no statement can name; --method native loads it with the table")
+				continue
 			case !ix.Usable:
 				skip("the index is ignored (invisible) for the optimizer, so no statement can be made to read it")
 				continue
