@@ -497,17 +497,23 @@ func didWork(res *warm.Result) bool {
 // the native load's tablespaces, or a manifest's pages.
 func planDoc(o *warm.Outcome, limit time.Duration, withSQL bool) map[string]any {
 	doc := map[string]any{}
-	switch {
-	case o.Plan != nil:
-		doc = planJSON(o.Plan, limit, withSQL)
-	case o.Native != nil:
-		np := o.Native
-		doc = map[string]any{
+	nativeDoc := func(np *warm.NativePlan) map[string]any {
+		return map[string]any{
 			"tablespaces": np.Spaces, "requested_pages": np.Requested, "new_pages": np.NewPages,
 			"page_size": np.PageSize, "pool_pages": np.PoolPages, "free_pages": np.FreePages,
 			"budget_pages": np.BudgetPages, "budget_source": np.BudgetSource,
 			"left_out": np.LeftOut, "already_resident": np.Resident, "skipped": np.Skipped, "notes": np.Notes,
 		}
+	}
+	switch {
+	case o.Plan != nil && o.Native != nil && o.Manifest == nil:
+		// auto: the load, then scans of the system tablespace's tables.
+		doc = nativeDoc(o.Native)
+		doc["system_tablespace_scans"] = planJSON(o.Plan, limit, withSQL)
+	case o.Plan != nil:
+		doc = planJSON(o.Plan, limit, withSQL)
+	case o.Native != nil:
+		doc = nativeDoc(o.Native)
 	}
 	doc["method"], doc["method_reason"] = o.Method, o.Why
 	if m := o.Manifest; m != nil {
@@ -526,6 +532,11 @@ func printDryRun(w io.Writer, o *warm.Outcome, verbose bool, limit time.Duration
 		printManifestPlan(w, m)
 	}
 	switch {
+	case o.Plan != nil && o.Native != nil && o.Manifest == nil:
+		// auto: the system tablespace's tables are scanned after the load.
+		printNativePlan(w, o.Native)
+		fmt.Fprintln(w, "then, by scans, the tables in the system tablespace (the loader cannot tell their pages from the others'):")
+		printPlan(w, o.Plan, verbose, limit)
 	case o.Plan != nil:
 		printPlan(w, o.Plan, verbose, limit)
 	case o.Native != nil && o.Manifest == nil:

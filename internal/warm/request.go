@@ -166,10 +166,23 @@ func (r Request) executeNative(ctx context.Context, conn *connection.Conn, out *
 		return err
 	}
 	out.Native = np
+	// auto: the tables in the system tablespace, which the loader cannot tell apart and
+	// leaves out (a selection that also holds what only the loader reads, a FULLTEXT
+	// index), are read by scans after the load.
+	var system *catalog.Catalog
+	if r.Method == MethodAuto || r.Method == "" {
+		system = systemSpaceTables(cat)
+	}
+	if system != nil {
+		if out.Plan, err = BuildPlan(ctx, conn, system, r.Plan); err != nil {
+			return err
+		}
+		np.Skipped = withoutSystemSpaceSkips(np.Skipped, system)
+	}
 	if r.DryRun {
 		return nil
 	}
-	if err := np.CheckWork(); err != nil {
+	if err := np.CheckWork(); err != nil && (out.Plan == nil || out.Plan.CheckWork() != nil) {
 		return err
 	}
 	if r.UntilCoverage > 0 {
@@ -181,7 +194,77 @@ func (r Request) executeNative(ctx context.Context, conn *connection.Conn, out *
 			return float64(covered) / float64(total), fmt.Sprintf("%d of %d index pages resident", covered, total), nil
 		}}
 	}
-	return out.record(np.Run(ctx, conn, r.Run))
+	res, err := np.Run(ctx, conn, r.Run)
+	if err != nil || system == nil || res == nil || res.Interrupted || res.Stopped != "" {
+		return out.record(res, err)
+	}
+	// Planned again: the load changed what is resident and the room left.
+	pl, err := BuildPlan(ctx, conn, system, r.Plan)
+	if err != nil {
+		return out.record(res, err)
+	}
+	out.Plan = pl
+	ro := r.Run
+	ro.Catalog, ro.Until = system, Until{}
+	scanned, err := Run(ctx, conn, pl, ro)
+	if scanned != nil {
+		res.Skipped = withoutSystemSpaceSkips(res.Skipped, system)
+	}
+	return out.record(mergeSystemSpaceScans(res, scanned), err)
+}
+
+// systemSpaceTables is the part of cat stored in the system tablespace, nil when none is.
+func systemSpaceTables(cat *catalog.Catalog) *catalog.Catalog {
+	var tables []*catalog.Table
+	for _, t := range cat.Tables {
+		for _, p := range t.Parts {
+			if p.SpaceKnown && p.Space == 0 {
+				tables = append(tables, t)
+				break
+			}
+		}
+	}
+	if len(tables) == 0 {
+		return nil
+	}
+	sub := *cat
+	sub.Tables, sub.Skipped, sub.Notes = tables, nil, nil
+	return &sub
+}
+
+// withoutSystemSpaceSkips is skipped without the native load's skips of system's tables,
+// which scans read instead.
+func withoutSystemSpaceSkips(skipped []catalog.Skip, system *catalog.Catalog) []catalog.Skip {
+	scanned := map[[2]string]bool{}
+	for _, t := range system.Tables {
+		scanned[[2]string{t.Schema, t.Name}] = true
+	}
+	var kept []catalog.Skip
+	for _, s := range skipped {
+		if !(s.Reason == systemSpaceSkip && scanned[[2]string{s.Schema, s.Table}]) {
+			kept = append(kept, s)
+		}
+	}
+	return kept
+}
+
+// mergeSystemSpaceScans adds the scans of the system tablespace's tables to a native
+// load's result.
+func mergeSystemSpaceScans(res, scanned *Result) *Result {
+	if scanned == nil {
+		return res
+	}
+	read := map[[2]string]bool{}
+	for _, tr := range scanned.Targets {
+		read[[2]string{tr.Schema, tr.Table}] = true
+	}
+	res = mergeKeyed(res, scanned)
+	if len(read) == 0 {
+		return res
+	}
+	res.Notes = append(res.Notes, fmt.Sprintf("%d %s in the system tablespace read by scans after the load (the server's loader cannot tell their pages from the others')",
+		len(read), plural(int64(len(read)), "table", "tables")))
+	return res
 }
 
 // executeManifest warms a manifest's pages, natively or by scans of the indexes it names.

@@ -94,3 +94,76 @@ func indexRow(res *bufferpool.Residency, table, index string) *bufferpool.IndexR
 	}
 	return nil
 }
+
+// A selection that holds a FULLTEXT table (which only the server's loader reads) and a table
+// of the system tablespace (which the loader cannot tell apart): auto went native and left
+// the latter cold, saying so. It now loads the rest natively and reads those tables by scans
+// after the load: their rows are in the result, not among the skipped, and they are resident.
+func TestAutoWithFulltextScansSystemTablespaceTables(t *testing.T) {
+	ctx := context.Background()
+	conn := sandboxtest.Conn(t)
+	var perTable string
+	if err := conn.DB.QueryRowContext(ctx, "SELECT @@GLOBAL.innodb_file_per_table").Scan(&perTable); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		sandboxtest.Exec(t, "SET GLOBAL innodb_file_per_table = "+perTable, "DROP DATABASE IF EXISTS sysft")
+	})
+	sandboxtest.Exec(t, "DROP DATABASE IF EXISTS sysft", "CREATE DATABASE sysft", "SET GLOBAL innodb_file_per_table = OFF",
+		"CREATE TABLE sysft.t (id INT PRIMARY KEY, k INT, pad CHAR(150), KEY k (k))",
+		"SET GLOBAL innodb_file_per_table = "+perTable,
+		"INSERT INTO sysft.t SELECT seq, seq MOD 97, 'x' FROM "+conn.Server.Series("sysft", 1, 30000),
+		"ANALYZE TABLE sysft.t")
+	textsTable(t, "sysft", 3000)
+	if _, err := sandboxtest.Server(t).ColdRestart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	conn = sandboxtest.Reconnect(t)
+	filter := catalog.Filter{Schemas: []string{"sysft"}}
+	cat, err := catalog.Load(ctx, conn, filter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := warm.Request{Filter: filter, Method: warm.MethodAuto, Run: quiet(),
+		Plan: warm.Options{Order: "small-first", SplitPages: warm.DefaultSplitPages}}
+	if err := req.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	dry := req
+	dry.DryRun = true
+	plan, err := warm.Execute(ctx, conn, dry, func(string, string) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.Method != warm.MethodNative || plan.Native == nil || plan.Plan == nil || len(plan.Plan.Targets) == 0 {
+		t.Fatalf("auto's plan: method %s, native %v, scans of the system tablespace's tables %+v", plan.Method, plan.Native != nil, plan.Plan)
+	}
+	out, err := warm.Execute(ctx, conn, req, func(string, string) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := out.Result
+	for _, s := range res.Skipped {
+		if s.Table == "t" {
+			t.Errorf("the system tablespace's table skipped: %+v", s)
+		}
+	}
+	rows := map[string]bool{}
+	for _, tr := range res.Targets {
+		rows[tr.Table+" "+tr.Index] = true
+	}
+	for _, want := range []string{"t PRIMARY", "t k", "texts PRIMARY", "texts fb"} {
+		if !rows[want] {
+			t.Errorf("no result row for %s: %v", want, rows)
+		}
+	}
+	after, err := bufferpool.ReadSelection(ctx, conn, cat, bufferpool.ReadOptions{IncludeZero: true, OnlyCatalog: true}, bufferpool.PageListAuto, logx.New(io.Discard, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"PRIMARY", "k"} {
+		if r := indexRow(after, "t", name); r == nil || r.Resident < 20 || r.Resident < r.MinPages {
+			t.Errorf("t index %s after the warm: %+v", name, r)
+		}
+	}
+}
