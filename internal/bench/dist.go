@@ -16,6 +16,16 @@ const (
 	DistZipf    = "zipf"
 	DistPareto  = "pareto"
 	DistHotset  = "hotset"
+	// DistSpecial is sysbench 1.0's "special" --rand-type (its default there; sysbench
+	// removed it after 1.0.20).
+	DistSpecial = "special"
+)
+
+// sysbench 1.0.20's defaults of --rand-spec-iter, --rand-spec-pct and --rand-spec-res.
+const (
+	DefaultSpecIter = 12
+	DefaultSpecPct  = 1
+	DefaultSpecRes  = 75
 )
 
 // DistSpec is a parsed --dist.
@@ -27,6 +37,10 @@ type DistSpec struct {
 	S, H float64
 	// RowsPct of the keys (the lowest ids) get AccessPct of the accesses.
 	RowsPct, AccessPct float64
+	// SpecIter, SpecPct and SpecRes are special's --rand-spec-iter, --rand-spec-pct and
+	// --rand-spec-res: SpecRes% of the keys come from the SpecPct% of the range at its
+	// middle, the others are the mean of SpecIter uniform draws over the whole range.
+	SpecIter, SpecPct, SpecRes int
 }
 
 func (d DistSpec) String() string {
@@ -37,11 +51,13 @@ func (d DistSpec) String() string {
 		return fmt.Sprintf("pareto:%g", d.H)
 	case DistHotset:
 		return fmt.Sprintf("hotset:%g:%g", d.RowsPct, d.AccessPct)
+	case DistSpecial:
+		return fmt.Sprintf("special(pct=%d,iter=%d,res=%d)", d.SpecPct, d.SpecIter, d.SpecRes)
 	}
 	return DistUniform
 }
 
-const distHelp = "uniform, zipf[:S] (S > 0, default 0.8), pareto[:H] (0 < H < 1, default 0.2) or hotset:ROWS_PCT:ACCESS_PCT (e.g. hotset:1:90)"
+const distHelp = "uniform, zipf[:S] (S > 0, default 0.8), pareto[:H] (0 < H < 1, default 0.2), special (tuned by --rand-spec-pct, --rand-spec-iter and --rand-spec-res) or hotset:ROWS_PCT:ACCESS_PCT (e.g. hotset:1:90)"
 
 // ParseDist reads --dist.
 func ParseDist(spec string) (DistSpec, error) {
@@ -63,6 +79,13 @@ func ParseDist(spec string) (DistSpec, error) {
 			return bad("uniform takes no parameter")
 		}
 		return DistSpec{Kind: DistUniform}, nil
+	case DistSpecial:
+		// Its parameters are flags named as sysbench's, so a sysbench command line's
+		// --rand-spec-* carry over as they are.
+		if len(parts) != 1 {
+			return bad("special takes no parameter here: give --rand-spec-pct, --rand-spec-iter and --rand-spec-res")
+		}
+		return DistSpec{Kind: DistSpecial, SpecIter: DefaultSpecIter, SpecPct: DefaultSpecPct, SpecRes: DefaultSpecRes}, nil
 	case DistZipf, DistPareto:
 		d := DistSpec{Kind: DistZipf, S: 0.8}
 		if parts[0] == DistPareto {
@@ -119,6 +142,8 @@ func (d DistSpec) NewSampler(n int64) Sampler {
 		hot := int64(math.Round(float64(n) * d.RowsPct / 100))
 		hot = min(max(hot, 1), n)
 		return hotset{n: n, hot: hot, p: d.AccessPct / 100}
+	case DistSpecial:
+		return newSpecial(n, d.SpecIter, d.SpecPct, d.SpecRes)
 	}
 	return uniform{n: n}
 }
@@ -150,6 +175,57 @@ func (h hotset) Next(r *rand.Rand) int64 {
 		return 1 + r.Int64N(h.hot)
 	}
 	return h.hot + 1 + r.Int64N(h.n-h.hot)
+}
+
+// special is sysbench 1.0.20's sb_rand_special over [1, n], computed as it does
+// (src/sb_rand.c), so that a run keyed like sysbench's default touches the same ids.
+// t = n-1. A first uniform draw rnd decides: when rnd*t*100/(100-res) < t, that is with
+// probability (100-res)%, the key is 1 + t times the mean of iter further uniform draws (a
+// bell over the whole range, centred on its middle); otherwise it is 1 + rnd*(d+1) +
+// t/2 - d/2 with d = t*pct/100: the pct% "special" window at the middle of the range. As
+// sysbench reuses rnd there, which is then at least (100-res)/100, the special keys fill
+// only the upper res% of that window (ids 497,500 to 505,001 of 1,000,000 by default).
+type special struct {
+	n         int64
+	iter      int
+	t         float64
+	iterMult  float64 // 1/iter, multiplied as sysbench does rather than divided
+	rangeSize float64 // t*100/(100-res): +Inf at res = 100, when every key is special
+	d, offset float64 // the special window's width less one, and its start
+}
+
+func newSpecial(n int64, iter, pct, res int) special {
+	t := float64(n - 1)
+	s := special{n: n, iter: iter, t: t, iterMult: 1.0 / float64(iter)}
+	if res >= 100 {
+		s.rangeSize = math.Inf(1)
+	} else {
+		s.rangeSize = t * (100.0 / (100.0 - float64(res)))
+	}
+	s.d = t * (float64(pct) / 100.0)
+	s.offset = t/2 - float64(t*(float64(pct)/200.0))
+	return s
+}
+
+func (s special) Next(r *rand.Rand) int64 {
+	rnd := r.Float64()
+	// The explicit float64 conversions keep Go from fusing a multiply and an add (it may on
+	// arm64), so the keys round as sysbench's C does.
+	//
+	// At res = 100 rangeSize is +Inf, as sysbench's 100/(100-res) is, and rnd*rangeSize
+	// (NaN at rnd = 0) never compares below t: every key is special. At n = 1, t is 0 and
+	// so is the key's offset.
+	if rnd*s.rangeSize < s.t {
+		sum := 0.0
+		for i := 0; i < s.iter; i++ {
+			sum += r.Float64()
+		}
+		// sysbench adds a to the double before it truncates: so here.
+		return int64(1 + float64(float64(sum*s.t)*s.iterMult))
+	}
+	k := 1 + int64(float64(rnd*(s.d+1))+s.offset)
+	// sysbench's window ends below t+1, so this only guards rounding at pct = 100.
+	return min(k, s.n)
 }
 
 // zipf draws rank k in [1, n] with probability proportional to 1/k^s, by rejection

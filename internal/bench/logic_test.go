@@ -213,6 +213,7 @@ func TestParseDist(t *testing.T) {
 		"pareto:0.1":    {Kind: DistPareto, H: 0.1},
 		"hotset:1:90":   {Kind: DistHotset, RowsPct: 1, AccessPct: 90},
 		"HOTSET:0.5:99": {Kind: DistHotset, RowsPct: 0.5, AccessPct: 99},
+		"special":       {Kind: DistSpecial, SpecIter: 12, SpecPct: 1, SpecRes: 75}, // sysbench 1.0.20's defaults
 	}
 	for in, want := range ok {
 		got, err := ParseDist(in)
@@ -220,7 +221,7 @@ func TestParseDist(t *testing.T) {
 			t.Errorf("ParseDist(%q) = %+v, %v; want %+v", in, got, err, want)
 		}
 	}
-	for _, bad := range []string{"gauss", "zipf:0", "zipf:x", "pareto:1", "pareto:0", "hotset", "hotset:1", "hotset:0:50", "hotset:1:101", "uniform:3"} {
+	for _, bad := range []string{"gauss", "zipf:0", "zipf:x", "pareto:1", "pareto:0", "hotset", "hotset:1", "hotset:0:50", "hotset:1:101", "uniform:3", "special:1", "special:1:12:75"} {
 		if _, err := ParseDist(bad); err == nil {
 			t.Errorf("ParseDist(%q) accepted", bad)
 		}

@@ -55,6 +55,10 @@ type Options struct {
 	Tables                             int   // sbtest tables to use; 0: all found
 	HotRows                            int64 // hot-rows workload: size of the hot set; 0: 1% of the rows
 	RangeSize                          int64 // read-only workload: rows per range query
+	// RandSpecIter, RandSpecPct and RandSpecRes tune --dist special (sysbench 1.0's
+	// --rand-spec-iter, --rand-spec-pct and --rand-spec-res); nil: sysbench's default (12,
+	// 1, 75), so a caller that builds Options itself gets sysbench's special.
+	RandSpecIter, RandSpecPct, RandSpecRes *int
 
 	// How much.
 	ConcurrencySpec string
@@ -263,6 +267,9 @@ func NewPlan(o Options) (*Plan, error) {
 	if o.Dist != "" && p.Mode != ModeWorkload {
 		return nil, usagef("--dist applies to --workload runs")
 	}
+	if o.randSpecGiven() && p.Mode != ModeWorkload {
+		return nil, usagef("--rand-spec-pct, --rand-spec-iter and --rand-spec-res apply to --workload runs with --dist special")
+	}
 	if o.Rate < 0 {
 		return nil, exitcode.BadValue("Rate", "must not be negative, got %g", o.Rate)
 	}
@@ -428,7 +435,9 @@ func (p *Plan) buildWorkload() error {
 	if err != nil {
 		return err
 	}
-	p.Key = d
+	if p.Key, err = p.applyRandSpec(d); err != nil {
+		return err
+	}
 	if p.Tables < 0 || p.HotRows < 0 || p.RangeSize < 1 {
 		return usagef("--tables and --hot-rows must not be negative, --range-size must be at least 1")
 	}
@@ -439,6 +448,41 @@ func (p *Plan) buildWorkload() error {
 		p.Notes = append(p.Notes, fmt.Sprintf("open loop: %g events/s, all clients together; an event started late because its client was still busy counts from its scheduled start", p.Rate))
 	}
 	return nil
+}
+
+func (o *Options) randSpecGiven() bool {
+	return o.RandSpecIter != nil || o.RandSpecPct != nil || o.RandSpecRes != nil
+}
+
+// applyRandSpec sets special's parameters given on the command line. sysbench takes any
+// integer, and some divide by zero or put keys outside the range; the iterations are
+// capped too, as each key of the bell costs that many draws in a client.
+func (p *Plan) applyRandSpec(d DistSpec) (DistSpec, error) {
+	if !p.randSpecGiven() {
+		return d, nil
+	}
+	if d.Kind != DistSpecial {
+		return d, usagef("--rand-spec-pct, --rand-spec-iter and --rand-spec-res apply to --dist special, not %s", d)
+	}
+	if v := p.RandSpecIter; v != nil {
+		if *v < 1 || *v > 1000 {
+			return d, exitcode.BadValue("RandSpecIter", "%d: want 1 to 1000 draws per bell key", *v)
+		}
+		d.SpecIter = *v
+	}
+	if v := p.RandSpecPct; v != nil {
+		if *v < 0 || *v > 100 {
+			return d, exitcode.BadValue("RandSpecPct", "%d: want a percentage of the range, 0 to 100", *v)
+		}
+		d.SpecPct = *v
+	}
+	if v := p.RandSpecRes; v != nil {
+		if *v < 0 || *v > 100 {
+			return d, exitcode.BadValue("RandSpecRes", "%d: want a percentage of the keys, 0 to 100", *v)
+		}
+		d.SpecRes = *v
+	}
+	return d, nil
 }
 
 // Transactions says whether the workload's events are transactions (sysbench's read-only

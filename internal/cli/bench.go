@@ -31,8 +31,9 @@ and the connection set-up, which is timed apart and never counted in the query l
 
 With --workload it runs sysbench's point-select, read-only or read-write transactions (or hot-rows:
 point selects on a fixed set of rows spread over the table) against the tables
-'innowarm bench prepare' creates, with keys drawn --dist uniform, zipf[:S], pareto[:H] or
-hotset:ROWS_PCT:ACCESS_PCT, for --time or --events.
+'innowarm bench prepare' creates, with keys drawn --dist uniform (the default), zipf[:S],
+pareto[:H], special (sysbench 1.0's default, tuned by --rand-spec-pct, --rand-spec-iter
+and --rand-spec-res) or hotset:ROWS_PCT:ACCESS_PCT, for --time or --events.
 
 --report-interval 1s prints a line per interval (qps, p95, errors): the warm-up curve after
 a restart. --histogram prints the latency histogram, --json every run and interval.
@@ -93,7 +94,11 @@ query on the server (KILL QUERY) and exits 130.`,
 	// innowarm's
 	fl.BoolVar(&o.AllowWrites, "allow-writes-in-existing-schema", false, "let a writing run use a schema innowarm did not create")
 	fl.StringVar(&o.Workload, "workload", "", "point-select, read-only, read-write or hot-rows, on 'bench prepare' tables")
-	fl.StringVar(&o.Dist, "dist", "", "key distribution of --workload: uniform, zipf[:S], pareto[:H], hotset:ROWS_PCT:ACCESS_PCT")
+	fl.StringVar(&o.Dist, "dist", "", "key distribution of --workload: uniform (default), zipf[:S], pareto[:H], special, hotset:ROWS_PCT:ACCESS_PCT")
+	var specIter, specPct, specRes int
+	fl.IntVar(&specIter, "rand-spec-iter", bench.DefaultSpecIter, "--dist special: uniform draws averaged for each key outside the special part (sysbench 1.0's --rand-spec-iter)")
+	fl.IntVar(&specPct, "rand-spec-pct", bench.DefaultSpecPct, "--dist special: size of the special part, in % of the ids, at the middle of the range (sysbench 1.0's --rand-spec-pct)")
+	fl.IntVar(&specRes, "rand-spec-res", bench.DefaultSpecRes, "--dist special: % of the keys drawn from the special part (sysbench 1.0's --rand-spec-res)")
 	fl.IntVar(&o.Tables, "tables", 0, "sbtest tables to use (default: all of sbtest1..N)")
 	fl.Int64Var(&o.HotRows, "hot-rows", 0, "rows in the hot set of --workload hot-rows (default: 1% of the table)")
 	fl.Int64Var(&o.RangeSize, "range-size", 100, "rows per range query of --workload read-only and read-write")
@@ -113,6 +118,16 @@ query on the server (KILL QUERY) and exits 130.`,
 			return err
 		}
 		o.CSV = csv
+		// Only the ones given: bench refuses them without --dist special.
+		if fl.Changed("rand-spec-iter") {
+			o.RandSpecIter = &specIter
+		}
+		if fl.Changed("rand-spec-pct") {
+			o.RandSpecPct = &specPct
+		}
+		if fl.Changed("rand-spec-res") {
+			o.RandSpecRes = &specRes
+		}
 		o.Schema = schemaName(cmd, o.Schema, opts.Database, o.Workload != "")
 		plan, err := bench.NewPlan(o)
 		if err != nil {
