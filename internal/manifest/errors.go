@@ -28,6 +28,9 @@ type FormatError struct {
 	Kind   error // one of the Err* kinds above
 	Line   int64 // 1-based; 0 when the problem is not on one line
 	Detail string
+	// Cause is the source's own error when it found the damage (an object's stored
+	// checksum, say), so that errors.Is still finds its kind; its text is in Detail.
+	Cause error
 }
 
 func (e *FormatError) Error() string {
@@ -44,12 +47,22 @@ func (e *FormatError) Error() string {
 	return strings.NewReplacer("\n", `\n`, "\r", `\r`).Replace(b.String())
 }
 
-func (e *FormatError) Unwrap() error { return e.Kind }
+func (e *FormatError) Unwrap() []error {
+	if e.Cause != nil {
+		return []error{e.Kind, e.Cause}
+	}
+	return []error{e.Kind}
+}
 
 // formatError builds a FormatError wrapped as a usage error (exit 2).
 func formatError(name string, kind error, line int64, format string, args ...any) error {
 	return exitcode.UsageError(&FormatError{Name: name, Kind: kind, Line: line, Detail: fmt.Sprintf(format, args...)})
 }
+
+// Damaged is implemented by the errors of a source whose own checks found its bytes
+// damaged (objstore's checksum of an object): the reader reports the manifest as damaged,
+// not the read as failed. errors.As finds it anywhere in an error's chain.
+type Damaged interface{ Damaged() bool }
 
 // quoteFragment quotes at most 40 bytes of a line for an error message.
 func quoteFragment(b []byte) string {

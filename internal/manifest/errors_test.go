@@ -121,8 +121,10 @@ func TestReadErrors(t *testing.T) {
 		{"bad time", strings.Replace(good, "captured_at 2026-03-01T10:00:05Z", "captured_at yesterday", 1), ErrCorrupt, []string{"RFC 3339"}},
 		{"data after trailer", good + "0 1 2 y 1 0 0\n", ErrCorrupt, []string{"data after the trailer"}},
 		{"trailer without checksum", good[:strings.Index(good, " sha256=")] + "\n", ErrCorrupt, []string{"no sha256"}},
-		{"entry removed", strings.Replace(good, "\n1 1001 1 y 1 0 0\n", "\n", 1), ErrTruncated, []string{"says 20 entries but only 19"}},
-		{"entry added", strings.Replace(good, "\n1 1001 1 y 1 0 0\n", "\n1 1001 1 y 1 0 0\n1 1001 1 y 1 0 0\n", 1), ErrCorrupt, []string{"says 20 entries but 21"}},
+		// Re-signed: a file written so, not damaged after (that is checked first).
+		{"entry removed", string(resign(t, []byte(strings.Replace(good, "\n1 1001 1 y 1 0 0\n", "\n", 1)))), ErrTruncated, []string{"says 20 entries but only 19"}},
+		{"entry added", string(resign(t, []byte(strings.Replace(good, "\n1 1001 1 y 1 0 0\n", "\n1 1001 1 y 1 0 0\n1 1001 1 y 1 0 0\n", 1)))), ErrCorrupt, []string{"says 20 entries but 21"}},
+		{"entry lost", strings.Replace(good, "\n1 1001 1 y 1 0 0\n", "\n", 1), ErrCorrupt, []string{"the file is damaged: checksum mismatch"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Read(strings.NewReader(tc.data), "in.manifest")

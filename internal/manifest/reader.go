@@ -14,8 +14,10 @@ import (
 	"math"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/innowarm/innowarm/internal/exitcode"
 	"github.com/innowarm/innowarm/internal/flavor"
 	"github.com/innowarm/innowarm/internal/keys"
 )
@@ -51,6 +53,11 @@ type Reader struct {
 	hasPending bool
 	done       bool // the trailer was read and verified
 	err        error
+
+	// For explain: the input has ended or failed (nothing more to read), the trailer is
+	// being parsed (the checksum holds part of it), the last read stopped inside a line
+	// longer than the buffer, and explain has run.
+	readFailed, inTrailer, midLine, explained bool
 }
 
 // NewReader reads a manifest from src, plain or gzip (recognised by its content, not its
@@ -76,7 +83,7 @@ func NewReader(src io.Reader, name string) (*Reader, error) {
 		return nil, err
 	}
 	if err := r.readHeader(); err != nil {
-		return nil, err
+		return nil, r.explain(err)
 	}
 	return r, nil
 }
@@ -123,11 +130,11 @@ func (r *Reader) Next() (Entry, error) {
 			return Entry{}, r.fail(ErrTruncated, 0, "no trailer after %d entries (line %d): the write was interrupted or the file was cut", r.entries, r.line)
 		}
 		if err != nil {
-			return Entry{}, err
+			return Entry{}, r.explain(err)
 		}
 		e, isEntry, err := r.bodyLine(line)
 		if err != nil {
-			return Entry{}, err
+			return Entry{}, r.explain(err)
 		}
 		if isEntry {
 			return e, nil
@@ -145,18 +152,113 @@ func (r *Reader) fail(kind error, line int64, format string, args ...any) error 
 
 // readError classifies an error from the file or the gzip stream.
 func (r *Reader) readError(err error) error {
+	r.readFailed = true
 	if r.err != nil {
 		return r.err
 	}
-	var corrupt flate.CorruptInputError
-	switch {
-	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
-		return r.fail(ErrTruncated, 0, "the compressed data ends early (after line %d)", r.line)
-	case errors.Is(err, gzip.ErrHeader), errors.Is(err, gzip.ErrChecksum), errors.As(err, &corrupt):
-		return r.fail(ErrCorrupt, 0, "gzip: %v (after line %d)", err, r.line)
+	where := ""
+	if r.line > 0 {
+		where = fmt.Sprintf(" (after line %d)", r.line)
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return r.fail(ErrTruncated, 0, "the compressed data ends early%s", where)
+	}
+	if cause := r.damage(err); cause != "" {
+		r.err = exitcode.UsageError(&FormatError{Name: r.name, Kind: ErrCorrupt, Cause: err,
+			Detail: fmt.Sprintf("the %s is damaged: %s%s", r.what(), cause, where)})
+		return r.err
 	}
 	// An I/O error says nothing about the manifest: a runtime failure, not bad input.
 	r.err = fmt.Errorf("manifest %s: read: %w", r.name, err)
+	return r.err
+}
+
+// damage describes an error of the input that proves its bytes damaged: gzip's own checks,
+// or the source's (Damaged); "" for any other error, which says nothing about the bytes.
+func (r *Reader) damage(err error) string {
+	var corrupt flate.CorruptInputError
+	var d Damaged
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return "the compressed data ends early"
+	case errors.Is(err, gzip.ErrHeader), errors.Is(err, gzip.ErrChecksum):
+		return err.Error() // "gzip: invalid checksum"
+	case errors.As(err, &corrupt):
+		return fmt.Sprintf("gzip: %v", err)
+	case errors.As(err, &d) && d.Damaged():
+		// The source names the object itself; the message names it once.
+		msg := strings.TrimPrefix(err.Error(), r.name+": ")
+		return strings.TrimPrefix(msg, "manifest "+r.name+": ")
+	}
+	return ""
+}
+
+// what is what the manifest is stored in, for messages: an object ("s3://...") or a file.
+func (r *Reader) what() string {
+	if strings.Contains(r.name, "://") {
+		return "object"
+	}
+	return "file"
+}
+
+// explain runs once when the content is found wrong before the end (a line that does not
+// parse, a header without a field it needs). Damage in the middle of a file, a flipped
+// byte, shows first as such a line, long before the checksums that prove it: so the rest
+// of the input is read, hashed as nextLine does, through gzip's CRC and the source's own
+// checks, and a damaged file is reported as damaged (with the line where it showed), a
+// wrong line in an intact file as what it is. Memory stays bounded: nothing is kept.
+func (r *Reader) explain(err error) error {
+	var fe *FormatError
+	if r.explained || r.readFailed || !errors.As(err, &fe) || fe.Kind != ErrCorrupt {
+		return err
+	}
+	r.explained = true
+	useSum := !r.inTrailer // the trailer's own failure leaves the checksum unusable
+	midLine := r.midLine
+	var want string // the sha256 of the first trailer found
+	var srcErr error
+	for {
+		raw, rerr := r.br.ReadSlice('\n')
+		if useSum && len(raw) > 0 {
+			if !midLine && rerr == nil && bytes.HasPrefix(raw, trailerPrefix) {
+				line := raw[:len(raw)-1]
+				if at := bytes.LastIndex(line, []byte(" sha256=")); at >= 0 {
+					r.sum.Write(line[:at])
+					want = string(line[at+len(" sha256="):])
+				}
+				useSum = false // the first trailer decides; nothing after it is hashed
+			} else {
+				r.sum.Write(raw)
+			}
+		}
+		midLine = errors.Is(rerr, bufio.ErrBufferFull)
+		if rerr == nil || midLine {
+			continue
+		}
+		if rerr != io.EOF {
+			srcErr = rerr
+		}
+		break
+	}
+	r.readFailed = true
+	var cause string
+	switch {
+	case srcErr != nil:
+		cause = r.damage(srcErr)
+	case sha256Hex.MatchString(want):
+		if got := hex.EncodeToString(r.sum.Sum(nil)); got != want {
+			cause = fmt.Sprintf("checksum mismatch: the content hashes to sha256 %s..., the trailer says %s...", got[:12], want[:12])
+		}
+	}
+	if cause == "" {
+		return err // the input is intact as far as can be told: the line is what is wrong
+	}
+	shows := fe.Detail
+	if fe.Line > 0 {
+		shows = fmt.Sprintf("line %d: %s", fe.Line, fe.Detail)
+	}
+	r.err = exitcode.UsageError(&FormatError{Name: r.name, Kind: ErrCorrupt, Cause: srcErr,
+		Detail: fmt.Sprintf("the %s is damaged: %s (the damage shows at %s)", r.what(), cause, shows)})
 	return r.err
 }
 
@@ -171,10 +273,15 @@ func (r *Reader) nextLine() ([]byte, error) {
 	if err != nil {
 		switch {
 		case err == io.EOF && len(raw) == 0:
+			r.readFailed = true
 			return nil, io.EOF
 		case err == io.EOF:
+			r.readFailed = true
 			return nil, r.fail(ErrTruncated, r.line+1, "the last line is incomplete")
 		case errors.Is(err, bufio.ErrBufferFull):
+			// Hashed, so that explain can check the rest against the checksum.
+			r.sum.Write(raw)
+			r.midLine = true
 			return nil, r.fail(ErrCorrupt, r.line+1, "line longer than %d bytes", maxLine)
 		default:
 			return nil, r.readError(err)
@@ -564,6 +671,7 @@ func (r *Reader) parseObject(line []byte) error {
 var sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
 func (r *Reader) parseTrailer(line []byte) error {
+	r.inTrailer = true
 	var (
 		entries, objects int64
 		keyed            int64 = -1
@@ -617,6 +725,12 @@ func (r *Reader) parseTrailer(line []byte) error {
 			return r.fail(ErrCorrupt, r.line, "the trailer has no %s", key)
 		}
 	}
+	// The checksum first: when the content is not what was written, the counts that do not
+	// add up are a symptom of the damage, not the news.
+	if got := hex.EncodeToString(r.sum.Sum(nil)); got != checksum {
+		r.explained = true // this is the verdict explain would look for
+		return r.fail(ErrCorrupt, 0, "the %s is damaged: checksum mismatch: the content hashes to sha256 %s..., the trailer says %s...", r.what(), got[:12], checksum[:12])
+	}
 	if entries > r.entries {
 		return r.fail(ErrTruncated, r.line, "the trailer says %d entries but only %d precede it", entries, r.entries)
 	}
@@ -628,9 +742,6 @@ func (r *Reader) parseTrailer(line []byte) error {
 	}
 	if keyed >= 0 && keyed != r.keyed {
 		return r.fail(ErrCorrupt, r.line, "the trailer says %d entries with keys but %d precede it", keyed, r.keyed)
-	}
-	if got := hex.EncodeToString(r.sum.Sum(nil)); got != checksum {
-		return r.fail(ErrCorrupt, 0, "checksum mismatch: the content hashes to sha256 %s..., the trailer says %s...", got[:12], checksum[:12])
 	}
 	// Nothing may follow the trailer. Reading to the end also makes gzip verify its own CRC.
 	if _, err := r.br.ReadByte(); err == nil {

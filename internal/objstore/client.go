@@ -231,6 +231,11 @@ func (d *Digester) Digests() Digests {
 // body against Content-MD5 and x-amz-checksum-sha256 and refuses it on a mismatch; the
 // SHA-256 is also recorded as metadata for readers of storage that keeps no checksums.
 // body is read again from its start when an attempt is retried.
+//
+// u must be a key of the caller's own that nothing else writes (innowarm puts only to a
+// fresh temporary key, then copies it in place): when ctx is cancelled or runs out while
+// the request is under way, the storage may have received the whole body and store the
+// object all the same, so Put deletes the object at u before it returns the error.
 func (c *Client) Put(ctx context.Context, u URL, body io.ReadSeeker, d Digests, contentType string) (Info, error) {
 	if d.Size > MaxPutSize {
 		return Info{}, fmt.Errorf("%s: %d bytes is over the %d a single upload may carry", u, d.Size, int64(MaxPutSize))
@@ -243,9 +248,26 @@ func (c *Client) Put(ctx context.Context, u URL, body io.ReadSeeker, d Digests, 
 		Metadata:       map[string]string{MetaSHA256: d.SHA256Hex()},
 	})
 	if err != nil {
+		if ctx.Err() != nil {
+			c.removeInterrupted(ctx, u)
+		}
 		return Info{}, c.classify("put object", u, err)
 	}
 	return Info{Size: d.Size, ETag: aws.ToString(out.ETag), SHA256: d.SHA256Hex()}, nil
+}
+
+// CleanupTimeout bounds the removal of an interrupted upload's object: the user who pressed
+// Ctrl-C waits for it.
+const CleanupTimeout = 5 * time.Second
+
+// removeInterrupted deletes the object of a PUT whose outcome the cancel hid, with a context
+// of its own (the caller's is done). Best effort: a storage that finishes the PUT after the
+// DELETE (it got the whole body just before the cancel), or cannot be reached, still leaves
+// the object, for the sweep of a later write or a lifecycle rule.
+func (c *Client) removeInterrupted(ctx context.Context, u URL) {
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), CleanupTimeout)
+	defer cancel()
+	_ = c.Delete(dctx, u)
 }
 
 // Verify checks that the object at u is what was written with digests d (its size and

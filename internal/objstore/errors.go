@@ -25,8 +25,10 @@ var (
 	ErrDenied = errors.New("access denied")
 	// ErrUnreachable: the endpoint could not be reached within the attempts (exit 1).
 	ErrUnreachable = errors.New("cannot reach the endpoint")
-	// ErrChecksum: the object's bytes do not match its stored checksum or size.
-	ErrChecksum = errors.New("checksum mismatch")
+	// ErrChecksum: the object's bytes do not match its stored checksum or size. Its
+	// Damaged method tells a reader of the bytes (the manifest parser) that the object is
+	// damaged, not that the read failed.
+	ErrChecksum error = damaged("checksum mismatch")
 	// ErrTLS: the endpoint's certificate was not accepted.
 	ErrTLS = errors.New("TLS")
 	// ErrNotS3: the endpoint does not answer as S3 does (a wrong URL, a web server, a proxy).
@@ -35,6 +37,12 @@ var (
 
 // opHead is the operation name of Stat's request, whose 404 says nothing more.
 const opHead = "head object"
+
+// damaged is the type of ErrChecksum (manifest.Damaged, without importing the format).
+type damaged string
+
+func (e damaged) Error() string { return string(e) }
+func (damaged) Damaged() bool   { return true }
 
 type notFound struct{}
 
