@@ -155,8 +155,14 @@ func printSandboxStatus(w io.Writer, sb *sandbox.Sandbox, st sandbox.Status) {
 func newSandboxStatusCmd() *cobra.Command {
 	var f sandboxFlags
 	cmd := &cobra.Command{
-		Use:     "status",
-		Short:   "Say whether the sandbox server runs, where, and with which settings",
+		Use:   "status",
+		Short: "Say whether the sandbox server runs, where, and with which settings",
+		Long: `status says whether the sandbox's own server runs (the process its pid file names, serving
+the sandbox's data directory), where it listens, and the settings it starts with. --json
+prints dir, running, pid, socket, port, flavor, server_version, server_version_line,
+pool_size, flush_method, dump_at_shutdown, load_at_startup, server_args (the extra server
+options 'sandbox up --server-arg' recorded, [] when none), uptime_seconds, and
+stale_pid_file / stale_socket when a crash left them.`,
 		Example: "  innowarm sandbox status\n  innowarm sandbox status --dir /tmp/sb --json",
 	}
 	f.bind(cmd)
@@ -183,7 +189,10 @@ func newSandboxDownCmd() *cobra.Command {
 		Short: "Stop the sandbox server cleanly (--purge also deletes what the sandbox made)",
 		Long: `down stops the sandbox server cleanly. --purge then removes the sandbox's own entries
 (data, tmp, files, its logs, pid file, socket, sandbox.json), and the directory itself when
-'sandbox up' created it and nothing else is left in it: files you added are kept, and named.`,
+'sandbox up' created it and nothing else is left in it: files you added are kept, and named.
+It stops only a server of the sandbox's own data directory: a sandbox.json that names
+another directory's paths, or a pid file that names another server, is refused (exit 1),
+as is a purge of entries that are not what 'sandbox up' makes.`,
 		Example: "  innowarm sandbox down\n  innowarm sandbox down --purge",
 	}
 	f.bind(cmd)
@@ -192,6 +201,13 @@ func newSandboxDownCmd() *cobra.Command {
 		sb, err := sandbox.Open(f.dir)
 		if err != nil {
 			return err
+		}
+		if purge {
+			// Refused before the server stops: a purge that would remove nothing of the
+			// user's is known before anything changes.
+			if err := sb.CheckPurge(); err != nil {
+				return err
+			}
 		}
 		was := sb.Status(cmd.Context())
 		secs, err := sb.Stop(cmd.Context())

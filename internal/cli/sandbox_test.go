@@ -174,3 +174,52 @@ func TestSandboxPurgeKeepsTheUsersFiles(t *testing.T) {
 		}
 	}
 }
+
+// A user test: a sandbox.json copied into another directory with its dir edited to match,
+// its pid file, socket and port left naming a running sandbox's server, made 'sandbox down'
+// there stop that other server. Every command refuses it (exit 1, one line) and the server
+// runs on. status --json lists the server options up recorded.
+func TestSandboxRefusesAStateNamingAnotherServer(t *testing.T) {
+	scratch := sandboxtest.Dir(t)
+	victim := filepath.Join(scratch, "victim")
+	t.Cleanup(func() { sandboxtest.CLI(t, sandboxtest.Run{}, "sandbox", "down", "--purge", "--dir", victim) })
+	r := sandboxtest.CLI(t, sandboxtest.Run{}, "sandbox", "up", "--pool-size", "32M", "--server-arg=--performance-schema=OFF", "--dir", victim)
+	if r.Code != 0 {
+		t.Fatalf("up: %s", r.Stderr)
+	}
+	var st struct {
+		Running    bool     `json:"running"`
+		Pid        int      `json:"pid"`
+		ServerArgs []string `json:"server_args"`
+	}
+	status := func() {
+		t.Helper()
+		r := sandboxtest.CLI(t, sandboxtest.Run{}, "sandbox", "status", "--json", "--dir", victim)
+		st.Pid = 0 // omitted when not running
+		sandboxtest.JSON(t, []byte(r.Stdout), &st)
+	}
+	status()
+	pid := st.Pid
+	if !st.Running || strings.Join(st.ServerArgs, " ") != "--performance-schema=OFF" {
+		t.Fatalf("status --json: %+v", st)
+	}
+
+	forged := filepath.Join(scratch, "forged")
+	os.Mkdir(forged, 0o755)
+	state, err := os.ReadFile(filepath.Join(victim, "sandbox.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	state = []byte(strings.Replace(string(state), `"dir": "`+victim+`"`, `"dir": "`+forged+`"`, 1))
+	os.WriteFile(filepath.Join(forged, "sandbox.json"), state, 0o644)
+	for _, args := range [][]string{{"down"}, {"down", "--purge"}, {"cold-restart"}, {"restart"}, {"status"}, {"up"}} {
+		r := sandboxtest.CLI(t, sandboxtest.Run{}, append(append([]string{"sandbox"}, args...), "--dir", forged)...)
+		oneLineError(t, r, 1, "not the sandbox's own")
+		if status(); !st.Running || st.Pid != pid {
+			t.Fatalf("sandbox %s on a forged state stopped the other sandbox's server: %+v", strings.Join(args, " "), st)
+		}
+	}
+	if entries, _ := os.ReadDir(forged); len(entries) != 1 {
+		t.Errorf("the forged directory changed: %v", entries)
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -97,6 +98,11 @@ type State struct {
 	// Installing: the data directory's bootstrap has not completed (it failed or was
 	// interrupted); the next 'up' installs again.
 	Installing bool `json:"installing,omitempty"`
+	// DirInode is the directory's inode number when 'up' made the sandbox: a state file
+	// copied into another directory, its paths edited to match, names another inode, and
+	// innowarm then neither stops a server nor removes a file by it. Absent from states
+	// written before innowarm recorded it.
+	DirInode uint64 `json:"dir_inode,omitempty"`
 }
 
 // Sandbox is one sandbox directory and, when this process started it, its server process.
@@ -145,7 +151,56 @@ func Open(dir string) (*Sandbox, error) {
 	if !sameDir(abs, st.Dir) {
 		return nil, exitcode.UsageError(fmt.Errorf("%s describes the sandbox created in %s, not this directory (a copied state file, or a moved sandbox): innowarm acts on a sandbox only in the directory that created it (--dir %s)", statePath, st.Dir, st.Dir))
 	}
+	if err := st.checkOwnPaths(abs); err != nil {
+		return nil, fmt.Errorf("refusing %s: %w", statePath, err)
+	}
 	return &Sandbox{State: st, startTimeout: 120 * time.Second}, nil
+}
+
+// checkOwnPaths says whether every path the state names is the one 'up' derives from the
+// sandbox's directory, and whether that directory is the one 'up' made it in: the server
+// a command stops, and the files it removes, are found through these paths, and a state
+// file edited to name another sandbox's pid file, socket or data directory made 'down'
+// stop that other sandbox's server.
+func (st State) checkOwnPaths(dir string) error {
+	edited := func(what, got, want string) error {
+		return fmt.Errorf("its %s %q is not the sandbox's own %s (the state file was edited or copied): innowarm stops and removes only what 'sandbox up' made in %s", what, got, want, st.Dir)
+	}
+	for _, p := range []struct{ what, got, name string }{
+		{"datadir", st.Datadir, dataDirName},
+		{"pid_file", st.PidFile, pidFileName},
+		{"error_log", st.ErrorLog, errorLogName},
+	} {
+		if want := filepath.Join(st.Dir, p.name); p.got != want {
+			return edited(p.what, p.got, want)
+		}
+	}
+	// The socket is in the directory, or (a long path) in the temporary directory of the
+	// day, under a name made from the directory's path.
+	if own := filepath.Join(st.Dir, socketName); st.Socket != own && (!filepath.IsAbs(st.Socket) || filepath.Base(st.Socket) != shortSocketName(st.Dir)) {
+		return edited("socket", st.Socket, own)
+	}
+	if st.DirInode != 0 {
+		if ino, err := inodeOf(dir); err != nil {
+			return fmt.Errorf("sandbox dir %s: %w", dir, err)
+		} else if ino != st.DirInode {
+			return fmt.Errorf("it was written in another directory than %s (inode %d, not %d: a copied state file, or a sandbox copied or restored here): innowarm stops and removes only what 'sandbox up' made in this directory", dir, ino, st.DirInode)
+		}
+	}
+	return nil
+}
+
+// inodeOf is the inode number of the directory path names (a symbolic link is followed).
+func inodeOf(path string) (uint64, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0, err
+	}
+	sys, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, fmt.Errorf("no inode number for %s", path)
+	}
+	return sys.Ino, nil
 }
 
 // sameDir says whether two paths name the same directory (one may be a symbolic link to
@@ -244,6 +299,10 @@ func Up(ctx context.Context, cfg Config) (*Sandbox, *UpReport, error) {
 		return nil, nil, err
 	}
 	rep.Binary = bin
+	ino, err := inodeOf(dir)
+	if err != nil {
+		return nil, nil, exitcode.BadValue("Dir", "%s: %w", dir, err)
+	}
 	s = &Sandbox{
 		State: State{
 			Format: stateFormat, Dir: dir, Datadir: filepath.Join(dir, dataDirName),
@@ -251,7 +310,7 @@ func Up(ctx context.Context, cfg Config) (*Sandbox, *UpReport, error) {
 			ServerBinary: bin.Path, Flavor: bin.Kind, ServerVersion: bin.Line, Distribution: bin.Flavor, Root: bin.Root,
 			PoolSize: cfg.PoolSize, BufferedIO: cfg.BufferedIO, DumpAtShutdown: cfg.DumpAtShutdown,
 			LoadAtStartup: cfg.LoadAtStartup, ServerArgs: cfg.ServerArgs, Port: cfg.Port, CreatedAt: time.Now().UTC(),
-			DirCreated: dirCreated, Installing: true,
+			DirCreated: dirCreated, Installing: true, DirInode: ino,
 		},
 		dieWithParent: cfg.DieWithParent,
 		startTimeout:  120 * time.Second,
@@ -388,9 +447,14 @@ func socketPath(dir string) (string, string) {
 	if len(p) < 100 {
 		return p, ""
 	}
-	sum := sha1.Sum([]byte(dir))
-	short := filepath.Join(os.TempDir(), "innowarm-"+hex.EncodeToString(sum[:6])+".sock")
+	short := filepath.Join(os.TempDir(), shortSocketName(dir))
 	return short, fmt.Sprintf("sandbox path is too long for a Unix socket; the socket is %s", short)
+}
+
+// shortSocketName is the name of the socket of a sandbox whose directory's path is too long.
+func shortSocketName(dir string) string {
+	sum := sha1.Sum([]byte(dir))
+	return "innowarm-" + hex.EncodeToString(sum[:6]) + ".sock"
 }
 
 func (s *Sandbox) install(ctx context.Context, bin Binary) error {
@@ -672,20 +736,24 @@ type Status struct {
 	Flavor  string `json:"flavor"`
 	Version string `json:"server_version"`
 	// VersionLine is the server binary's whole --version line.
-	VersionLine    string  `json:"server_version_line,omitempty"`
-	PoolSize       int64   `json:"pool_size"`
-	FlushMethod    string  `json:"flush_method"`
-	DumpAtShutdown bool    `json:"dump_at_shutdown"`
-	LoadAtStartup  bool    `json:"load_at_startup"`
-	UptimeSecs     float64 `json:"uptime_seconds,omitempty"`
-	StalePid       string  `json:"stale_pid_file,omitempty"`
-	StaleSocket    string  `json:"stale_socket,omitempty"`
+	VersionLine    string `json:"server_version_line,omitempty"`
+	PoolSize       int64  `json:"pool_size"`
+	FlushMethod    string `json:"flush_method"`
+	DumpAtShutdown bool   `json:"dump_at_shutdown"`
+	LoadAtStartup  bool   `json:"load_at_startup"`
+	// ServerArgs are the extra server options the sandbox starts its server with, as 'up'
+	// (--server-arg) recorded them; [] when none.
+	ServerArgs  []string `json:"server_args"`
+	UptimeSecs  float64  `json:"uptime_seconds,omitempty"`
+	StalePid    string   `json:"stale_pid_file,omitempty"`
+	StaleSocket string   `json:"stale_socket,omitempty"`
 }
 
 // Status inspects the pid file and socket without changing anything.
 func (s *Sandbox) Status(ctx context.Context) Status {
 	st := Status{Dir: s.Dir, Socket: s.Socket, Port: s.Port, Flavor: string(s.Flavor), Version: versionFromLine(s.ServerVersion), VersionLine: s.ServerVersion,
-		PoolSize: s.PoolSize, FlushMethod: "O_DIRECT", DumpAtShutdown: s.DumpAtShutdown, LoadAtStartup: s.LoadAtStartup}
+		PoolSize: s.PoolSize, FlushMethod: "O_DIRECT", DumpAtShutdown: s.DumpAtShutdown, LoadAtStartup: s.LoadAtStartup,
+		ServerArgs: append([]string{}, s.ServerArgs...)}
 	if s.BufferedIO {
 		st.FlushMethod = "fsync"
 	}
@@ -697,6 +765,9 @@ func (s *Sandbox) Status(ctx context.Context) Status {
 	}
 	if raw, err := os.ReadFile(s.PidFile); err == nil {
 		st.StalePid = fmt.Sprintf("%s names pid %s, which is not this sandbox's server", s.PidFile, strings.TrimSpace(string(raw)))
+		if other := s.otherServer(); other != "" {
+			st.StalePid = fmt.Sprintf("%s names %s", s.PidFile, other)
+		}
 	}
 	if _, err := os.Stat(s.Socket); err == nil {
 		st.StaleSocket = fmt.Sprintf("%s exists but no server of this sandbox is running", s.Socket)
@@ -736,6 +807,15 @@ func (s *Sandbox) livePid() int {
 			return 0
 		}
 	}
+	pid := s.pidFilePid()
+	if pid == 0 || !alive(pid) || !s.serves(pid) {
+		return 0
+	}
+	return pid
+}
+
+// pidFilePid is the pid the sandbox's pid file names, or 0.
+func (s *Sandbox) pidFilePid() int {
 	raw, err := os.ReadFile(s.PidFile)
 	if err != nil {
 		return 0
@@ -744,15 +824,70 @@ func (s *Sandbox) livePid() int {
 	if err != nil || pid <= 0 {
 		return 0
 	}
-	if !alive(pid) {
-		return 0
-	}
-	// A recycled pid belongs to some other program: check it serves our data directory.
-	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	if err != nil || !strings.Contains(string(cmdline), "--datadir="+s.Datadir) {
-		return 0
-	}
 	return pid
+}
+
+// serves says whether pid is a server of this sandbox's data directory: the last --datadir
+// on its command line is the sandbox's, and its working directory (both servers change
+// into their data directory at start-up) is that directory. A pid file can name any
+// process: a recycled pid, or one a user wrote there; a substring match of the command
+// line took a server of D/data/data (or, with an empty datadir, any sandbox's) for D's.
+func (s *Sandbox) serves(pid int) bool {
+	datadir := procDatadir(pid)
+	if datadir == "" || filepath.Clean(datadir) != filepath.Clean(s.Datadir) {
+		return false
+	}
+	cwd, err := os.Stat(fmt.Sprintf("/proc/%d/cwd", pid))
+	if err != nil {
+		return false
+	}
+	own, err := os.Stat(s.Datadir)
+	return err == nil && os.SameFile(cwd, own)
+}
+
+// procDatadir is the last --datadir= on pid's command line (the one the server uses), or "".
+func procDatadir(pid int) string {
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return ""
+	}
+	var datadir string
+	for _, a := range strings.Split(string(cmdline), "\x00") {
+		if v, ok := strings.CutPrefix(a, "--datadir="); ok {
+			datadir = v
+		}
+	}
+	return datadir
+}
+
+// otherServer describes the running MariaDB or MySQL server, not this sandbox's, that the
+// pid file names ("" when it names none): 'down' and 'restart' refuse to go on then,
+// rather than call it stale and leave the user believing the sandbox's server stopped.
+func (s *Sandbox) otherServer() string {
+	pid := s.pidFilePid()
+	if pid == 0 || !alive(pid) || s.serves(pid) {
+		return ""
+	}
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return ""
+	}
+	isServer := false
+	for _, a := range strings.Split(string(cmdline), "\x00") {
+		if b := filepath.Base(a); b == "mariadbd" || b == "mysqld" {
+			isServer = true
+		}
+	}
+	if !isServer {
+		return ""
+	}
+	where := "an unknown data directory"
+	if d := procDatadir(pid); d != "" {
+		where = d
+	} else if cwd, err := os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid)); err == nil {
+		where = cwd
+	}
+	return fmt.Sprintf("pid %d, the server of %s, not this sandbox's (%s)", pid, where, s.Datadir)
 }
 
 // clearStale removes a stale pid file and socket, and says so.
@@ -808,6 +943,9 @@ func threadAlive(statFile string) bool {
 func (s *Sandbox) Stop(ctx context.Context) (float64, error) {
 	pid := s.livePid()
 	if pid == 0 {
+		if other := s.otherServer(); other != "" {
+			return 0, fmt.Errorf("refusing to stop %s: %s names it (remove that file if this sandbox's server is not running)", other, s.PidFile)
+		}
 		s.clearStale(s.Status(ctx))
 		return 0, nil
 	}
@@ -849,7 +987,9 @@ func (s *Sandbox) Stop(ctx context.Context) (float64, error) {
 func (s *Sandbox) Kill() {
 	if pid := s.livePid(); pid > 0 {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
-		for s.livePid() == pid {
+		// alive, not livePid: the server's working directory and command line are gone
+		// once its main thread exits, while other threads still hold its files.
+		for alive(pid) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
@@ -948,6 +1088,9 @@ func (s *Sandbox) Purge(ctx context.Context) (PurgeReport, error) {
 	if _, err := os.Stat(filepath.Join(s.Dir, stateFileName)); err != nil {
 		return rep, exitcode.UsageError(fmt.Errorf("refusing to remove anything in %s: it holds no sandbox state", s.Dir))
 	}
+	if err := s.CheckPurge(); err != nil {
+		return rep, err
+	}
 	if _, err := s.Stop(ctx); err != nil {
 		return rep, err
 	}
@@ -993,12 +1136,62 @@ func (s *Sandbox) Purge(ctx context.Context) (PurgeReport, error) {
 	return rep, nil
 }
 
+// ownedNames are the entries a sandbox makes in its directory. The data directory goes
+// last: a purge that failed half-way leaves it, by which CheckPurge knows the rest.
+var ownedNames = []string{tmpDirName, filesDirName, installLogName, serverOutName, errorLogName, pidFileName, socketName, stateFileName + ".tmp", dataDirName}
+
+// datadirMarks begin the names of the files a server makes first in a new data directory
+// (InnoDB's and Aria's, before any schema), and those a copy in name order makes first: a
+// directory holding none of them is no server's data directory.
+var datadirMarks = []string{"ibdata", "ib_logfile", "aria_log", "#ib", "#innodb", "mysql.ibd", "undo_", "ibtmp"}
+
+// CheckPurge says whether a purge would remove only what the sandbox made: each of its
+// entries present is of the kind the sandbox makes (a symbolic link is removed, not
+// followed), and its data directory is empty or holds a server's files. A state file put
+// into a directory that is no sandbox, its paths edited to match, otherwise made purge
+// (and 'up', reinstalling) remove the user's own data, tmp or files directory.
+func (s *Sandbox) CheckPurge() error {
+	refuse := func(format string, args ...any) error {
+		return fmt.Errorf("refusing to purge %s: %s: remove it by hand if it is the sandbox's", s.Dir, fmt.Sprintf(format, args...))
+	}
+	for _, n := range ownedNames {
+		p := filepath.Join(s.Dir, n)
+		fi, err := os.Lstat(p)
+		if err != nil || fi.Mode()&fs.ModeSymlink != 0 {
+			continue
+		}
+		wantDir := n == dataDirName || n == tmpDirName || n == filesDirName
+		if fi.IsDir() != wantDir {
+			kind := "a directory"
+			if !fi.IsDir() {
+				kind = "not a directory"
+			}
+			return refuse("%s is %s, not what 'sandbox up' makes there", p, kind)
+		}
+		if n != dataDirName {
+			continue
+		}
+		entries, err := os.ReadDir(p)
+		if err != nil {
+			return fmt.Errorf("purge %s: %w", s.Dir, err)
+		}
+		if len(entries) > 0 && !slices.ContainsFunc(entries, func(e fs.DirEntry) bool {
+			return slices.ContainsFunc(datadirMarks, func(m string) bool { return strings.HasPrefix(e.Name(), m) })
+		}) {
+			return refuse("%s holds no server's files (no ibdata1, aria_log_control, #innodb_redo, ...)", p)
+		}
+	}
+	return nil
+}
+
 // removeOwned removes the sandbox's own entries from its directory, by name (a symbolic
 // link among them is removed, not followed), and says which it removed.
 func (s *Sandbox) removeOwned() ([]string, error) {
-	names := []string{dataDirName, tmpDirName, filesDirName, installLogName, serverOutName, errorLogName, pidFileName, socketName, stateFileName + ".tmp"}
+	if err := s.CheckPurge(); err != nil {
+		return nil, err
+	}
 	var removed []string
-	for _, n := range names {
+	for _, n := range ownedNames {
 		p := filepath.Join(s.Dir, n)
 		if _, err := os.Lstat(p); err != nil {
 			continue

@@ -2,6 +2,8 @@ package sandbox
 
 import (
 	"context"
+	"encoding/json"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -437,6 +439,15 @@ func TestLongDirectoryGetsShortSocket(t *testing.T) {
 	if len(sock) >= 100 || note == "" {
 		t.Errorf("socket %q (%d bytes), note %q", sock, len(sock), note)
 	}
+	// Open takes that socket for the sandbox's own, and not another long directory's.
+	st := State{Dir: long, Datadir: filepath.Join(long, dataDirName), PidFile: filepath.Join(long, pidFileName), ErrorLog: filepath.Join(long, errorLogName), Socket: sock}
+	if err := st.checkOwnPaths(long); err != nil {
+		t.Errorf("the short socket of a long directory: %v", err)
+	}
+	st.Socket, _ = socketPath(long + "x")
+	if err := st.checkOwnPaths(long); err == nil || !strings.Contains(err.Error(), "socket") {
+		t.Errorf("another directory's short socket: %v", err)
+	}
 }
 
 // A template cache: the first sandbox bootstraps and leaves its fresh data directory as the
@@ -512,6 +523,165 @@ func TestPortTakenLine(t *testing.T) {
 	} {
 		if got := portTakenLine(line); got != want {
 			t.Errorf("portTakenLine(%q) = %v, want %v", line, got, want)
+		}
+	}
+}
+
+// A user test: sandbox.json copied into another directory, its dir edited to match and its
+// pid file, socket and data directory left naming a running sandbox's, made 'down' there
+// stop that other sandbox's server. Every command refuses such a state; with the paths
+// edited too, the directory's identity refuses it; a pid file of the sandbox's own that
+// names another server is refused by Stop and reported by Status; a data directory named
+// by a prefix of the server's --datadir is not that server's.
+func TestForgedStateStopsNoOtherServer(t *testing.T) {
+	ctx := context.Background()
+	victim, _ := newSandbox(t, Config{})
+	pid := victim.Status(ctx).Pid
+	raw, err := os.ReadFile(filepath.Join(victim.Dir, stateFileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// forge writes the victim's state into a new directory, dir edited to match, then edit.
+	forge := func(edit func(st *State)) string {
+		t.Helper()
+		var st State
+		if err := json.Unmarshal(raw, &st); err != nil {
+			t.Fatal(err)
+		}
+		st.Dir = t.TempDir()
+		edit(&st)
+		b, _ := json.Marshal(st)
+		if err := os.WriteFile(filepath.Join(st.Dir, stateFileName), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return st.Dir
+	}
+	refused := func(what, dir, want string) {
+		t.Helper()
+		_, err := Open(dir)
+		if err == nil || exitcode.Of(err) != exitcode.Runtime || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), want) {
+			t.Errorf("open of %s: %v", what, err)
+		}
+		if sb, _, err := Up(ctx, Config{Dir: dir, DieWithParent: true}); err == nil {
+			t.Errorf("up on %s: no error", what)
+			if sb.proc != nil {
+				sb.Kill()
+			}
+		}
+	}
+	refused("a state naming another sandbox's server", forge(func(*State) {}), "datadir")
+	refused("a state naming another sandbox's socket", forge(func(st *State) {
+		st.Datadir, st.PidFile, st.ErrorLog = filepath.Join(st.Dir, dataDirName), filepath.Join(st.Dir, pidFileName), filepath.Join(st.Dir, errorLogName)
+	}), "socket")
+	refused("a state with no data directory", forge(func(st *State) { st.Datadir = "" }), "datadir")
+	refused("a state copied with its paths edited", forge(func(st *State) {
+		st.Datadir, st.PidFile = filepath.Join(st.Dir, dataDirName), filepath.Join(st.Dir, pidFileName)
+		st.ErrorLog, st.Socket = filepath.Join(st.Dir, errorLogName), filepath.Join(st.Dir, socketName)
+	}), "inode")
+	if !victim.Status(ctx).Running || victim.Status(ctx).Pid != pid {
+		t.Fatal("the other sandbox's server stopped")
+	}
+
+	// A sandbox of its own, stopped, whose pid file names the other's server.
+	sb, _ := newSandbox(t, Config{})
+	if _, err := sb.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(sb.PidFile, []byte(strconv.Itoa(pid)), 0o644)
+	if st := sb.Status(ctx); st.Running || !strings.Contains(st.StalePid, victim.Datadir) {
+		t.Errorf("status with a pid file naming another server: %+v", st)
+	}
+	for name, stop := range map[string]func() error{
+		"stop":    func() error { _, err := sb.Stop(ctx); return err },
+		"restart": func() error { _, err := sb.Restart(ctx, 0); return err },
+		"purge":   func() error { _, err := sb.Purge(ctx); return err },
+	} {
+		if err := stop(); exitcode.Of(err) != exitcode.Runtime || !strings.Contains(err.Error(), victim.Datadir) {
+			t.Errorf("%s with a pid file naming another server: %v", name, err)
+		}
+	}
+	sb.Kill()
+	// --datadir=DIR is a prefix of --datadir=DIR/data.
+	prefix := &Sandbox{State: State{Dir: sb.Dir, Datadir: victim.Dir, PidFile: victim.PidFile}}
+	if p := prefix.livePid(); p != 0 {
+		t.Errorf("the server of %s taken for one of %s: pid %d", victim.Datadir, victim.Dir, p)
+	}
+	if !victim.Status(ctx).Running || victim.Status(ctx).Pid != pid {
+		t.Fatal("the other sandbox's server stopped")
+	}
+}
+
+// A state file put into a directory that is no sandbox, written to name that directory's
+// own paths (no inode recorded, as states before it), makes neither purge nor up's
+// reinstall remove the user's data, tmp or files directories.
+func TestPurgeRefusesWhatNoSandboxMade(t *testing.T) {
+	ctx := context.Background()
+	for name, setup := range map[string]func(d string){
+		"data of the user's": func(d string) {
+			os.Mkdir(filepath.Join(d, dataDirName), 0o755)
+			os.WriteFile(filepath.Join(d, dataDirName, "thesis.tex"), []byte("x"), 0o644)
+			os.Mkdir(filepath.Join(d, tmpDirName), 0o755)
+			os.WriteFile(filepath.Join(d, tmpDirName, "draft"), []byte("x"), 0o644)
+		},
+		"a directory where the sandbox makes a file": func(d string) {
+			os.Mkdir(filepath.Join(d, errorLogName), 0o755)
+			os.WriteFile(filepath.Join(d, errorLogName, "2026.log"), []byte("x"), 0o644)
+		},
+		"a file where the sandbox makes a directory": func(d string) {
+			os.WriteFile(filepath.Join(d, filesDirName), []byte("x"), 0o644)
+		},
+	} {
+		for _, installing := range []bool{false, true} {
+			d := t.TempDir()
+			setup(d)
+			st := State{Format: stateFormat, Dir: d, Datadir: filepath.Join(d, dataDirName), PidFile: filepath.Join(d, pidFileName),
+				ErrorLog: filepath.Join(d, errorLogName), Socket: filepath.Join(d, socketName), DirCreated: true, Installing: installing}
+			b, _ := json.Marshal(st)
+			os.WriteFile(filepath.Join(d, stateFileName), b, 0o644)
+			before := tree(t, d)
+			sb, err := Open(d)
+			if err != nil {
+				t.Fatalf("%s: open: %v", name, err)
+			}
+			if _, err := sb.Purge(ctx); exitcode.Of(err) != exitcode.Runtime || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "refusing to purge") {
+				t.Errorf("%s (installing %v): purge: %v", name, installing, err)
+			}
+			if installing {
+				if sb, _, err := Up(ctx, Config{Dir: d, Flavor: os.Getenv(FlavorEnv), DieWithParent: true}); err == nil || !strings.Contains(err.Error(), "refusing to purge") {
+					t.Errorf("%s: up reinstalling: %v", name, err)
+					if err == nil {
+						sb.Kill()
+					}
+				}
+			}
+			if after := tree(t, d); after != before {
+				t.Errorf("%s (installing %v): the directory changed:\n%s\nnow\n%s", name, installing, before, after)
+			}
+		}
+	}
+}
+
+// tree lists the paths under dir, one a line.
+func tree(t *testing.T, dir string) string {
+	t.Helper()
+	var out []string
+	filepath.WalkDir(dir, func(p string, _ fs.DirEntry, err error) error {
+		out = append(out, p)
+		return err
+	})
+	return strings.Join(out, "\n")
+}
+
+// Status reports the extra server options the sandbox starts with, [] when none.
+func TestStatusReportsServerArgs(t *testing.T) {
+	d := t.TempDir()
+	sb := &Sandbox{State: State{Dir: d, PidFile: filepath.Join(d, pidFileName), Socket: filepath.Join(d, socketName)}}
+	for _, args := range [][]string{nil, {"--performance-schema=OFF", "--innodb-lru-scan-depth=128"}} {
+		sb.ServerArgs = args
+		b, err := json.Marshal(sb.Status(context.Background()))
+		want, _ := json.Marshal(append([]string{}, args...))
+		if err != nil || !strings.Contains(string(b), `"server_args":`+string(want)) {
+			t.Errorf("status of a sandbox with server args %q: %s %v", args, b, err)
 		}
 	}
 }
