@@ -36,6 +36,12 @@ var DefaultSocketPaths = []string{
 	"/tmp/mysql.sock",
 }
 
+// DefaultSocketsEnv, when set, replaces DefaultSocketPaths: a colon-separated list of the
+// sockets to try, or "none". Unlike MYSQL_UNIX_PORT it ranks below option files and flags:
+// the test harness sets it so that a run that names no server of its own finds none,
+// rather than the machine's.
+const DefaultSocketsEnv = "INNOWARM_DEFAULT_SOCKETS"
+
 // Options is a resolved connection request.
 type Options struct {
 	Host           string
@@ -58,7 +64,9 @@ type Options struct {
 	// portOnCommandLine makes host=localhost use TCP, as the MariaDB client does since 10.6:
 	// the mysql client's silent fallback to the socket connects to the wrong server too often.
 	portOnCommandLine bool
-	socketGiven       bool
+	// defaultSockets replace DefaultSocketPaths when not nil (DefaultSocketsEnv).
+	defaultSockets []string
+	socketGiven    bool
 
 	// Sources says where each setting came from ("flag", "env MYSQL_PWD", a file path),
 	// for error messages; it never holds values.
@@ -206,6 +214,12 @@ func (f *Flags) Resolve(env Env, home string) (Options, []OptionValue, error) {
 		}
 	}
 
+	if v := env(DefaultSocketsEnv); v != "" {
+		o.defaultSockets = []string{}
+		if v != "none" {
+			o.defaultSockets = strings.Split(v, ":")
+		}
+	}
 	if v := env("MYSQL_HOST"); v != "" {
 		o.Host, o.Sources["host"] = v, "env MYSQL_HOST"
 	}
@@ -434,12 +448,19 @@ func (o Options) SocketPath() (string, error) {
 		}
 		return o.Socket, nil
 	}
-	for _, p := range DefaultSocketPaths {
+	defaults := DefaultSocketPaths
+	if o.defaultSockets != nil {
+		defaults = o.defaultSockets
+	}
+	for _, p := range defaults {
 		if _, err := os.Stat(p); err == nil {
 			return p, nil
 		}
 	}
-	return "", exitcode.UsageError(fmt.Errorf("no server socket found at %s: pass -S/--socket FILE, or -h 127.0.0.1 -P PORT for TCP", strings.Join(DefaultSocketPaths, ", ")))
+	if len(defaults) == 0 {
+		return "", exitcode.UsageError(fmt.Errorf("no socket given and no default (%s=none): pass -S/--socket FILE, or -h 127.0.0.1 -P PORT for TCP", DefaultSocketsEnv))
+	}
+	return "", exitcode.UsageError(fmt.Errorf("no server socket found at %s: pass -S/--socket FILE, or -h 127.0.0.1 -P PORT for TCP", strings.Join(defaults, ", ")))
 }
 
 // Target describes where the connection goes, for messages.

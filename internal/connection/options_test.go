@@ -282,3 +282,34 @@ func TestTLSConfigModes(t *testing.T) {
 		t.Errorf("missing CA file: %v", err)
 	}
 }
+
+// INNOWARM_DEFAULT_SOCKETS replaces the sockets tried when none is given ("none": none),
+// and ranks below option files and MYSQL_UNIX_PORT: the test harness sets it so that a run
+// naming no server of its own cannot reach the machine's server.
+func TestDefaultSocketsEnv(t *testing.T) {
+	dir := t.TempDir()
+	noFiles := []string{"--no-defaults"}
+	o, _, err := resolve(t, noFiles, map[string]string{DefaultSocketsEnv: "none"}, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err := o.SocketPath(); err == nil || !strings.Contains(err.Error(), DefaultSocketsEnv+"=none") {
+		t.Errorf("with %s=none: socket %q, error %v; want an error naming it", DefaultSocketsEnv, p, err)
+	}
+	sock := writeFile(t, dir, "here.sock", "")
+	o, _, err = resolve(t, noFiles, map[string]string{DefaultSocketsEnv: filepath.Join(dir, "missing.sock") + ":" + sock}, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err := o.SocketPath(); err != nil || p != sock {
+		t.Errorf("with a list: socket %q, error %v; want %s", p, err, sock)
+	}
+	cnf := writeFile(t, dir, "my.cnf", "[client]\nsocket="+sock+"\n")
+	o, _, err = resolve(t, []string{"--defaults-file=" + cnf}, map[string]string{DefaultSocketsEnv: "none"}, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err := o.SocketPath(); err != nil || p != sock {
+		t.Errorf("an option file's socket with %s=none: socket %q, error %v; want %s", DefaultSocketsEnv, p, err, sock)
+	}
+}

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/innowarm/innowarm/internal/connection"
 )
 
 var (
@@ -56,14 +58,19 @@ type Run struct {
 }
 
 // Env is the minimal environment runs get: no MYSQL_* from the developer's shell, and a
-// HOME without a ~/.my.cnf unless the test writes one.
+// HOME without a ~/.my.cnf unless the test writes one, and no default socket: a run that
+// names no server of the test's (no -S, no socket= in an option file it wrote) must fail,
+// not reach the machine's own server through /run/mysqld/mysqld.sock (a test of a refusal,
+// run against a build that did not refuse, once filled a schema on the machine's MariaDB).
+// A test of the defaults sets connection.DefaultSocketsEnv in Env.
 func (r Run) environ(t testing.TB) []string {
 	home, user := filepath.Join(rootDir, "home"), "root"
 	if r.nobody != "" {
 		home, user = filepath.Dir(r.nobody), "nobody"
 	}
 	_ = os.MkdirAll(home, 0o755)
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "USER=" + user, "LANG=C.UTF-8"}
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "USER=" + user, "LANG=C.UTF-8",
+		connection.DefaultSocketsEnv + "=none"}
 	if gc := os.Getenv("GOCACHE"); gc != "" {
 		env = append(env, "GOCACHE="+gc)
 	}
