@@ -24,11 +24,11 @@ func newExperimentCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "experiment",
 		Short: "Reproduce the classic buffer-pool experiments: coldstart, hotrows, concurrency; and recovery under traffic",
-		Long: `experiment runs one of the three classic buffer-pool experiments in one command, on a
-throwaway sandbox server by default (sized with --pool-size and --rows or --scale), or on an
-existing server given with the connection flags; experiments that need cold restarts then
-need --restart-cmd. An experiment writes only into a schema of its own, which it creates,
-marks and drops.
+		Long: `experiment runs one of the three classic buffer-pool experiments, or recovery under live
+traffic, in one command, on a throwaway sandbox server by default (sized with --pool-size
+and --rows or --scale), or on an existing server given with the connection flags;
+coldstart and recovery, which restart the server cold, then need --restart-cmd. An
+experiment writes only into a schema of its own, which it creates, marks and drops.
 
 Each prints a Markdown table on stdout (--json: everything as JSON) and writes a report
 directory (--report-dir): report.html (self-contained, charts embedded, opens offline),
@@ -57,11 +57,16 @@ type expFlags struct {
 	flavor         string
 }
 
-func (f *expFlags) bind(cmd *cobra.Command, name, pool string) {
+// bind adds the common flags; --restart-cmd and --restart-timeout only to the experiments
+// that restart the server (restarts), since the others would ignore them.
+func (f *expFlags) bind(cmd *cobra.Command, name, pool string, restarts bool) {
 	f.cf = addConnFlags(cmd)
 	fl := cmd.Flags()
-	fl.StringVar(&f.restartCmd, "restart-cmd", "", "on an existing server: shell command that restarts it (run with sh -c; innowarm then waits until it answers and drops the OS page cache when root)")
-	fl.DurationVar(&f.restartTimeout, "restart-timeout", 5*time.Minute, "how long to wait for the server to answer after --restart-cmd")
+	f.restartTimeout = 5 * time.Minute
+	if restarts {
+		fl.StringVar(&f.restartCmd, "restart-cmd", "", "on an existing server: shell command that restarts it (run with sh -c; innowarm then waits until it answers and drops the OS page cache when root)")
+		fl.DurationVar(&f.restartTimeout, "restart-timeout", f.restartTimeout, "how long to wait for the server to answer after --restart-cmd")
+	}
 	fl.StringVar(&f.pool, "pool-size", pool, "sandbox: innodb_buffer_pool_size")
 	fl.StringVar(&f.sandboxDir, "sandbox-dir", "", "sandbox: directory (default: a temporary one)")
 	fl.BoolVar(&f.keepSandbox, "keep-sandbox", false, "sandbox: keep it (stopped) instead of removing it at the end")
@@ -89,59 +94,61 @@ func (f *expFlags) onServer(cmd *cobra.Command) bool {
 	return false
 }
 
-// prepare checks the common flags, then creates the target: a sandbox, or the existing server.
-func (f *expFlags) prepare(cmd *cobra.Command, name string, needsRestart bool) (*experiment.Target, string, *logx.Logger, progress.Config, error) {
-	var prog progress.Config
-	log := logx.New(cmd.ErrOrStderr(), f.quiet)
+// prepare checks the common flags, then creates the target: a sandbox, or the existing
+// server. undo removes the report directory prepare created, while it is empty: for a run
+// refused or failed before its report.
+func (f *expFlags) prepare(cmd *cobra.Command, name string, needsRestart bool) (t *experiment.Target, dir string, undo func(), log *logx.Logger, prog progress.Config, err error) {
+	log = logx.New(cmd.ErrOrStderr(), f.quiet)
 	opts, err := f.cf.resolve(cmd)
 	if err != nil {
-		return nil, "", nil, prog, err
+		return nil, "", nil, nil, prog, err
 	}
 	if cmd.Flags().Changed("database") && !cmd.Flags().Changed("schema") {
 		f.schema = opts.Database
 	}
 	opts.Database = ""
 	if strings.TrimSpace(f.schema) == "" {
-		return nil, "", nil, prog, usagef("--schema is empty: name the schema the experiment may create")
+		return nil, "", nil, nil, prog, usagef("--schema is empty: name the schema the experiment may create")
 	}
 	server := f.onServer(cmd)
 	if server {
 		for _, n := range []string{"pool-size", "sandbox-dir", "keep-sandbox", "flavor"} {
 			if cmd.Flags().Changed(n) {
-				return nil, "", nil, prog, usagef("--%s applies to the sandbox, but the connection flags point at an existing server: leave one or the other out", n)
+				return nil, "", nil, nil, prog, usagef("--%s applies to the sandbox, but the connection flags point at an existing server: leave one or the other out", n)
 			}
 		}
 		if needsRestart && f.restartCmd == "" {
-			return nil, "", nil, prog, usagef("%s needs cold restarts and this server has no restart method: give --restart-cmd (e.g. 'systemctl restart mariadb'), or leave out the connection flags to run it on a sandbox", name)
+			return nil, "", nil, nil, prog, usagef("%s needs cold restarts and this server has no restart method: give --restart-cmd (e.g. 'systemctl restart mariadb'), or leave out the connection flags to run it on a sandbox", name)
 		}
 	} else if f.restartCmd != "" {
-		return nil, "", nil, prog, usagef("--restart-cmd applies to an existing server")
+		return nil, "", nil, nil, prog, usagef("--restart-cmd applies to an existing server")
 	}
 	pool, err := units.ParseBytes(f.pool)
 	if err != nil {
-		return nil, "", nil, prog, usagef("--pool-size: %v", err)
+		return nil, "", nil, nil, prog, usagef("--pool-size: %v", err)
 	}
 	if f.restartTimeout < time.Second {
-		return nil, "", nil, prog, usagef("--restart-timeout must be at least 1s")
+		return nil, "", nil, nil, prog, usagef("--restart-timeout must be at least 1s")
 	}
-	dir := f.reportDir
+	dir = f.reportDir
 	if dir == "" {
 		dir = fmt.Sprintf("innowarm-%s-%s", name, time.Now().Format("20060102-150405"))
 	}
-	if err := experiment.CheckReportDir(dir); err != nil {
-		return nil, "", nil, prog, err
+	if undo, err = experiment.PrepareReportDir(dir); err != nil {
+		return nil, "", nil, nil, prog, err
 	}
 	prog = progress.Config{Out: cmd.ErrOrStderr(), Bars: !f.quiet && progress.IsTerminal(os.Stderr) && cmd.ErrOrStderr() == os.Stderr, Quiet: f.quiet}
 	if server {
-		t := experiment.OnServer(opts, f.restartCmd, log)
+		t = experiment.OnServer(opts, f.restartCmd, log)
 		t.RestartTimeout = f.restartTimeout
-		return t, dir, log, prog, nil
+		return t, dir, undo, log, prog, nil
 	}
-	t, err := experiment.NewSandbox(cmd.Context(), experiment.SandboxConfig{Dir: f.sandboxDir, PoolSize: pool, Keep: f.keepSandbox, Flavor: f.flavor}, log)
+	t, err = experiment.NewSandbox(cmd.Context(), experiment.SandboxConfig{Dir: f.sandboxDir, PoolSize: pool, Keep: f.keepSandbox, Flavor: f.flavor}, log)
 	if err != nil {
-		return nil, "", nil, prog, err
+		undo()
+		return nil, "", nil, nil, prog, err
 	}
-	return t, dir, log, prog, nil
+	return t, dir, undo, log, prog, nil
 }
 
 // runFunc runs one experiment on a target.
@@ -154,16 +161,19 @@ func (f *expFlags) runE(name string, needsRestart bool, validate func() error, r
 		if err := validate(); err != nil {
 			return err
 		}
-		t, dir, log, prog, err := f.prepare(cmd, name, needsRestart)
+		t, dir, undo, log, prog, err := f.prepare(cmd, name, needsRestart)
 		if err != nil {
 			return err
 		}
 		defer t.Close()
 		res, err := runExp(cmd.Context(), t, dir, log, prog)
-		if err != nil {
-			return err
+		if err == nil {
+			err = f.finish(cmd, res, dir, log)
 		}
-		return f.finish(cmd, res, dir, log)
+		if err != nil {
+			undo() // a run refused at the server (a schema not its own) wrote nothing
+		}
+		return err
 	})
 }
 
@@ -211,7 +221,7 @@ server it needs --restart-cmd; the dump/load baselines need innowarm on the data
   innowarm experiment coldstart --rows 10000000 --pool-size 256M --snapshot   # the 2017 scale
   innowarm experiment coldstart -S /run/mysqld/mysqld.sock -u root --restart-cmd 'systemctl restart mariadb'`,
 	}
-	f.bind(cmd, "coldstart", "512M")
+	f.bind(cmd, "coldstart", "512M", true)
 	fl := cmd.Flags()
 	fl.Int64Var(&o.Rows, "rows", 2_000_000, "rows of test_data")
 	fl.Int64Var(&o.Queries, "queries", 20_000, "lookups in the query file")
@@ -253,12 +263,12 @@ clustered into a contiguous id range in a copy of the table, show how far the kn
 		Example: `  innowarm experiment hotrows --pool-size 64M --rows 1000000
   innowarm experiment hotrows --pool-size 128M --rows 10000000 --queries 50000   # the 2007 scale`,
 	}
-	f.bind(cmd, "hotrows", "64M")
+	f.bind(cmd, "hotrows", "64M", false)
 	fl := cmd.Flags()
 	fl.Int64Var(&o.Rows, "rows", 1_000_000, "rows of the sbtest table (make it several times the pool)")
 	fl.Int64Var(&o.Queries, "queries", 10_000, "timed random selects per hot-set size")
 	fl.Int64Var(&o.MinHot, "min-hot", 100, "smallest hot set")
-	fl.Int64Var(&o.MaxHot, "max-hot", 0, "largest hot set (default: 128 times the pool's pages, at most --rows)")
+	fl.Int64Var(&o.MaxHot, "max-hot", 0, "largest hot set; 0: 128 times the pool's pages, at most --rows")
 	fl.Int64Var(&seed, "seed", 2007, "seed of the hot sets")
 	fl.BoolVar(&o.MakeYoung, "make-young", true, "set innodb_old_blocks_time=0 while measuring (restored after), so a hot page is made young on its second read as in 2007; =false keeps the server's setting")
 	cmd.RunE = f.runE("hotrows", false, func() error {
@@ -293,7 +303,7 @@ one client to ~3.0 ms at 100.`,
 		Example: `  innowarm experiment concurrency --scale 0.001
   innowarm experiment concurrency --scale 0.01 --concurrency 1,10,50 -S /run/mysqld/mysqld.sock -u root`,
 	}
-	f.bind(cmd, "concurrency", "256M")
+	f.bind(cmd, "concurrency", "256M", false)
 	fl := cmd.Flags()
 	fl.Float64Var(&o.Scale, "scale", 0.001, "multiplies the original queries per client (1,000 ... 1,000,000)")
 	fl.StringVar(&clients, "concurrency", "1,10,30,50,100", "concurrency levels")
@@ -327,8 +337,9 @@ func newRecoveryCmd() *cobra.Command {
 		Use:   "recovery",
 		Short: "Restart to hot under live traffic: throughput and p95 each second from the moment a restarted server answers",
 		Long: `recovery builds sbtest1 (make --rows several times the pool), then restarts the server cold
-again and again with closed-loop traffic (--clients point selects, keys drawn --dist) from the
-moment it answers, and records throughput and p95 every second for --duration:
+again and again with traffic (--clients point selects, keys drawn --dist; closed loop, or
+open loop at --rate) from the moment it answers, and records throughput and p95 every
+second for --duration:
 
   cold: the traffic's own reads only
   innodb-load-25, innodb-load-100: the server loads its own dump (taken from the hot pool at
@@ -349,7 +360,7 @@ sequential read speed, measured on the table's file in the same run.`,
 		Example: `  innowarm experiment recovery --pool-size 256M --rows 3000000 --rounds 3
   innowarm experiment recovery --scenarios innodb-load-100,innowarm-snapshot --duration 30s`,
 	}
-	f.bind(cmd, "recovery", "256M")
+	f.bind(cmd, "recovery", "256M", true)
 	fl := cmd.Flags()
 	fl.Int64Var(&o.Rows, "rows", 3_000_000, "rows of sbtest1 (about 230 bytes each: make it several times the pool)")
 	fl.IntVar(&o.Clients, "clients", 8, "clients of the traffic")
@@ -359,7 +370,7 @@ sequential read speed, measured on the table's file in the same run.`,
 	fl.DurationVar(&o.PoolPagesEvery, "pool-pages-every", 0, "cold and follow-failover: take the server's list of its pages this often (e.g. 5s) and report in report.json's turnover which pages came in and left between each two: pages read back after they were evicted, by their place in the pool when the server answered; 0: off")
 	var rate string
 	fl.StringVar(&rate, "rate", "", "open-loop traffic: point selects per second, or N% of the hot throughput a closed-loop run measures first (e.g. 50%); default: closed loop")
-	fl.StringVar(&o.Dist, "dist", "pareto", "key distribution of the point selects: uniform, zipf[:S], pareto[:H], hotset:ROWS_PCT:ACCESS_PCT")
+	fl.StringVar(&o.Dist, "dist", "pareto", "key distribution of the point selects: uniform, zipf[:S], pareto[:H], special (sysbench 1.0's default, its --rand-spec-* defaults), hotset:ROWS_PCT:ACCESS_PCT")
 	fl.DurationVar(&o.Duration, "duration", 60*time.Second, "traffic after each restart")
 	fl.DurationVar(&o.HotDuration, "hot-duration", 20*time.Second, "traffic after each window, on the recovered server: that run's hot level")
 	fl.IntVar(&o.Rounds, "rounds", 3, "rounds of every scenario (each after its own cold restart); medians are reported")

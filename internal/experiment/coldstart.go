@@ -172,7 +172,9 @@ func (r *ColdstartResult) Scenario(id string) *Scenario {
 	return nil
 }
 
-// ValidateColdstart checks the options that need no server.
+// ValidateColdstart checks the options that need no server. A zero Interval or Repeat is
+// refused: Coldstart fills their defaults before it validates, so a 0 here is the user's
+// (a user test: --repeat 0 ran once, silently).
 func ValidateColdstart(o ColdstartOptions) error {
 	switch {
 	case o.Rows < 1:
@@ -181,9 +183,9 @@ func ValidateColdstart(o ColdstartOptions) error {
 		return exitcode.BadValue("Rows", "%d is more than an INT id holds", o.Rows)
 	case o.Queries < 1:
 		return exitcode.BadValue("Queries", "must be at least 1, got %d", o.Queries)
-	case o.Interval < 0 || o.Interval > 0 && o.Interval < 50*time.Millisecond:
+	case o.Interval < 50*time.Millisecond:
 		return exitcode.BadValue("Interval", "%s: use 50ms or more", o.Interval)
-	case o.Repeat < 0 || o.Repeat > 100:
+	case o.Repeat < 1 || o.Repeat > 100:
 		return exitcode.BadValue("Repeat", "%d: use 1 to 100", o.Repeat)
 	}
 	switch o.WarmMethod {
@@ -219,6 +221,12 @@ type coldRun struct {
 // cold restarts, cold and hot, after innowarm warm, after the old tool's scans, after
 // InnoDB's own dump/load at 25% and 100%, and (Snapshot) after a warm from a manifest.
 func Coldstart(ctx context.Context, t *Target, o ColdstartOptions) (res *ColdstartResult, err error) {
+	if o.Interval == 0 {
+		o.Interval = time.Second
+	}
+	if o.Repeat == 0 {
+		o.Repeat = 1
+	}
 	if err := ValidateColdstart(o); err != nil {
 		return nil, err
 	}
@@ -230,12 +238,6 @@ func Coldstart(ctx context.Context, t *Target, o ColdstartOptions) (res *Coldsta
 	}
 	if o.WarmMethod == "" {
 		o.WarmMethod = warm.MethodAuto
-	}
-	if o.Interval == 0 {
-		o.Interval = time.Second
-	}
-	if o.Repeat == 0 {
-		o.Repeat = 1
 	}
 	if o.Dir == "" {
 		return nil, exitcode.UsageError(errors.New("coldstart needs a directory for its query file"))

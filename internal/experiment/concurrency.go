@@ -13,6 +13,7 @@ import (
 	"github.com/innowarm/innowarm/internal/exitcode"
 	"github.com/innowarm/innowarm/internal/logx"
 	"github.com/innowarm/innowarm/internal/progress"
+	"github.com/innowarm/innowarm/internal/sqltext"
 )
 
 // The original matrix (MariaDB 10.0, HDD): mysqlslap --auto-generate-sql
@@ -139,6 +140,9 @@ func Concurrency(ctx context.Context, t *Target, o ConcurrencyOptions) (*Concurr
 		return nil, err
 	}
 	defer conn.Close()
+	if err := checkBenchSchema(ctx, conn, o.Schema); err != nil {
+		return nil, err
+	}
 	per := ScaledPerClient(o.Scale)
 	res := &ConcurrencyResult{Header: h,
 		Params: ConcurrencyParams{Clients: o.Clients, PerClient: per, Scale: o.Scale, Iterations: o.Iterations, Schema: o.Schema}}
@@ -158,6 +162,24 @@ func Concurrency(ctx context.Context, t *Target, o ConcurrencyOptions) (*Concurr
 		}
 	}
 	return res, nil
+}
+
+// innowarm bench's marks on a schema it created (internal/bench/schema.go, unexported
+// there): the concurrency experiment's schema is bench's.
+const (
+	benchOwnerComment = "created by innowarm bench, which may drop it"
+	benchOwnerTable   = "innowarm_bench_owner"
+)
+
+// checkBenchSchema refuses a schema that exists and is not innowarm bench's before the
+// first cell: bench would refuse it too, but in bench's words, naming its own flags
+// (--create-schema, --allow-writes-in-existing-schema) that this command does not have.
+func checkBenchSchema(ctx context.Context, conn *connection.Conn, name string) error {
+	exists, owned, err := markedSchema(ctx, conn, name, benchOwnerComment, benchOwnerTable)
+	if err != nil || !exists || owned {
+		return err
+	}
+	return exitcode.UsageError(fmt.Errorf("schema %s exists and was not created by innowarm: the mixed load writes, so it runs only in a schema of its own: choose another with --schema", sqltext.Ident(name)))
 }
 
 // concurrencyCell runs one cell with innowarm bench: mysqlslap's generated SQL, its

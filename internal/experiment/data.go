@@ -32,23 +32,29 @@ const (
 
 // ownedSchema reads whether name exists and carries the experiment's mark.
 func ownedSchema(ctx context.Context, conn *connection.Conn, name string) (exists, owned bool, err error) {
+	return markedSchema(ctx, conn, name, ownerComment, ownerTable)
+}
+
+// markedSchema reads whether name exists and carries a mark: the schema comment, or else
+// the marker table.
+func markedSchema(ctx context.Context, conn *connection.Conn, name, comment, table string) (exists, owned bool, err error) {
 	q := "SELECT '' FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?"
 	if conn.Server.SchemaComments() {
 		q = "SELECT SCHEMA_COMMENT FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?"
 	}
-	var comment string
-	err = conn.DB.QueryRowContext(ctx, q, name).Scan(&comment)
+	var got string
+	err = conn.DB.QueryRowContext(ctx, q, name).Scan(&got)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, false, nil
 	}
 	if err != nil {
 		return false, false, fmt.Errorf("look up schema %s: %w", sqltext.Ident(name), err)
 	}
-	if comment == ownerComment {
+	if got == comment {
 		return true, true, nil
 	}
 	var n int
-	err = conn.DB.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?", name, ownerTable).Scan(&n)
+	err = conn.DB.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?", name, table).Scan(&n)
 	if err != nil {
 		return true, false, fmt.Errorf("look up schema %s: %w", sqltext.Ident(name), err)
 	}

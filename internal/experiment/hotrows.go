@@ -116,6 +116,8 @@ func ValidateHotrows(o HotrowsOptions) error {
 		return exitcode.BadValue("Queries", "must be at least 1, got %d", o.Queries)
 	case o.MinHot < 1:
 		return exitcode.BadValue("MinHot", "must be at least 1, got %d", o.MinHot)
+	case o.MaxHot < 0:
+		return exitcode.BadValue("MaxHot", "%d: use 0 (the default: 128 times the pool's pages) or at least the least hot rows, %d", o.MaxHot, o.MinHot)
 	case o.MaxHot != 0 && o.MaxHot < o.MinHot:
 		return exitcode.BadValue("MaxHot", "%d is less than the least hot rows, %d", o.MaxHot, o.MinHot)
 	case o.MinHot > o.Rows:

@@ -239,9 +239,12 @@ func (r *RecoveryResult) Page() report.Page {
 }
 
 // curveChart draws each scenario's typical run: throughput per second since the server
-// answered, the hot level and the physical limit marked.
+// answered, that run's hot level and the physical limit marked. Each run is scored against
+// its own hot level, so each drawn run's level is drawn, named by its scenario: one line at
+// the median of all runs' levels (as before) disagreed with the figures of a run whose
+// level was apart from it.
 func (r *RecoveryResult) curveChart() report.LineChart {
-	var series, p95 []report.Series
+	var series, p95, hot []report.Series
 	var xmax float64
 	for _, s := range r.Scenarios {
 		if len(s.Runs) == 0 {
@@ -256,9 +259,15 @@ func (r *RecoveryResult) curveChart() report.LineChart {
 			xmax = max(xmax, pt.T)
 		}
 		series, p95 = append(series, q), append(p95, l)
+		if h := rn.HotLevel.QPS; h > 0 {
+			hot = append(hot, report.Series{Name: fmt.Sprintf("%s: hot level %s qps (round %d)", s.Label, qps(h), rn.Round), Y: []float64{h, h}})
+		}
 	}
-	if r.HotQPS > 0 && xmax > 0 {
-		series = append(series, report.Series{Name: fmt.Sprintf("hot level (%.0f qps)", r.HotQPS), X: []float64{0, xmax}, Y: []float64{r.HotQPS, r.HotQPS}})
+	if xmax > 0 {
+		for _, h := range hot {
+			h.X = []float64{0, xmax}
+			series = append(series, h)
+		}
 	}
 	c := report.LineChart{
 		Name: "recovery-curve", Title: "Throughput after a cold restart under live traffic",

@@ -151,19 +151,50 @@ func keyValue(path, key, sep string) string {
 
 // CheckReportDir makes sure the report can be written before a long experiment starts.
 func CheckReportDir(dir string) error {
+	_, err := PrepareReportDir(dir)
+	return err
+}
+
+// PrepareReportDir makes sure the report can be written before a long experiment starts,
+// creating dir and any missing parents. undo removes the directories it created, deepest
+// first and each only while empty, for a run refused or failed before it wrote into them:
+// a user test found refused runs leaving empty report directories behind. It never
+// removes a directory that existed before, nor one with anything in it.
+func PrepareReportDir(dir string) (undo func(), err error) {
 	if dir == "" {
-		return exitcode.UsageError(fmt.Errorf("the report directory is empty: give --report-dir"))
+		return nil, exitcode.UsageError(fmt.Errorf("the report directory is empty: give --report-dir"))
+	}
+	var created []string // deepest first
+	for d := filepath.Clean(dir); ; {
+		if _, err := os.Lstat(d); !errors.Is(err, os.ErrNotExist) {
+			break
+		}
+		created = append(created, d)
+		up := filepath.Dir(d)
+		if up == d {
+			break
+		}
+		d = up
+	}
+	undo = func() {
+		for _, d := range created {
+			if err := os.Remove(d); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return // not empty: nor is any parent
+			}
+		}
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return exitcode.UsageError(fmt.Errorf("cannot create the report directory %s: %w (choose a writable one with --report-dir)", dir, syscallReason(err)))
+		undo()
+		return nil, exitcode.UsageError(fmt.Errorf("cannot create the report directory %s: %w (choose a writable one with --report-dir)", dir, syscallReason(err)))
 	}
 	f, err := os.CreateTemp(dir, ".write-test-*")
 	if err != nil {
-		return exitcode.UsageError(fmt.Errorf("cannot write to the report directory %s: %w (choose a writable one with --report-dir)", dir, syscallReason(err)))
+		undo()
+		return nil, exitcode.UsageError(fmt.Errorf("cannot write to the report directory %s: %w (choose a writable one with --report-dir)", dir, syscallReason(err)))
 	}
 	f.Close()
 	os.Remove(f.Name())
-	return nil
+	return undo, nil
 }
 
 func syscallReason(err error) error {
