@@ -71,7 +71,6 @@ func ReadTotals(ctx context.Context, c *connection.Conn) (Totals, error) {
 		PagesFree:    num("pages_free"),
 		PagesData:    num("pages_data"),
 		PagesDirty:   num("pages_dirty"),
-		PagesMisc:    num("pages_misc"),
 		PagesOld:     num("pages_old"),
 		ReadRequests: num("read_requests"),
 		DiskReads:    num("reads"),
@@ -79,6 +78,7 @@ func ReadTotals(ctx context.Context, c *connection.Conn) (Totals, error) {
 		LoadStatus:   st["innodb_buffer_pool_load_status"],
 		DumpStatus:   st["innodb_buffer_pool_dump_status"],
 	}
+	t.PagesMisc = miscPages(st["innodb_buffer_pool_pages_misc"], t.PagesTotal, t.PagesFree, t.PagesData)
 	t.HitRate, t.HitRateNote = HitRate(t.ReadRequests, t.DiskReads)
 	// The pool's size now: it can be resized while innowarm is connected (SET GLOBAL
 	// innodb_buffer_pool_size; MariaDB 10.11.12+ under memory pressure by itself).
@@ -102,6 +102,19 @@ func ReadTotals(ctx context.Context, c *connection.Conn) (Totals, error) {
 		}
 	}
 	return t, nil
+}
+
+// miscPages is the pool's pages that are neither free nor data (adaptive hash, locks):
+// the server's Innodb_buffer_pool_pages_misc, unless it wrapped around. MariaDB computes it
+// unsigned as total - free - LRU length, which a load under way or just done can push below
+// zero (18446744073709551564 after a native load): parsed as it was, it read as the
+// largest int64, and follow, which sizes the hot set it loads by the pool less those pages,
+// loaded nothing. Then, and where the counter is missing, the pages neither free nor data.
+func miscPages(raw string, total, free, data int64) int64 {
+	if n, err := strconv.ParseUint(strings.TrimSpace(raw), 10, 64); err == nil && n <= uint64(max(total, 0)) {
+		return int64(n)
+	}
+	return max(total-free-data, 0)
 }
 
 // oldPagesExpr is the pool's old sublist length from its instances' statistics, where the
