@@ -647,6 +647,7 @@ func (pl *Plan) verify(ctx context.Context, sess *connection.Session) error {
 			units = append(units, tg.Units...)
 			continue
 		}
+		q, args = explainStatement(pl.Server, tg.Units[0])
 		key, typ, err := explain(ctx, sess, pl.Server.ExplainTabular()+q, args)
 		if reason := skippable(err); reason != "" {
 			locked[tg.Table] = reason

@@ -90,11 +90,20 @@ func rangeCondition(col string, r *KeyRange, p *params) string {
 }
 
 // prefixCondition makes the optimizer range-scan an index whose first key part is a column
-// prefix: such an index is never used for an index-only scan, but a range over the whole
-// value space (every string is >= ”) reads all of it.
+// prefix: such an index is never used for an index-only scan, but a range is. Not every
+// string is >= ”: under a PAD SPACE collation (the default ones) the empty string
+// compares as spaces, and a value that starts with a character below the space (a tab, a
+// newline) sorts before it. prefixBelowEmpty reads those: a scan of the index is the two
+// ranges (no single condition covering every value is range-scanned: the optimizer drops
+// a range that is the whole index, and then reads the table).
 func prefixCondition(col string) string {
 	qc := sqltext.Ident(col)
 	return "(" + qc + " >= '' OR " + qc + " IS NULL)"
+}
+
+// prefixBelowEmpty is the other range of a scan of a prefix index (prefixCondition).
+func prefixBelowEmpty(col string) string {
+	return sqltext.Ident(col) + " < ''"
 }
 
 // buildSelect writes the statement of a unit without its time limit.
@@ -113,18 +122,42 @@ func buildSelect(srv flavor.Server, u *Unit, p *params) string {
 		}
 		what = "SUM(" + strings.Join(terms, " + ") + ")"
 	}
+	if u.prefixColumn != "" {
+		// The two ranges of the index, each a statement of its own to the optimizer,
+		// counted in one: values from '' on (and NULL), and those that sort before ''.
+		part := func(cond string) string {
+			where := []string{cond}
+			if c := rangeCondition(u.splitColumn, u.Range, p); c != "" {
+				where = append([]string{c}, where...) // placeholders in order: each part adds its own
+			}
+			return "(SELECT " + what + " FROM " + from + " WHERE " + strings.Join(where, " AND ") + ")"
+		}
+		return "SELECT " + StatementTag + " " + part(prefixCondition(u.prefixColumn)) + " + " + part(prefixBelowEmpty(u.prefixColumn))
+	}
 	var where []string
 	if c := rangeCondition(u.splitColumn, u.Range, p); c != "" {
 		where = append(where, c)
-	}
-	if u.prefixColumn != "" {
-		where = append(where, prefixCondition(u.prefixColumn))
 	}
 	q := "SELECT " + StatementTag + " " + what + " FROM " + from
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
 	return q
+}
+
+// explainStatement is what the plan EXPLAINs for the unit: its statement, or for a prefix
+// index's two ranges the first alone (EXPLAIN's first row is then the range's, not the
+// sum's).
+func explainStatement(srv flavor.Server, u *Unit) (string, []any) {
+	if u.prefixColumn == "" {
+		return Statement(srv, u, 0)
+	}
+	var p params
+	where := []string{prefixCondition(u.prefixColumn)}
+	if c := rangeCondition(u.splitColumn, u.Range, &p); c != "" {
+		where = append([]string{c}, where...)
+	}
+	return "SELECT " + StatementTag + " COUNT(*) FROM " + fromClause(srv, u.Table, u.Part, u.Index) + " WHERE " + strings.Join(where, " AND "), p.args
 }
 
 // Statement is the unit's statement with the server's per-statement time limit.
