@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/innowarm/innowarm/internal/catalog"
+	"github.com/innowarm/innowarm/internal/connection"
 	"github.com/innowarm/innowarm/internal/sandbox/sandboxtest"
 	"github.com/innowarm/innowarm/internal/sqltext"
 	"github.com/innowarm/innowarm/internal/warm"
@@ -58,4 +59,51 @@ func warmAndCount(t *testing.T, filter catalog.Filter, method string) int64 {
 		t.Fatal(err)
 	}
 	return residency(t, conn, cat)[key{"tabs", "", "kpre"}].Resident
+}
+
+// By key, the sql path read a manifest's run with no bound (its root page) of an index
+// whose first key part is a prefix as `WHERE 1 LIMIT n`: MariaDB reads the table for it
+// (a prefix index is never read index-only), and a user's warm left the index at 0%. Its
+// hot pages, the whole small index here, are now resident after the warm.
+func TestWarmByKeySQLReadsAPrefixIndex(t *testing.T) {
+	ctx := context.Background()
+	conn := sandboxtest.Conn(t)
+	db := sandboxtest.Schema(t)
+	q := sqltext.Table(db, "pfx")
+	sandboxtest.Exec(t,
+		"CREATE TABLE "+q+" (id INT PRIMARY KEY, s VARCHAR(300) CHARACTER SET utf8mb4, KEY kpre (s(10)))",
+		"INSERT INTO "+q+" SELECT seq, CONCAT(seq * 7919 MOD 10007, REPEAT('y', 100)) FROM "+conn.Server.Series(db, 1, 8000),
+		"ANALYZE TABLE "+q)
+	if _, err := sandboxtest.Server(t).ColdRestart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	conn = sandboxtest.Reconnect(t)
+	sandboxtest.Exec(t, "SELECT COUNT(*) FROM "+q+" FORCE INDEX (kpre) WHERE s >= ''")
+	m, _ := mostlyKeyedSnapshot(t, conn, db, "pfx.manifest")
+	var hot int64
+	cat := schemaCatalog(t, conn, db)
+	hot = residency(t, conn, cat)[key{"pfx", "", "kpre"}].Resident
+	if _, err := sandboxtest.Server(t).ColdRestart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	conn = sandboxtest.Reconnect(t)
+	out := warmByKey(t, conn, m, warm.ByKeySQL, false)
+	ip := indexPaths(out)["kpre"]
+	after := residency(t, conn, cat)[key{"pfx", "", "kpre"}].Resident
+	t.Logf("%s: kpre: %d pages hot, %d after warm --by-key sql (path %s, %d statements)", conn.Server, hot, after, ip.Path, ip.Statements)
+	if hot < 10 {
+		t.Fatalf("only %d pages of kpre were hot", hot)
+	}
+	if ip.Path != warm.PathSQL || 10*after < 9*hot {
+		t.Errorf("after warm --by-key sql: %d of kpre's %d hot pages resident (path %s)", after, hot, ip.Path)
+	}
+}
+
+func schemaCatalog(t *testing.T, conn *connection.Conn, db string) *catalog.Catalog {
+	t.Helper()
+	cat, err := catalog.Load(context.Background(), conn, catalog.Filter{Schemas: []string{db}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cat
 }
