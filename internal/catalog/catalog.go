@@ -136,6 +136,30 @@ type Skip struct {
 	NotInPool bool `json:"not_in_pool,omitempty"`
 }
 
+// NoInnoDBTable says why a selection that matched something holds no InnoDB table ("" when
+// it holds one, or matched nothing): every table it named is a view, a sequence or of
+// another engine, which have no pages in the buffer pool. A warm of it said "every
+// tablespace of the selection was already resident" and exited 0.
+func (c *Catalog) NoInnoDBTable() string {
+	if len(c.Tables) > 0 || len(c.Skipped) == 0 {
+		return ""
+	}
+	for _, s := range c.Skipped {
+		if !s.NotInPool {
+			return ""
+		}
+	}
+	s := c.Skipped[0]
+	why := fmt.Sprintf("matches no InnoDB table: %s is a %s", sqltext.Table(s.Schema, s.Table), s.Reason)
+	if strings.HasPrefix(s.Reason, "engine ") {
+		why = fmt.Sprintf("matches no InnoDB table: %s: %s", sqltext.Table(s.Schema, s.Table), s.Reason)
+	}
+	if n := len(c.Skipped) - 1; n > 0 {
+		why += fmt.Sprintf(" (and %d more of no InnoDB table)", n)
+	}
+	return why
+}
+
 // Table is one base table.
 type Table struct {
 	Schema, Name    string

@@ -33,6 +33,9 @@ func TestFailuresExitCodesAndJSON(t *testing.T) {
 		"CREATE TABLE "+ft+" (id INT PRIMARY KEY, title VARCHAR(100), FULLTEXT KEY ftt (title))",
 		"INSERT INTO "+ft+" SELECT seq, CONCAT('title ', seq) FROM "+srv.Series(db, 1, 20000)+" ORDER BY seq",
 		"ANALYZE TABLE "+ft,
+		// A selection of only a MEMORY table and a view: nothing of it is in the pool.
+		"CREATE TABLE "+sqltext.Table(db, "mem")+" (id INT PRIMARY KEY) ENGINE=MEMORY",
+		"CREATE VIEW "+sqltext.Table(db, "memview")+" AS SELECT id FROM "+sqltext.Table(db, "mem"),
 		"CREATE USER IF NOT EXISTS 'nosuper'@'localhost' IDENTIFIED BY 'ns-pw'",
 		"GRANT SELECT ON "+sqltext.Ident(db)+".* TO 'nosuper'@'localhost'",
 		"GRANT PROCESS ON *.* TO 'nosuper'@'localhost'",
@@ -58,6 +61,9 @@ func TestFailuresExitCodesAndJSON(t *testing.T) {
 		{"ping unknown flag", nil, []string{"ping", "--frobnicate"}, 2, "ping: unknown flag"},
 		{"version unknown flag", nil, []string{"version", "--frobnicate"}, 2, "version: unknown flag"},
 		{"inspect selection matches nothing", nil, append([]string{"inspect", "--tables", db + ".nosuch"}, root...), 2, "matches no tables"},
+		// A warm of them said every tablespace of the selection was already resident, exit 0.
+		{"warm selection of no InnoDB table", nil, append([]string{"warm", "--tables", db + ".mem*"}, root...), 2, "matches no InnoDB table"},
+		{"inspect selection of no InnoDB table", nil, append([]string{"inspect", "--tables", db + ".mem"}, root...), 2, "engine MEMORY"},
 		{"inspect wait on a selection that matches nothing", nil, append([]string{"inspect", "--tables", db + ".nosuch", "--wait-coverage", "50%", "--timeout", "1m"}, root...), 2, "matches no tables"},
 		{"inspect manifest matches nothing", nil, append([]string{"inspect", "--manifest", gone}, root...), 2, "matches nothing here"},
 		{"inspect wait on a manifest that matches nothing", nil, append([]string{"inspect", "--manifest", gone, "--wait-coverage", "50%", "--timeout", "1m"}, root...), 2, "matches nothing here"},

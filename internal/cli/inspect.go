@@ -323,6 +323,9 @@ func matchesSomething(selected bool, cat *catalog.Catalog) error {
 	if selected && len(cat.Tables) == 0 && len(cat.Skipped) == 0 {
 		return exitcode.BadValue("Selection", "matches no tables")
 	}
+	if why := cat.NoInnoDBTable(); selected && why != "" {
+		return exitcode.BadValue("Selection", "%s", why)
+	}
 	return nil
 }
 

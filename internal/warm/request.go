@@ -124,6 +124,9 @@ func Execute(ctx context.Context, conn *connection.Conn, r Request, started func
 	if len(cat.Tables) == 0 && len(cat.Skipped) == 0 {
 		return out, badValue("Selection", "matches no tables")
 	}
+	if why := cat.NoInnoDBTable(); why != "" {
+		return out, badValue("Selection", "%s", why)
+	}
 	if out.Method, out.Why, err = ChooseSelectionMethod(ctx, conn, r.Method, cat, r.Plan.LOB); err != nil {
 		return out, err
 	}
