@@ -89,6 +89,10 @@ func TestFollowWarmsALogicalStandbyByKey(t *testing.T) {
 	if st.Paths[warm.PathPages] != 0 {
 		t.Errorf("no index of a logical standby goes by page number: paths %v", st.Paths)
 	}
+	// The tree path loads the standby's own page numbers: its coverage is the hot set's.
+	if st.CoverageOf != "hot set" {
+		t.Errorf("coverage of %q, want the hot set's (every index by the tree)", st.CoverageOf)
+	}
 	tgtConn, err = target.Connect(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -148,6 +152,9 @@ func TestFollowBySQLSaysCoverageBeforeIsUnknown(t *testing.T) {
 	}
 	if !st.OK || st.Paths[warm.PathSQL] == 0 || st.Paths[warm.PathPages]+st.Paths[warm.PathTree] != 0 || st.KeyRanges == 0 {
 		t.Fatalf("want the table read by range scans: %+v", st)
+	}
+	if st.CoverageOf != "range statements" {
+		t.Errorf("the coverage of a round of range scans is of %q, want range statements", st.CoverageOf)
 	}
 	if st.CoverageBefore != nil {
 		t.Errorf("coverage before a round of range scans is unknown, got %v", *st.CoverageBefore)

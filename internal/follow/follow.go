@@ -113,6 +113,11 @@ type Status struct {
 	// Paths counts the indexes by the path they took.
 	KeyRanges int64          `json:"key_ranges,omitempty"`
 	Paths     map[string]int `json:"paths,omitempty"`
+	// CoverageOf says what Coverage is the share of: "hot set" (every page by number, the
+	// tree path's included), "pages by number" (the indexes read by range scans or not
+	// warmed are not in it: Paths["sql"], Paths["none"]), or "range statements" (every
+	// index by range scans).
+	CoverageOf string `json:"coverage_of,omitempty"`
 	// AgeSeconds is how old the hot set was when the round ended.
 	AgeSeconds     float64 `json:"hot_set_age_seconds"`
 	Requested      int64   `json:"requested_pages"`
@@ -559,8 +564,13 @@ func runRound(ctx context.Context, o Options, src, tgt *endpoint, path string, l
 			// The tree path loads this server's page numbers: their coverage is measured.
 			byNumber = byNumber || ip.Path == warm.PathPages || ip.Path == warm.PathTree
 		}
-		if !byNumber && mr.KeyRanges > 0 && res.Units > 0 {
+		s.CoverageOf = "hot set"
+		switch {
+		case !byNumber && mr.KeyRanges > 0 && res.Units > 0:
 			s.CoverageBefore, s.Coverage = nil, float64(res.UnitsDone)/float64(res.Units)
+			s.CoverageOf = "range statements"
+		case s.Paths[warm.PathSQL] > 0 || s.Paths[warm.PathNone] > 0:
+			s.CoverageOf = "pages by number"
 		}
 	}
 	s.Loaded = res.PagesLoaded
