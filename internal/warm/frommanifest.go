@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/innowarm/innowarm/internal/bufferpool"
 	"github.com/innowarm/innowarm/internal/catalog"
@@ -693,6 +694,27 @@ func (mp *ManifestPlan) Run(ctx context.Context, conn *connection.Conn, ro RunOp
 	mr := mp.Report
 	var res *Result
 	var err error
+	// One count for both phases: an observer (the agent's status, a sidecar) saw the pages
+	// by number, then the key ranges' count from 0 again, which said a warm whose range
+	// scans had just begun was done with all of its pages.
+	var keyedObserve func(done, total int64)
+	if obs := ro.Progress.Observe; obs != nil && mp.Keyed != nil {
+		var mu sync.Mutex
+		var firstDone int64
+		keyedPages := mp.Keyed.EstPages
+		ro.Progress.Observe = func(done, total int64) {
+			mu.Lock()
+			firstDone = done
+			mu.Unlock()
+			obs(done, total+keyedPages)
+		}
+		keyedObserve = func(done, total int64) {
+			mu.Lock()
+			first := firstDone
+			mu.Unlock()
+			obs(first+done, first+max(total, done)) // range scans can read past their estimate
+		}
+	}
 	switch {
 	case mp.Scan != nil:
 		res, err = Run(ctx, conn, mp.Scan, ro)
@@ -705,6 +727,9 @@ func (mp *ManifestPlan) Run(ctx context.Context, conn *connection.Conn, ro RunOp
 		kro := ro
 		kro.Until = Until{} // a coverage of page numbers says nothing about key ranges
 		kro.Progress.Title = "warm by key"
+		if keyedObserve != nil {
+			kro.Progress.Observe = keyedObserve
+		}
 		keyed, err = Run(ctx, conn, mp.Keyed, kro)
 	}
 	if err != nil {
