@@ -209,7 +209,7 @@ func (r *Result) Complete() bool {
 
 // Run executes the plan. It always returns a result, also on error or interrupt (what was
 // done so far); the error is ctx.Err() after an interrupt.
-func Run(ctx context.Context, conn *connection.Conn, pl *Plan, o RunOptions) (*Result, error) {
+func Run(ctx context.Context, conn *connection.Conn, pl *Plan, o RunOptions) (_ *Result, err error) {
 	r := newScanRun(conn, pl, o)
 	if len(pl.Units) == 0 {
 		return r.res, finish(ctx, conn, pl, r.res, o, nil)
@@ -218,7 +218,7 @@ func Run(ctx context.Context, conn *connection.Conn, pl *Plan, o RunOptions) (*R
 	if err != nil {
 		return r.res, err
 	}
-	defer restore()
+	defer func() { err = errors.Join(err, restore()) }()
 	r.o.Pacing.Workers = pl.Parallel
 	if r.gov, err = pacing.New(ctx, conn, r.o.Pacing); err != nil {
 		return r.res, err

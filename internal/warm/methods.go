@@ -2,6 +2,7 @@ package warm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -498,7 +499,7 @@ func targetsForParts(cat *catalog.Catalog, included map[*catalog.Part]bool, full
 // reads (see chunkReads).
 const niceQueuedChunkPages = 64
 
-func runNativeLoad(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, tiers [][]PageID, res *Result, ro RunOptions) (*Result, error) {
+func runNativeLoad(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, tiers [][]PageID, res *Result, ro RunOptions) (_ *Result, err error) {
 	log := logx.New(ro.Progress.Out, ro.Progress.Quiet)
 	if ro.Progress.Out == nil {
 		log = logx.Default()
@@ -526,22 +527,22 @@ func runNativeLoad(ctx context.Context, conn *connection.Conn, cat *catalog.Cata
 	if err != nil {
 		return res, err
 	}
-	defer restoreVars()
+	defer func() { err = errors.Join(err, restoreVars()) }()
 	if ro.makeYoungIfAllowed && !ro.MakeYoung && !ro.Pacing.Nice {
 		young := ro
 		young.MakeYoung = true
-		if restore, err := applyVariables(ctx, conn, young, log); err != nil {
-			log.Warnf("%v: pages the traffic touches during the load may be evicted by those loaded after them", err)
+		if restoreYoung, yerr := applyVariables(ctx, conn, young, log); yerr != nil {
+			log.Warnf("%v: pages the traffic touches during the load may be evicted by those loaded after them", yerr)
 		} else {
-			defer restore()
+			defer func() { err = errors.Join(err, restoreYoung()) }()
 		}
 	}
 	if ro.ReplaceStale {
-		restore, err := raiseOldBlocksPct(ctx, conn, log)
-		if err != nil {
-			return res, err
+		restorePct, perr := raiseOldBlocksPct(ctx, conn, log)
+		if perr != nil {
+			return res, perr
 		}
-		defer restore()
+		defer func() { err = errors.Join(err, restorePct()) }()
 	}
 	nr, err := loadNative(ctx, conn, tiers, prog, log, ro.Until, gov, chunk, ro.guard, ro.StopOnTraffic)
 	res.Native = nr

@@ -172,10 +172,15 @@ func loadNative(ctx context.Context, conn *connection.Conn, tiers [][]PageID, pr
 	defer func() {
 		var restoreErr error
 		res.Restored, restoreErr = borrowed.ReturnErr()
-		if restoreErr != nil && sqlerr.ConnectionLost(runErr) {
+		switch {
+		case restoreErr != nil && sqlerr.ConnectionLost(runErr):
 			// The user's one line says it, rather than a warning before it.
 			runErr = fmt.Errorf("%w; %s", runErr, res.Restored)
-		} else if restoreErr != nil {
+		case restoreErr != nil && runErr == nil:
+			// A load that leaves the server's dump file setting changed fails: a follow
+			// round said ok and the next fell back to scans, the setting left changed.
+			runErr = fmt.Errorf("%w: %s", ErrNotRestored, res.Restored)
+		case restoreErr != nil:
 			log.Warnf("%s", res.Restored)
 		}
 	}()

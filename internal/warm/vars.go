@@ -21,13 +21,16 @@ import (
 // restore runs on its own context, so it also happens after Ctrl-C; the original value is
 // logged first, and recorded (changeGlobal), so that the next innowarm on this server puts
 // it back if this one is killed.
-func applyVariables(ctx context.Context, conn *connection.Conn, o RunOptions, log *logx.Logger) (func(), error) {
+func applyVariables(ctx context.Context, conn *connection.Conn, o RunOptions, log *logx.Logger) (func() error, error) {
 	if !o.MakeYoung {
-		return func() {}, nil
+		return func() error { return nil }, nil
 	}
 	return changeGlobal(ctx, conn, log, "innodb_old_blocks_time", 0, "the warm",
 		"making loaded pages young needs to SET GLOBAL innodb_old_blocks_time (SUPER or SYSTEM_VARIABLES_ADMIN), or turn it off")
 }
+
+// ErrNotRestored: a server setting innowarm changed for a run could not be put back.
+var ErrNotRestored = errors.New("a server setting innowarm changed could not be put back")
 
 // replacePct is innodb_old_blocks_pct during a load that replaces the pool's content.
 const replacePct = 95
@@ -39,13 +42,13 @@ const replacePct = 95
 // young sublist) stay. With the old sublist at 95% for the load, its pages replace nearly
 // the whole pool; put back afterwards, the boundary moves towards the tail and the pages
 // loaded last, the hottest when tiers load the coldest first, become the young sublist.
-func raiseOldBlocksPct(ctx context.Context, conn *connection.Conn, log *logx.Logger) (func(), error) {
+func raiseOldBlocksPct(ctx context.Context, conn *connection.Conn, log *logx.Logger) (func() error, error) {
 	var old int64
 	if err := conn.DB.QueryRowContext(ctx, "SELECT @@GLOBAL.innodb_old_blocks_pct").Scan(&old); err != nil {
 		return nil, fmt.Errorf("read innodb_old_blocks_pct: %w", err)
 	}
 	if old >= replacePct && !hasLeftover(conn, "innodb_old_blocks_pct") {
-		return func() {}, nil
+		return func() error { return nil }, nil
 	}
 	return changeGlobal(ctx, conn, log, "innodb_old_blocks_pct", replacePct, "the load",
 		"loading over stale pages needs to SET GLOBAL innodb_old_blocks_pct (SUPER or SYSTEM_VARIABLES_ADMIN)")
@@ -156,12 +159,12 @@ func repairVariable(ctx context.Context, conn *connection.Conn, log *logx.Logger
 // returns what puts it back. The original is recorded first (varState), so a killed
 // innowarm's change is put back by the next; a change another running innowarm made is
 // left to it. hint says what a refusal needs.
-func changeGlobal(ctx context.Context, conn *connection.Conn, log *logx.Logger, name string, value int64, what, hint string) (func(), error) {
+func changeGlobal(ctx context.Context, conn *connection.Conn, log *logx.Logger, name string, value int64, what, hint string) (func() error, error) {
 	if st, ok := loadVarState(conn, name); ok {
 		if st.live() {
 			log.Infof("%s is %d for another innowarm's run (pid %d), which puts it back to %d", name, st.Set, st.Pid, st.Original)
 			if st.Set == value {
-				return func() {}, nil
+				return func() error { return nil }, nil
 			}
 		} else {
 			repairVariable(ctx, conn, log, st)
@@ -172,7 +175,7 @@ func changeGlobal(ctx context.Context, conn *connection.Conn, log *logx.Logger, 
 		return nil, fmt.Errorf("read %s: %w", name, err)
 	}
 	if old == value {
-		return func() {}, nil
+		return func() error { return nil }, nil
 	}
 	st := varState{Variable: name, Original: old, Set: value, Pid: os.Getpid(), At: time.Now().UTC(), path: varStatePath(conn, name)}
 	saveVarState(st)
@@ -181,14 +184,17 @@ func changeGlobal(ctx context.Context, conn *connection.Conn, log *logx.Logger, 
 		return nil, fmt.Errorf("%s: %w", hint, err)
 	}
 	log.Infof("%s set to %d for %s (was %d; if innowarm is killed, the next warm on this server from this machine puts it back, or SET GLOBAL %s = %d)", name, value, what, old, name, old)
-	return func() {
+	return func() error {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
 		if _, err := conn.DB.ExecContext(rctx, fmt.Sprintf("SET GLOBAL %s = %d", name, old)); err != nil {
-			log.Warnf("could not restore %s to %d: %v; run SET GLOBAL %s = %d", name, old, err, name, old)
-			return
+			// The run fails with it: a warm, or a follow round, that ends with the server's
+			// settings changed must not say it succeeded (a user's follow went on for
+			// rounds with innodb_old_blocks_pct at 95 after a REVOKE).
+			return fmt.Errorf("%w: %s is still %d, not its %d (SET GLOBAL %s = %d puts it back; the next innowarm on this server from this machine does too): %v", ErrNotRestored, name, value, old, name, old, err)
 		}
 		os.Remove(st.path)
 		log.Infof("%s restored to %d", name, old)
+		return nil
 	}, nil
 }
