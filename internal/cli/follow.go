@@ -226,6 +226,6 @@ func printFollowStatus(w io.Writer, s follow.Status) {
 		fmt.Fprintf(w, "%s round %d: not in that figure: %s\n", ts, s.Round, strings.Join(uncounted, "; "))
 	}
 	if s.Dropped > 0 {
-		fmt.Fprintf(w, "%s round %d: %d pages of the source's hot set are not on the target (tables it lacks, files smaller than the source's): not counted above\n", ts, s.Round, s.Dropped)
+		fmt.Fprintf(w, "%s round %d: %d pages of the source's hot set are not on the target (tables it lacks, files smaller than the source's): counted above as not resident\n", ts, s.Round, s.Dropped)
 	}
 }

@@ -334,6 +334,7 @@ func Run(ctx context.Context, o Options, m *Metrics, report func(Status)) error 
 	failures := 0
 	succeeded := false
 	var early int64
+	var last Status // the last round that succeeded
 	for round := 1; ; round++ {
 		s, captured := runRound(ctx, o, src, tgt, filepath.Join(dir, "source.manifest"), log)
 		s.Round = round
@@ -347,9 +348,27 @@ func Run(ctx context.Context, o Options, m *Metrics, report func(Status)) error 
 			// and such an error (a password rotated, a failover) is retried as any other.
 			return s.err
 		}
+		if !s.OK {
+			// A failed round measured nothing: it carries the last round's coverage and
+			// lag (its age grows), or, before any, a lag of 1. It said "coverage 0, lag 0",
+			// which a script read as in sync.
+			s.Coverage, s.Lag = 0, 1
+			if succeeded {
+				s.Coverage, s.Lag = last.Coverage, last.Lag
+				s.AgeSeconds = time.Since(last.At).Seconds() + last.AgeSeconds
+			}
+		} else {
+			last = s
+		}
 		succeeded = succeeded || s.OK
 		m.observe(s, captured)
 		report(s)
+		if !s.OK && errors.Is(s.err, warm.ErrNotRestored) {
+			// The standby is left with a setting innowarm changed (its user lost the
+			// privilege to put it back): rounds that went on, by scans, said ok while it
+			// stayed changed. Stop, saying what to run.
+			return &exitcode.Error{Code: exitcode.Runtime, Err: fmt.Errorf("round %d: %w", round, s.err)}
+		}
 		if o.Rounds > 0 && round >= o.Rounds {
 			if s.OK {
 				return nil
@@ -574,6 +593,22 @@ func runRound(ctx context.Context, o Options, src, tgt *endpoint, path string, l
 		}
 	}
 	s.Loaded = res.PagesLoaded
+	if s.Dropped > 0 && s.CoverageOf != "range statements" {
+		// The hot set's pages the target lacks (tables it does not have) are hot pages not
+		// resident: counted only against what resolved, a standby without half of the hot
+		// set read 100%.
+		share := float64(s.HotSetPages) / float64(s.HotSetPages+s.Dropped)
+		s.Coverage *= share
+		if s.CoverageBefore != nil {
+			b := *s.CoverageBefore * share
+			s.CoverageBefore = &b
+		}
+	}
+	if s.HotSetPages == 0 && s.Dropped == 0 {
+		// Nothing hot to follow (a source just restarted): nothing lags. It read "coverage
+		// 0, lag 1" on a standby fully warm.
+		s.Coverage = 1
+	}
 	s.Lag = 1 - s.Coverage
 	s.OK, s.At = true, time.Now()
 	s.AgeSeconds = s.At.Sub(captured).Seconds()
