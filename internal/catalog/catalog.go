@@ -10,8 +10,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -43,6 +45,13 @@ type Filter struct {
 	All     bool      // --all-databases
 	Tables  []Pattern // --tables
 	Exclude []Pattern // --exclude
+	// Within makes Schemas bound Tables, as mysqldump's "db tables..." does: the patterns
+	// choose among the tables of those schemas only, one without a schema in each of them,
+	// and a pattern whose schema part names none of them is refused (-D a --tables b.t is
+	// no union, nor b.t alone with -D dropped without a word). -D on the command line sets
+	// it; a database= of an option file does not, and is then only the schema of the
+	// patterns without one, as a default database is for the mysql client. All lifts it.
+	Within bool
 	// Exact, when set, keeps only these tables (within the rest of the filter), and names
 	// them in the queries: MariaDB's information_schema then opens only their definitions,
 	// where a schema filter opens every table of the schema (STATISTICS, PARTITIONS and the
@@ -866,9 +875,27 @@ func selectSchemas(ctx context.Context, sess *connection.Session, f Filter) ([]s
 	chosen := map[string]bool{}
 	for _, s := range f.Schemas {
 		if !exists[s] {
-			return nil, exitcode.UsageError(fmt.Errorf("unknown database %q (from -D): it does not exist or you may not see it", s))
+			hint := ""
+			if t := strings.TrimSpace(s); t != s && exists[t] {
+				// -D takes names as given, as the mysql client does: a schema may begin
+				// with a space, so "a, b" names " b".
+				hint = fmt.Sprintf(" (-D takes names as given, spaces too: did you mean %q?)", t)
+			}
+			return nil, exitcode.UsageError(fmt.Errorf("unknown database %q (from -D): it does not exist or you may not see it%s", s, hint))
 		}
 		chosen[s] = true
+	}
+	within := f.Within && len(f.Schemas) > 0 && !f.All
+	if within {
+		// The -D schemas are the ones read; selects keeps their tables that the patterns
+		// match. A pattern that can match in none of them is a mistake, not an empty part.
+		for _, p := range f.Tables {
+			if p.Schema == "" || slices.ContainsFunc(f.Schemas, func(s string) bool { ok, _ := path.Match(p.Schema, s); return ok }) {
+				continue
+			}
+			return nil, exitcode.BadValue("Tables", "%s: its schema is not one of -D (%s): with -D, --tables chooses among the tables of those schemas, as mysqldump's db tables...; leave out -D, or add the schema to it", p.Raw, strings.Join(f.Schemas, ","))
+		}
+		return sortedKeys(chosen), nil
 	}
 	if f.All {
 		for _, s := range all {
@@ -897,12 +924,16 @@ func selectSchemas(ctx context.Context, sess *connection.Session, f Filter) ([]s
 			}
 		}
 	}
-	out := make([]string, 0, len(chosen))
-	for s := range chosen {
+	return sortedKeys(chosen), nil
+}
+
+func sortedKeys(set map[string]bool) []string {
+	out := make([]string, 0, len(set))
+	for s := range set {
 		out = append(out, s)
 	}
 	sort.Strings(out)
-	return out, nil
+	return out
 }
 
 func inList(vals []string) (string, []any) {
@@ -1099,14 +1130,12 @@ func partitionRows(ctx context.Context, sess *connection.Session, srv flavor.Ser
 		}
 		switch {
 		case p.Partition == "":
-			p.StatsName = table
 		case p.Subpartition == "":
 			p.Name = p.Partition
-			p.StatsName = table + srv.PartitionSeparator() + p.Partition
 		default:
 			p.Name = p.Subpartition
-			p.StatsName = table + srv.PartitionSeparator() + p.Partition + srv.SubpartitionSeparator() + p.Subpartition
 		}
+		p.StatsName = partStatsName(srv, table, p.Partition, p.Subpartition)
 		pp := p
 		t.Parts = append(t.Parts, &pp)
 		return nil
@@ -1118,6 +1147,7 @@ func partitionRows(ctx context.Context, sess *connection.Session, srv flavor.Ser
 func loadSizes(ctx context.Context, sess *connection.Session, srv flavor.Server, in string, args []any, cat *Catalog) error {
 	type statKey struct{ schema, table, index string }
 	stats := map[statKey]*IndexSize{}
+	folded := statsByFold{}
 	err := sess.Query(ctx, `SELECT database_name, table_name, index_name, stat_name, stat_value
 		FROM mysql.innodb_index_stats WHERE database_name IN (`+in+`) AND stat_name IN ('size', 'n_leaf_pages')`, args, func(rows *sql.Rows) error {
 		var k statKey
@@ -1128,6 +1158,7 @@ func loadSizes(ctx context.Context, sess *connection.Session, srv flavor.Server,
 		}
 		s := stats[k]
 		if s == nil {
+			folded.add(k.schema, k.table)
 			s = &IndexSize{Known: true}
 			stats[k] = s
 		}
@@ -1158,7 +1189,13 @@ func loadSizes(ctx context.Context, sess *connection.Session, srv flavor.Server,
 		}
 		for _, p := range t.Parts {
 			for _, ix := range t.Indexes {
-				if s, ok := stats[statKey{t.Schema, p.StatsName, ix.Name}]; ok {
+				s, ok := stats[statKey{t.Schema, p.StatsName, ix.Name}]
+				if !ok && p.Partition != "" && partNamesLowered(srv) {
+					if name, found := folded.find(srv, t.Schema, t.Name, p.StatsName); found {
+						s, ok = stats[statKey{t.Schema, name, ix.Name}]
+					}
+				}
+				if ok {
 					sz := *s
 					sz.LeafCountsLOB = ix.Clustered
 					ix.Sizes[p.Name] = sz
@@ -1362,13 +1399,10 @@ var ftsIndexRole = regexp.MustCompile(`^([0-9a-fA-F]{16})_(?i:(index_\d+))$`)
 func internalName(srv flavor.Server, table string, p *Part) string {
 	name := filenamePattern(table)
 	if p.Partition != "" {
-		name += regexp.QuoteMeta(srv.PartitionSeparator()) + filenamePattern(p.Partition)
+		// MySQL 8.0+ writes the partition's names in lower case, the table's as it is.
+		name += regexp.QuoteMeta(srv.PartitionSeparator()) + partFilenamePattern(srv, p.Partition)
 		if p.Subpartition != "" {
-			name += regexp.QuoteMeta(srv.SubpartitionSeparator()) + filenamePattern(p.Subpartition)
-		}
-		// MySQL 8 lower-cases partition names in the dictionary on case-insensitive setups.
-		if srv.Kind == flavor.MySQL {
-			name = "(?i:" + name + ")"
+			name += regexp.QuoteMeta(srv.SubpartitionSeparator()) + partFilenamePattern(srv, p.Subpartition)
 		}
 	}
 	return name

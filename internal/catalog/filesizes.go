@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"sort"
@@ -109,9 +110,13 @@ func sizesFromFiles(ctx context.Context, conn *connection.Conn, sess *connection
 	if !countTrees {
 		return
 	}
+	allRoots, err := withPartitionRoots(cat, spaces, paths, viewRoots, srv.PageSize)
+	if err != nil {
+		why = err.Error()
+	}
 	bySpace := map[uint32][]ibd.Index{}
 	for space := range spaces {
-		for _, r := range viewRoots[space] {
+		for _, r := range allRoots[space] {
 			bySpace[space] = append(bySpace[space], ibd.Index{ID: r.ID, Root: r.Root})
 		}
 		slices.SortFunc(bySpace[space], func(a, b ibd.Index) int { return cmp.Compare(a.ID, b.ID) })
@@ -123,7 +128,8 @@ func sizesFromFiles(ctx context.Context, conn *connection.Conn, sess *connection
 			continue
 		}
 		if len(bySpace[space]) == 0 {
-			// MySQL's INNODB_INDEXES leaves out the indexes of partitioned tables.
+			// MySQL's INNODB_INDEXES leaves out the indexes of partitioned tables, and the
+			// table's SDI did not give them either.
 			why = fmt.Sprintf("%s lists no index of tablespace %d", srv.IndexesTable(), space)
 			continue
 		}
@@ -134,7 +140,7 @@ func sizesFromFiles(ctx context.Context, conn *connection.Conn, sess *connection
 		}
 		lobs := ref.t.MayHoldLOBs()
 		for _, ix := range ref.t.Indexes {
-			r, ok := viewRoots[space][ix.Name]
+			r, ok := allRoots[space][ix.Name]
 			id := r.ID
 			if !ok || ix.Type == "FULLTEXT" {
 				continue
@@ -152,6 +158,71 @@ func sizesFromFiles(ctx context.Context, conn *connection.Conn, sess *connection
 			ix.Sizes[ref.p.Name] = sz
 		}
 	}
+}
+
+// withPartitionRoots is the view's index roots and, for the wanted spaces (spaces) of
+// partitions the view lists no index of, their roots from the partitioned table's
+// serialized dictionary (SDI): MySQL 8.0+ lists no index of a partitioned table in
+// INNODB_INDEXES, and keeps the table's SDI, with every partition's index ids and roots, in
+// one of its partitions' files (the first one's). Without them a partition's size was left
+// to its statistics, wrong by any amount when they are stale (1 page for a table filled
+// since it was created), where MariaDB's were counted in the file. The view's map is not
+// changed: the load keeps it (RememberRoots). err says why some table's SDI gave none.
+func withPartitionRoots(cat *Catalog, spaces map[uint32]bool, paths map[uint32]string, view map[uint32]map[string]IndexRoot, pageSize int) (map[uint32]map[string]IndexRoot, error) {
+	out, cloned := view, false
+	var last error
+	for _, t := range cat.Tables {
+		if !t.Partitioned() {
+			continue
+		}
+		// The table's spaces, with the id of each part's InnoDB table.
+		ids := map[uint32]uint64{}
+		missing := false
+		for _, p := range t.Parts {
+			if !p.SpaceKnown {
+				continue
+			}
+			ids[p.Space] = p.TableID
+			if spaces[p.Space] && len(view[p.Space]) == 0 {
+				missing = true
+			}
+		}
+		if !missing {
+			continue
+		}
+		for _, p := range t.Parts {
+			path := paths[p.Space]
+			if !p.SpaceKnown || path == "" {
+				continue
+			}
+			roots, found, err := ibd.PartitionRoots(path, pageSize, t.Name)
+			if err != nil {
+				last = fmt.Errorf("%s: the SDI of %s: %w", path, t.FullName(), err)
+				continue
+			}
+			if !found {
+				continue
+			}
+			for space, byName := range roots {
+				if _, ours := ids[space]; !ours || !spaces[space] || len(view[space]) > 0 {
+					continue
+				}
+				if !cloned {
+					out, cloned = maps.Clone(view), true
+					if out == nil {
+						out = map[uint32]map[string]IndexRoot{}
+					}
+				}
+				named := make(map[string]IndexRoot, len(byName))
+				for name, ix := range byName {
+					named[name] = IndexRoot{ID: ix.ID, Root: ix.Root, Table: ids[space]}
+				}
+				out[space] = named
+			}
+			break
+		}
+	}
+	return out, last
 }
 
 func partLabel(p *Part) string {

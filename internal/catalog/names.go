@@ -15,7 +15,9 @@ func filenameSafe(r rune) bool {
 
 // lettersWithShortCode are the code-point ranges where the filename character set may use a
 // 3-character code ('@' + two characters) instead of '@' + 4 hex digits. Which letters get a
-// short code is table-driven in the server; without that table both forms are accepted.
+// short code is table-driven in the server; without that table both forms are accepted. The
+// code's two characters are '0' + code/80 and '0' + code%80 (my_wc_mb_filename), each from
+// '0' to DEL: "@1o" for ü, "@ob" for ǆ, "@r9" for ⅻ.
 func lettersWithShortCode(r rune) bool {
 	return r >= 0x00C0 && r <= 0x05FF || r >= 0x1E00 && r <= 0x1FFF || r >= 0x2160 && r <= 0x217F ||
 		r >= 0x24B0 && r <= 0x24EF || r >= 0xFF20 && r <= 0xFF5F
@@ -34,7 +36,7 @@ func filenamePattern(name string) string {
 			// Outside the BMP the server cannot store the name in a file name at all.
 			b.WriteString(`@[0-9a-f]{4}`)
 		case lettersWithShortCode(r):
-			fmt.Fprintf(&b, `(?:@%04x|@[0-9][0-9A-Za-z\x30-\x7f])`, r)
+			fmt.Fprintf(&b, `(?:@%04x|@[\x30-\x7f]{2})`, r)
 		default:
 			fmt.Fprintf(&b, `@%04x`, r)
 		}
@@ -83,6 +85,81 @@ func ParsePattern(s string) (Pattern, error) {
 		return Pattern{}, err
 	}
 	return p, nil
+}
+
+// ParsePatterns reads one value of --tables or --exclude: patterns (ParsePattern) separated
+// by commas. A comma inside a backtick-quoted name, or after a backslash, is part of the
+// name: a list is split as innowarm prints names, not as CSV, whose quotes would refuse a
+// name with a '"' in it. An empty value is no pattern, as an empty list.
+func ParsePatterns(list string) ([]Pattern, error) {
+	if list == "" {
+		return nil, nil
+	}
+	var out []Pattern
+	for _, item := range splitList(list, true) {
+		p, err := ParsePattern(item)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// SchemaNames reads -D's list of schemas. Each name is taken as given, spaces and all, as
+// the mysql client's -D takes it (a schema may begin with a space); the commas that
+// separate names are those outside backtick-quoted names, and an item that is one whole
+// quoted name (spaces around it aside) is that name, so `a,b` names the schema a,b. Empty
+// items are dropped.
+func SchemaNames(list string) []string {
+	var out []string
+	for _, item := range splitList(list, false) {
+		if name, ok := unquoteName(strings.TrimSpace(item)); ok {
+			item = name
+		}
+		if item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
+}
+
+// splitList splits s on the commas outside backtick-quoted names: a backtick opens a quoted
+// name that the next backtick closes (a doubled backtick inside a name closes and reopens
+// it, so its commas stay inside). A backtick that no later one closes is a character of a
+// name. With escapes, a backslash outside quotes keeps the next character, a comma too, in
+// the item (the glob reads "\," as a comma).
+func splitList(s string, escapes bool) []string {
+	var items []string
+	start := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			if escapes {
+				i++
+			}
+		case '`':
+			if end := strings.IndexByte(s[i+1:], '`'); end >= 0 {
+				i += end + 1
+			}
+		case ',':
+			items = append(items, s[start:i])
+			start = i + 1
+		}
+	}
+	return append(items, s[start:])
+}
+
+// unquoteName reads s as one whole quoted name, `name` with each backtick in it doubled.
+func unquoteName(s string) (string, bool) {
+	if len(s) < 3 || s[0] != '`' || s[len(s)-1] != '`' {
+		return "", false
+	}
+	inner := s[1 : len(s)-1]
+	if strings.Contains(strings.ReplaceAll(inner, "``", ""), "`") {
+		return "", false
+	}
+	return strings.ReplaceAll(inner, "``", "`"), true
 }
 
 // parseQuotedPattern reads a pattern of which a part is quoted (`db`.`t`, `db`.t*, t_*).
@@ -175,5 +252,13 @@ func (p Pattern) literalSchema() (string, bool) {
 	if p.Schema == "" || strings.ContainsAny(p.Schema, "*?[") {
 		return "", false
 	}
-	return strings.ReplaceAll(p.Schema, `\`, ""), true
+	// Each backslash keeps the character after it: `we\\ird` is the schema we\ird.
+	var b strings.Builder
+	for i := 0; i < len(p.Schema); i++ {
+		if p.Schema[i] == '\\' && i+1 < len(p.Schema) {
+			i++
+		}
+		b.WriteByte(p.Schema[i])
+	}
+	return b.String(), true
 }
