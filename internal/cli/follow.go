@@ -175,7 +175,11 @@ check fails when the standby was not brought up to date. SIGTERM ends with 0, Ct
 func printFollowStatus(w io.Writer, s follow.Status) {
 	ts := s.At.Format("15:04:05")
 	if !s.OK {
-		fmt.Fprintf(w, "%s round %d: %s unavailable: %s\n", ts, s.Round, s.Side, s.Error)
+		if s.Side == "local" {
+			fmt.Fprintf(w, "%s round %d: failed on this machine: %s\n", ts, s.Round, s.Error)
+		} else {
+			fmt.Fprintf(w, "%s round %d: %s unavailable: %s\n", ts, s.Round, s.Side, s.Error)
+		}
 		return
 	}
 	early := ""

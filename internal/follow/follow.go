@@ -16,10 +16,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -93,7 +95,8 @@ type Status struct {
 	At    time.Time `json:"at"`
 	OK    bool      `json:"ok"`
 	Error string    `json:"error,omitempty"`
-	// Side is "source" or "target" when a round failed on one of them.
+	// Side is "source" or "target" when a round failed on one of them, "local" when on this
+	// machine (the hot set's file in TMPDIR).
 	Side string `json:"side,omitempty"`
 	// HotSetPages is the source's hot set as resolved on the target; Dropped the entries
 	// the target lacks (tables not there, pages past the end of a file).
@@ -324,7 +327,7 @@ func Run(ctx context.Context, o Options, m *Metrics, report func(Status)) error 
 	log := o.Log
 	dir, err := os.MkdirTemp("", "innowarm-follow-")
 	if err != nil {
-		return fmt.Errorf("follow: %w", err)
+		return exitcode.UsageError(fmt.Errorf("follow keeps each round's hot set in a temporary directory, and cannot make one in %s (TMPDIR): %w", os.TempDir(), err))
 	}
 	defer os.RemoveAll(dir)
 	src := &endpoint{name: "source", opts: o.Source}
@@ -484,6 +487,14 @@ func runRound(ctx context.Context, o Options, src, tgt *endpoint, path string, l
 	}
 	capture, err := snapshot.Capture(ctx, sc, snapshot.Options{Path: path, AllowEmpty: true, Filter: o.Filter, ToolVersion: o.ToolVersion, PageList: o.PageList, Log: log, Catalogs: &src.catalogs})
 	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) && strings.HasPrefix(pe.Path, filepath.Dir(path)) {
+			// The manifest's own file here (a full or read-only TMPDIR): no server's fault,
+			// and it was counted as the source's.
+			s.Side, s.Error, s.At = "local", fmt.Sprintf("the hot set's file in %s (TMPDIR): %v", filepath.Dir(path), err), time.Now()
+			s.err = fmt.Errorf("this machine: %s", s.Error)
+			return s, time.Time{}
+		}
 		return fail(src, err)
 	}
 	captured := capture.CapturedAt

@@ -10,8 +10,11 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"time"
 
+	"github.com/innowarm/innowarm/internal/exitcode"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
@@ -29,6 +32,17 @@ type Exporter struct {
 // file ("" for none) is written by Flush.
 func New(listen, file string) (*Exporter, error) {
 	e := &Exporter{Registry: prometheus.NewRegistry(), file: file}
+	if file != "" {
+		// The file is written beside itself and renamed into place: a directory that is
+		// missing or not writable fails at once, not as a warning every round of a run
+		// that exits 0 (a typo in the textfile collector's path went unnoticed).
+		f, err := os.CreateTemp(filepath.Dir(file), "."+filepath.Base(file)+".check-*")
+		if err != nil {
+			return nil, exitcode.UsageError(fmt.Errorf("--metrics-file %s: cannot write in its directory: %w", file, err))
+		}
+		f.Close()
+		os.Remove(f.Name())
+	}
 	if listen == "" {
 		return e, nil
 	}
