@@ -91,7 +91,7 @@ Needs SELECT on the tables and the PROCESS privilege (to read the pool's page li
 	f.s3 = addS3Flags(cmd)
 	fl.StringVar(&f.method, "method", warm.MethodAuto, "auto, native or scan: native hands the page list to the server's own loader (innowarm must run on the database host and write its dump file); auto uses it when possible, except for tables on MySQL that scans read whole (its loader is slower than scans)")
 	fl.StringVar(&f.byKey, "by-key", warm.ByKeyAuto, "with --from, how each index is warmed: pages (its page numbers: a page-for-page copy of the source), sql (its pages' key ranges, read by range scans: any copy of the data, any server), tree (the key ranges found in this server's own B-tree and loaded natively: on the database host, keys that compare in Go), or auto: pages where a sample of pages read here holds the manifest's keys, else tree where it can and sql elsewhere and wherever the method is scan")
-	fl.StringVar(&f.untilCoverage, "until-coverage", "", "stop as soon as the plan (or the manifest's pages) is this resident, e.g. 95%")
+	fl.StringVar(&f.untilCoverage, "until-coverage", "", "stop as soon as the plan (or the manifest's pages) is this resident, e.g. 95%; the result says whether it was reached, and if not why (the budget, no more pages, a stop)")
 	fl.StringVar(&f.waitForServer, "wait-for-server", "", "start before the server answers (systemd ExecStartPost, a sidecar): connect the moment it does, waiting at most this long (bare flag: 10m); a load of its own dump that the server started is aborted, since innowarm loads instead; without a pacing flag the warm runs --nice, yielding to the traffic that arrives with it")
 	fl.Lookup("wait-for-server").NoOptDefVal = "10m"
 	fl.BoolVar(&f.asJSON, "json", false, "print the plan and result as JSON on stdout")
@@ -385,6 +385,9 @@ func printWarmResult(w io.Writer, res *warm.Result) {
 	}
 	if res.Stopped != "" {
 		fmt.Fprintf(w, "%s\n", res.Stopped)
+	}
+	if line := res.UntilCoverage.Text(); line != "" {
+		fmt.Fprintln(w, line)
 	}
 	if res.MethodReason != "" {
 		fmt.Fprintf(w, "method %s: %s\n", res.Method, res.MethodReason)

@@ -237,6 +237,9 @@ func (f *Flags) Resolve(env Env, home string) (Options, []OptionValue, error) {
 		o.Password, o.PasswordPrompt, o.Sources["password"] = v, false, "env MYSQL_PWD"
 	}
 
+	// Before any flag value is read: this copies the passwords out of the arguments it
+	// scrubs, this end's and the other end's.
+	scrubbed := takePasswords(f.fs)
 	changed := func(name string) bool { return f.fs.Changed(f.prefix + name) }
 	if changed("host") {
 		o.Host, o.Sources["host"] = f.host, "flag"
@@ -257,11 +260,8 @@ func (f *Flags) Resolve(env Env, home string) (Options, []OptionValue, error) {
 		if f.password == PasswordPromptSentinel {
 			o.Password, o.PasswordPrompt = "", true
 		} else {
-			// The flag value aliases the process's argument memory, which is about to be
-			// overwritten: keep a copy.
-			o.Password, o.PasswordPrompt = strings.Clone(f.password), false
-			f.password = o.Password
-			if scrubArgs(o.Password) {
+			o.Password, o.PasswordPrompt = f.password, false
+			if scrubbed[f.prefix+"password"] {
 				fmt.Fprintln(os.Stderr, "innowarm: Warning: using a password on the command line can be insecure (it is hidden from ps, but may be in your shell history): prefer -p alone, MYSQL_PWD or ~/.my.cnf")
 			}
 		}

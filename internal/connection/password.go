@@ -10,6 +10,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/spf13/pflag"
 	"golang.org/x/sys/unix"
 
 	"github.com/innowarm/innowarm/internal/exitcode"
@@ -113,22 +114,55 @@ func readLine(ctx context.Context, fd int) ([]byte, error) {
 	}
 }
 
-// scrubArgs overwrites the password in the process's own argument memory with 'x', so it
-// does not show in ps or /proc/PID/cmdline (the mysql client does the same). On Linux the
-// Go runtime's os.Args strings point into that memory, which the kernel reads for cmdline.
-// The caller must have copied the password first. Only the password flag's own argument
-// is touched (-pSECRET, -p=SECRET, --password=SECRET, --source-password=SECRET): other
-// flags' values point into that memory too, and a password that is also a user or schema
-// name must not rename them (nor, made of x, loop forever).
-func scrubArgs(secret string) bool {
+// takePasswords copies the value of every password flag of fs given on the command line
+// (--password, -p, --source-password, --target-password) out of the process's argument
+// memory, then overwrites those arguments with 'x' there, so that no password shows in ps
+// or /proc/PID/cmdline (the mysql client does the same). On Linux the Go runtime's os.Args
+// strings point into that memory, which the kernel reads for cmdline, and the flag parser's
+// --NAME=VALUE values point into os.Args. All of fs's passwords are taken before any is
+// scrubbed: a command with two ends resolves one end before the other, and scrubbing the
+// source's --source-password=pw once also turned the target's value of the same password
+// into "xx" (access denied on the target). It returns the names of the flags whose
+// password was found in the arguments.
+func takePasswords(fs *pflag.FlagSet) map[string]bool {
+	var taken []*pflag.Flag
+	fs.VisitAll(func(fl *pflag.Flag) {
+		isPassword := fl.Name == "password" || strings.HasSuffix(fl.Name, "-password")
+		if !isPassword || !fl.Changed || fl.Value.Type() != "string" {
+			return
+		}
+		// Set on the value, not on fs: it copies without counting as the flag given again.
+		_ = fl.Value.Set(strings.Clone(fl.Value.String()))
+		taken = append(taken, fl)
+	})
+	found := map[string]bool{}
+	for _, fl := range taken {
+		if v := fl.Value.String(); v != PasswordPromptSentinel && scrubArgs(fl.Name, fl.Shorthand, v) {
+			found[fl.Name] = true
+		}
+	}
+	return found
+}
+
+// scrubArgs overwrites with 'x' the password secret in os.Args where it is the argument of
+// the flag name (--NAME=SECRET) or of its shorthand (-pSECRET, -p=SECRET), and reports
+// whether it found one. The caller must have copied the password first. Only that flag's
+// own argument is touched: other flags' values point into that memory too, and a password
+// that is also a user or schema name must not rename them (nor, made of x, loop forever);
+// nor is another end's password flag, whose value may not have been copied yet.
+func scrubArgs(name, shorthand, secret string) bool {
 	if secret == "" {
 		return false
 	}
 	found := false
 	for _, a := range os.Args[1:] {
-		flag, value, ok := strings.Cut(a, "=")
-		isPassword := ok && strings.HasPrefix(flag, "--") && strings.HasSuffix(flag, "password") && value == secret
-		isPassword = isPassword || a == "-p"+secret || a == "-p="+secret
+		if a == "--" {
+			break // what follows is positional, not flags
+		}
+		isPassword := a == "--"+name+"="+secret
+		if shorthand != "" {
+			isPassword = isPassword || a == "-"+shorthand+secret || a == "-"+shorthand+"="+secret
+		}
 		if !isPassword {
 			continue
 		}

@@ -197,6 +197,9 @@ type Result struct {
 	Manifest *ManifestReport `json:"manifest,omitempty"`
 	// Paths (warm --from) is the path each index of the manifest took, and why.
 	Paths []IndexPath `json:"index_paths,omitempty"`
+	// UntilCoverage says whether the coverage goal (--until-coverage) was reached, and if
+	// not why: a warm that ends below it for its budget still completes (exit 0).
+	UntilCoverage *UntilOutcome `json:"until_coverage,omitempty"`
 
 	// manifestOnly: per-index results are about the manifest's pages (warm --from native).
 	manifestOnly bool
@@ -562,6 +565,9 @@ func (r *scanRun) watchBudget(ctx context.Context, start int64, stop func()) fun
 	}
 }
 
+// stoppedAtBudget starts Result.Stopped when the budget stopped the run (UntilOutcome.Why).
+const stoppedAtBudget = "stopped at the budget"
+
 // budgetStop says how a run that reached its budget ended, and leaves out what it did not
 // read.
 func (r *scanRun) budgetStop() string {
@@ -579,7 +585,7 @@ func (r *scanRun) budgetStop() string {
 			Pages:  tg.newPages() * int64(left) / int64(max(len(tg.Units), 1)),
 			Reason: fmt.Sprintf("the run reached its budget: %d of %d units not read to their end", left, len(tg.Units))})
 	}
-	return fmt.Sprintf("stopped at the budget: %d pages read, budget %d pages (%s); %d units stopped (KILL QUERY) or not started",
+	return fmt.Sprintf(stoppedAtBudget+": %d pages read, budget %d pages (%s); %d units stopped (KILL QUERY) or not started",
 		res.PagesRead, pl.BudgetPages, pl.BudgetSource, notRun)
 }
 

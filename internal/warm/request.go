@@ -144,13 +144,17 @@ func Execute(ctx context.Context, conn *connection.Conn, r Request, started func
 		return out, err
 	}
 	r.Run.Catalog = cat
+	var goal *untilGoal
 	if r.UntilCoverage > 0 {
 		pl := out.Plan
-		r.Run.Until = Until{Want: r.UntilCoverage, Measure: func(ctx context.Context) (float64, string, error) {
+		goal = newUntilGoal(r.UntilCoverage, func(ctx context.Context) (float64, string, error) {
 			return PlanCoverage(ctx, conn, cat, pl)
-		}}
+		})
+		r.Run.Until = goal.until()
 	}
-	return out, out.record(Run(ctx, conn, out.Plan, r.Run))
+	res, err := Run(ctx, conn, out.Plan, r.Run)
+	goal.settle(ctx, out, res, err)
+	return out, out.record(res, err)
 }
 
 // record keeps a run's result, with the reason for its method.
@@ -163,7 +167,10 @@ func (o *Outcome) record(res *Result, err error) error {
 }
 
 // executeNative loads a selection with the server's own loader.
-func (r Request) executeNative(ctx context.Context, conn *connection.Conn, out *Outcome, cat *catalog.Catalog) error {
+func (r Request) executeNative(ctx context.Context, conn *connection.Conn, out *Outcome, cat *catalog.Catalog) (runErr error) {
+	var goal *untilGoal
+	// After the scans of the system tablespace too: the goal is the whole selection's.
+	defer func() { goal.settle(ctx, out, out.Result, runErr) }()
 	np, err := PlanNative(ctx, conn, cat, r.Plan)
 	if err != nil {
 		return err
@@ -189,13 +196,14 @@ func (r Request) executeNative(ctx context.Context, conn *connection.Conn, out *
 		return err
 	}
 	if r.UntilCoverage > 0 {
-		r.Run.Until = Until{Want: r.UntilCoverage, Measure: func(ctx context.Context) (float64, string, error) {
+		goal = newUntilGoal(r.UntilCoverage, func(ctx context.Context) (float64, string, error) {
 			covered, total, err := bufferpool.SelectionCountFrom(ctx, conn, cat, bufferpool.SourceLRUTable)
 			if err != nil || total == 0 {
 				return 0, "", err
 			}
 			return float64(covered) / float64(total), fmt.Sprintf("%d of %d index pages resident", covered, total), nil
-		}}
+		})
+		r.Run.Until = goal.until()
 	}
 	res, err := np.Run(ctx, conn, r.Run)
 	if err != nil || system == nil || res == nil || res.Interrupted || res.Stopped != "" {
@@ -297,8 +305,9 @@ func (r Request) executeManifest(ctx context.Context, conn *connection.Conn, out
 	if err := mp.CheckWork(); err != nil {
 		return err
 	}
+	var goal *untilGoal
 	if r.UntilCoverage > 0 {
-		r.Run.Until = Until{Want: r.UntilCoverage, Measure: func(ctx context.Context) (float64, string, error) {
+		goal = newUntilGoal(r.UntilCoverage, func(ctx context.Context) (float64, string, error) {
 			// The LRU table: a native load holds the dump file while this measures.
 			// The pages loaded by number: the manifest's, and those the tree path found
 			// (the sql path's key ranges have no page numbers to measure).
@@ -309,10 +318,13 @@ func (r Request) executeManifest(ctx context.Context, conn *connection.Conn, out
 			}
 			c, n := byNumber.Coverage(set)
 			return c, fmt.Sprintf("%d of %d manifest pages resident", n, len(byNumber.Pages)), nil
-		}}
+		})
+		r.Run.Until = goal.until()
 	}
 	r.Run.Catalog = resolved.Catalog
-	return out.record(mp.Run(ctx, conn, r.Run))
+	res, err := mp.Run(ctx, conn, r.Run)
+	goal.settle(ctx, out, res, err)
+	return out.record(res, err)
 }
 
 // CheckResolved is a usage error (exit 2) when nothing of manifest m resolves on this server
