@@ -160,10 +160,10 @@ type Status struct {
 
 // Metrics are follow's Prometheus metrics; NewMetrics registers them.
 type Metrics struct {
-	coverage, coverageBefore, hotSet, lastRound prometheus.Gauge
-	loaded                                      prometheus.Counter
-	rounds                                      *prometheus.CounterVec
-	lastCapture                                 time.Time
+	coverage, coverageBefore, hotSet, missing, lastRound prometheus.Gauge
+	loaded                                               prometheus.Counter
+	rounds                                               *prometheus.CounterVec
+	lastCapture                                          time.Time
 }
 
 // NewMetrics registers follow's metrics on reg.
@@ -175,12 +175,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Share of the source's hot set resident on the target when the last successful round began (NaN when unknown: every index read by range scans)."}),
 		hotSet: prometheus.NewGauge(prometheus.GaugeOpts{Name: "innowarm_follow_hot_set_pages",
 			Help: "Pages of the source's hot set that exist on the target."}),
+		missing: prometheus.NewGauge(prometheus.GaugeOpts{Name: "innowarm_follow_hot_set_missing_pages",
+			Help: "Pages of the source's hot set the target lacks (tables it does not have): counted in the coverage as not resident."}),
 		lastRound: prometheus.NewGauge(prometheus.GaugeOpts{Name: "innowarm_follow_last_success_timestamp_seconds",
 			Help: "Unix time of the last successful round."}),
 		loaded: prometheus.NewCounter(prometheus.CounterOpts{Name: "innowarm_follow_loaded_pages_total",
 			Help: "Pages loaded into the target's pool."}),
 		rounds: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "innowarm_follow_rounds_total",
-			Help: "Rounds by result: ok, source_error, target_error."}, []string{"result"}),
+			Help: "Rounds by result: ok, source_error, target_error, local_error (this machine: the hot set's file)."}, []string{"result"}),
 	}
 	age := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "innowarm_follow_hot_set_age_seconds",
 		Help: "Age of the source hot set the coverage refers to (time since its capture)."}, func() float64 {
@@ -189,8 +191,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}
 		return time.Since(m.lastCapture).Seconds()
 	})
-	reg.MustRegister(m.coverage, m.coverageBefore, m.hotSet, m.lastRound, m.loaded, m.rounds, age)
-	for _, r := range []string{"ok", "source_error", "target_error"} {
+	reg.MustRegister(m.coverage, m.coverageBefore, m.hotSet, m.missing, m.lastRound, m.loaded, m.rounds, age)
+	for _, r := range []string{"ok", "source_error", "target_error", "local_error"} {
 		m.rounds.WithLabelValues(r)
 	}
 	return m
@@ -212,6 +214,7 @@ func (m *Metrics) observe(s Status, captured time.Time) {
 		m.coverageBefore.Set(math.NaN())
 	}
 	m.hotSet.Set(float64(s.HotSetPages))
+	m.missing.Set(float64(s.Dropped))
 	m.loaded.Add(float64(max(s.Loaded, 0)))
 	m.lastRound.Set(float64(s.At.Unix()))
 	m.lastCapture = captured
