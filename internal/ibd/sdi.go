@@ -43,6 +43,12 @@ func SDITables(path string, logicalPageSize int) ([][]byte, error) {
 	return readSDITables(f, st.Size(), logicalPageSize)
 }
 
+// SDITablesAt is SDITables of a tablespace read from r, a file of size bytes: for readers
+// that hold the file open already (pagekey.Source), so there is one SDI reader, not two.
+func SDITablesAt(r io.ReaderAt, size int64, logicalPageSize int) ([][]byte, error) {
+	return readSDITables(r, size, logicalPageSize)
+}
+
 func readSDITables(r io.ReaderAt, size int64, logical int) ([][]byte, error) {
 	pages := uint32(size / int64(logical))
 	read := func(n uint32) ([]byte, error) {
@@ -190,12 +196,12 @@ func sdiRecordJSON(p []byte, o int, read func(uint32) ([]byte, error)) ([]byte, 
 	}
 	zr, err := zlib.NewReader(bytes.NewReader(data))
 	if err != nil {
-		return nil, fmt.Errorf("%w: SDI page %d: %v", ErrUnreadable, be32(p, filPageOffset), err)
+		return nil, fmt.Errorf("%w: SDI page %d: %w", ErrUnreadable, be32(p, filPageOffset), err)
 	}
 	defer zr.Close()
 	out, err := io.ReadAll(io.LimitReader(zr, int64(uncompressed)+1))
 	if err != nil || uint32(len(out)) != uncompressed {
-		return nil, fmt.Errorf("%w: SDI page %d: the record at %d inflates to %d bytes, says %d (%v)", ErrUnreadable, be32(p, filPageOffset), o, len(out), uncompressed, err)
+		return nil, fmt.Errorf("%w: SDI page %d: the record at %d inflates to %d bytes, says %d (%w)", ErrUnreadable, be32(p, filPageOffset), o, len(out), uncompressed, err)
 	}
 	return out, nil
 }
@@ -246,7 +252,7 @@ func PartitionRoots(path string, logicalPageSize int, table string) (roots map[u
 	for _, raw := range objs {
 		var t sdiPartitioned
 		if err := json.Unmarshal(raw, &t); err != nil {
-			return nil, false, fmt.Errorf("%w: %s: an SDI object: %v", ErrUnreadable, path, err)
+			return nil, false, fmt.Errorf("%w: %s: an SDI object: %w", ErrUnreadable, path, err)
 		}
 		if t.DDObjectType != "Table" || t.DDObject.Name != table || len(t.DDObject.Partitions) == 0 {
 			continue

@@ -209,7 +209,7 @@ func (r *Reader) what() string {
 // wrong line in an intact file as what it is. Memory stays bounded: nothing is kept.
 func (r *Reader) explain(err error) error {
 	var fe *FormatError
-	if r.explained || r.readFailed || !errors.As(err, &fe) || fe.Kind != ErrCorrupt {
+	if r.explained || r.readFailed || !errors.As(err, &fe) || !errors.Is(fe.Kind, ErrCorrupt) {
 		return err
 	}
 	r.explained = true

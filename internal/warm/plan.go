@@ -626,7 +626,6 @@ func (pl *Plan) verify(ctx context.Context, sess *connection.Session) error {
 			pl.Skipped = append(pl.Skipped, catalog.Skip{Schema: tg.Table.Schema, Table: tg.Table.Name, Index: tg.Index.Name, Reason: reason})
 			continue
 		}
-		q, args := Statement(pl.Server, tg.Units[0], 0)
 		if tg.Units[0].keyed != nil {
 			// A statement the optimizer would read as a scan from the index's start
 			// would read far more than its runs (verifyKeyed).
@@ -647,7 +646,7 @@ func (pl *Plan) verify(ctx context.Context, sess *connection.Session) error {
 			units = append(units, tg.Units...)
 			continue
 		}
-		q, args = explainStatement(pl.Server, tg.Units[0])
+		q, args := explainStatement(pl.Server, tg.Units[0])
 		key, typ, err := explain(ctx, sess, pl.Server.ExplainTabular()+q, args)
 		if reason := skippable(err); reason != "" {
 			locked[tg.Table] = reason

@@ -191,7 +191,7 @@ func changeGlobal(ctx context.Context, conn *connection.Conn, log *logx.Logger, 
 			// The run fails with it: a warm, or a follow round, that ends with the server's
 			// settings changed must not say it succeeded (a user's follow went on for
 			// rounds with innodb_old_blocks_pct at 95 after a REVOKE).
-			return fmt.Errorf("%w: %s is still %d, not its %d (SET GLOBAL %s = %d puts it back; the next innowarm on this server from this machine does too): %v", ErrNotRestored, name, value, old, name, old, err)
+			return fmt.Errorf("%w: %s is still %d, not its %d (SET GLOBAL %s = %d puts it back; the next innowarm on this server from this machine does too): %w", ErrNotRestored, name, value, old, name, old, err)
 		}
 		os.Remove(st.path)
 		log.Infof("%s restored to %d", name, old)
