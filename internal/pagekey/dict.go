@@ -449,8 +449,8 @@ func (d *Dictionary) tableDef(t *catalog.Table, p *catalog.Part, src *Source, cl
 	}
 	if st.rowFormat == "compressed" && (st.versions > 0 || st.instantCols > 0) {
 		// Neither server allows it today: a compressed page rebuilds only the deleted and
-		// min-rec info bits, and sdiRoot looks for page 0's SDI pointer where an
-		// uncompressed page 0 has it.
+		// min-rec info bits, and the SDI reader (ibd's) does not inflate a compressed
+		// tablespace's SDI pages.
 		return def, unsupported("ROW_FORMAT=COMPRESSED after an instant ALTER (row versions %d, instant columns %d)", st.versions, st.instantCols)
 	}
 	if st.instantCols > 0 {

@@ -1,17 +1,15 @@
 package pagekey
 
 import (
-	"bytes"
-	"compress/zlib"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"io"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/innowarm/innowarm/internal/catalog"
+	"github.com/innowarm/innowarm/internal/ibd"
 )
 
 // After an instant ADD or DROP COLUMN the clustered index's records keep the null bitmap of
@@ -171,35 +169,6 @@ func readBlob(src *Source, ref []byte, pageType uint16, hdr int) ([]byte, error)
 	return out, nil
 }
 
-// MySQL's serialized dictionary (SDI): a B-tree in the tablespace whose root page number
-// page 0 keeps after the extent descriptors and the encryption information; its records
-// are (type 4 bytes, id 8, DB_TRX_ID 6, DB_ROLL_PTR 7, uncompressed length 4, compressed
-// length 4, zlib-compressed JSON).
-const (
-	sdiEncryptionInfo = 115 // Encryption::INFO_MAX_SIZE
-	sdiTypeTable      = 1
-	sdiRecordData     = 4 + 8 + 6 + 7 + 4 + 4
-	typeSDIBlob       = 18 // FIL_PAGE_SDI_BLOB
-)
-
-// sdiRoot is the SDI index's root page, from page 0.
-func sdiRoot(src *Source) (uint32, error) {
-	p, err := src.Page(0)
-	if err != nil {
-		return 0, err
-	}
-	ext := uint32(1 << 20 / src.PageSize)
-	if src.PageSize > 16384 {
-		ext = 64
-	}
-	xdesSize := 24 + (2*int(ext)+7)/8
-	off := 38 + 112 + xdesSize*(src.PageSize/int(ext)) + sdiEncryptionInfo
-	if version := binary.BigEndian.Uint32(p[off:]); version != 1 {
-		return 0, fmt.Errorf("no SDI in the file (version %d)", version)
-	}
-	return binary.BigEndian.Uint32(p[off+4:]), nil
-}
-
 // sdiColumn is a column as the SDI's JSON has it.
 type sdiColumn struct {
 	Name        string `json:"name"`
@@ -235,99 +204,15 @@ func sdiTables(src *Source) ([]sdiTable, error) {
 	return out, nil
 }
 
-// sdiObjects reads the JSON of every table object of the file's SDI.
+// sdiObjects reads the JSON of every table object of the file's SDI (MySQL's serialized
+// dictionary), with ibd's reader, which follows a JSON too long for its page into its
+// FIL_PAGE_SDI_BLOB pages.
 func sdiObjects(src *Source) ([][]byte, error) {
-	root, err := sdiRoot(src)
+	raws, err := ibd.SDITablesAt(src.r, int64(src.Pages)*int64(src.physical()), src.PageSize)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read the SDI: %w", err)
 	}
-	p, err := src.Page(root)
-	if err != nil {
-		return nil, err
-	}
-	for p.Level() > 0 {
-		var child uint32
-		err := p.walk(func(o int) (bool, error) {
-			child = p.u32(o + 12)
-			return false, nil
-		})
-		if err != nil {
-			return nil, err
-		}
-		if p, err = src.Page(child); err != nil {
-			return nil, err
-		}
-	}
-	var out [][]byte
-	for steps := 0; ; steps++ {
-		if !p.Compact() || steps > 1<<16 {
-			return nil, corrupt(p, "not an SDI leaf page")
-		}
-		err := p.walk(func(o int) (bool, error) {
-			if p[o-5]&infoDeleted != 0 || binary.BigEndian.Uint32(p[o:]) != sdiTypeTable {
-				return true, nil
-			}
-			raw, err := sdiData(src, p, o)
-			if err != nil {
-				return false, err
-			}
-			out = append(out, raw)
-			return true, nil
-		})
-		if err != nil {
-			return nil, err
-		}
-		if p.Next() == NoPage {
-			return out, nil
-		}
-		if p, err = src.Page(p.Next()); err != nil {
-			return nil, err
-		}
-	}
-}
-
-// sdiData inflates one SDI record's JSON, following it off the page when it is long.
-func sdiData(src *Source, p Page, o int) ([]byte, error) {
-	uncompressed := binary.BigEndian.Uint32(p[o+25:])
-	compressed := binary.BigEndian.Uint32(p[o+29:])
-	n := int(p[o-6])
-	var data []byte
-	if n&0x80 != 0 {
-		n = (n<<8 | int(p[o-7])) & 0xffff
-		if n&0x4000 != 0 {
-			inPage := n & 0x3fff
-			at := o + sdiRecordData + inPage
-			blob, err := readBlob(src, p[at:at+20], typeSDIBlob, 8)
-			if err != nil {
-				return nil, fmt.Errorf("SDI BLOB: %w", err)
-			}
-			data = append(append([]byte{}, p[o+sdiRecordData:at]...), blob...)
-		} else {
-			n &= 0x3fff
-		}
-	}
-	if data == nil {
-		if o+sdiRecordData+n > len(p) {
-			return nil, corrupt(p, "SDI record at %d runs out of the page", o)
-		}
-		data = p[o+sdiRecordData : o+sdiRecordData+n]
-	}
-	if uint32(len(data)) != compressed {
-		return nil, corrupt(p, "SDI record at %d holds %d bytes, says %d", o, len(data), compressed)
-	}
-	zr, err := zlib.NewReader(bytes.NewReader(data))
-	if err != nil {
-		return nil, fmt.Errorf("SDI record on page %d: %w", p.Number(), err)
-	}
-	defer zr.Close()
-	out, err := io.ReadAll(io.LimitReader(zr, int64(uncompressed)+1))
-	if err != nil {
-		return nil, fmt.Errorf("SDI record on page %d: %w", p.Number(), err)
-	}
-	if uint32(len(out)) != uncompressed {
-		return nil, fmt.Errorf("SDI record on page %d: inflated %d bytes, it says %d", p.Number(), len(out), uncompressed)
-	}
-	return out, nil
+	return raws, nil
 }
 
 // mysqlPhysicalColumns reads a row-versioned table's stored columns from its file's SDI:

@@ -2,12 +2,12 @@ package pagekey
 
 import (
 	"context"
-	"encoding/json"
 	"strconv"
 	"strings"
 
 	"github.com/innowarm/innowarm/internal/catalog"
 	"github.com/innowarm/innowarm/internal/connection"
+	"github.com/innowarm/innowarm/internal/ibd"
 )
 
 // IndexRoot is an index's id and root page in its tablespace.
@@ -112,67 +112,19 @@ func readIndexRoots(ctx context.Context, conn *connection.Conn, spaces []uint32)
 
 // sdiPartitionRoots reads, from a tablespace file's SDI, the root page of every index of
 // every partition (and subpartition) of the partitioned table named table, by space; found
-// says whether the file's SDI holds that table.
+// says whether the file's SDI holds that table. ibd reads the SDI, following it off its
+// page where it is too long for one (many partitions, long comments).
 func sdiPartitionRoots(path string, pageSize int, table string) (map[uint32]map[string]IndexRoot, bool) {
-	src, err := OpenSource(path, pageSize)
-	if err != nil {
+	roots, found, err := ibd.PartitionRoots(path, pageSize, table)
+	if err != nil || !found {
 		return nil, false
 	}
-	defer src.Close()
-	objs, err := sdiObjects(src)
-	if err != nil {
-		return nil, false
-	}
-	for _, raw := range objs {
-		var t sdiPartitioned
-		if err := json.Unmarshal(raw, &t); err != nil || t.DDObjectType != "Table" || t.DDObject.Name != table || len(t.DDObject.Partitions) == 0 {
-			continue
+	out := make(map[uint32]map[string]IndexRoot, len(roots))
+	for space, byName := range roots {
+		out[space] = make(map[string]IndexRoot, len(byName))
+		for name, ix := range byName {
+			out[space][name] = IndexRoot{ID: ix.ID, Root: ix.Root}
 		}
-		out := map[uint32]map[string]IndexRoot{}
-		var add func(ps []sdiPartition)
-		add = func(ps []sdiPartition) {
-			for _, p := range ps {
-				for _, ix := range p.Indexes {
-					if ix.IndexOpx < 0 || ix.IndexOpx >= len(t.DDObject.Indexes) {
-						continue
-					}
-					priv := parsePrivate(ix.SEPrivate)
-					root, okRoot := priv["root"]
-					space, okSpace := priv["space_id"]
-					if !okRoot || !okSpace || root <= 0 {
-						continue
-					}
-					if out[uint32(space)] == nil {
-						out[uint32(space)] = map[string]IndexRoot{}
-					}
-					out[uint32(space)][t.DDObject.Indexes[ix.IndexOpx].Name] = IndexRoot{ID: uint64(priv["id"]), Root: uint32(root)}
-				}
-				add(p.Subpartitions)
-			}
-		}
-		add(t.DDObject.Partitions)
-		return out, true
 	}
-	return nil, false
-}
-
-// sdiPartitioned is what a partitioned table's SDI says of its partitions' indexes.
-type sdiPartitioned struct {
-	DDObjectType string `json:"dd_object_type"`
-	DDObject     struct {
-		Name    string `json:"name"`
-		Indexes []struct {
-			Name string `json:"name"`
-		} `json:"indexes"`
-		Partitions []sdiPartition `json:"partitions"`
-	} `json:"dd_object"`
-}
-
-type sdiPartition struct {
-	Name    string `json:"name"`
-	Indexes []struct {
-		IndexOpx  int    `json:"index_opx"`
-		SEPrivate string `json:"se_private_data"`
-	} `json:"indexes"`
-	Subpartitions []sdiPartition `json:"subpartitions"`
+	return out, true
 }
