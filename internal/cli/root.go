@@ -222,6 +222,10 @@ func (s stopSignal) Error() string { return "stopped by " + s.String() }
 // notifySignals cancels ctx on the first SIGINT or SIGTERM, with the signal as its cause;
 // a second one kills the process the default way.
 func notifySignals(parent context.Context) (context.Context, func()) {
+	// A reader that went away (innowarm ... | head) made the next write to stdout or stderr
+	// kill innowarm by SIGPIPE, skipping its cleanup: a sandbox left running, a server's
+	// settings left changed. Ignored, such writes fail and the command ends as it would.
+	signal.Ignore(syscall.SIGPIPE)
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	ctx, stop := watchSignals(parent, sigs, func() { os.Exit(exitcode.Interrupted) })
