@@ -59,15 +59,26 @@ func TestPartitionRootsFromTheSDI(t *testing.T) {
 			}
 			continue
 		}
-		roots, found, err := ibd.PartitionRoots(files[0].path, srv.PageSize, table)
-		if err != nil || !found {
-			t.Fatalf("%s: the first partition's file: found %v, %v", table, found, err)
+		// The SDI is in one of the partitions' files, most often the first's by space id,
+		// not always: a CI run found none in the first (1 run in 12 of this test on MySQL
+		// 9.7.4, subparts). Each file is read as it is on disk, after the flush above.
+		var roots map[uint32]map[string]ibd.Index
+		var holder []string
+		for _, f := range files {
+			r, found, err := ibd.PartitionRoots(f.path, srv.PageSize, table)
+			if err != nil {
+				t.Fatalf("%s: %s: %v", table, f.path, err)
+			}
+			if found {
+				roots = r
+				holder = append(holder, f.path)
+			}
 		}
-		if table == "wide" && sdiBlobPages(t, files[0].path, srv.PageSize) == 0 {
+		if len(holder) != 1 {
+			t.Fatalf("%s: %d of its %d partition files hold its SDI (%v), want one", table, len(holder), len(files), holder)
+		}
+		if table == "wide" && sdiBlobPages(t, holder[0], srv.PageSize) == 0 {
 			t.Errorf("%s: the SDI is on its page: the test reads no SDI BLOB page", table)
-		}
-		if _, found, err := ibd.PartitionRoots(files[1].path, srv.PageSize, table); found || err != nil {
-			t.Errorf("%s: the second partition's file holds the SDI too (%v, %v)", table, found, err)
 		}
 		named := 0
 		for _, f := range files {

@@ -75,7 +75,7 @@ func indexRoots(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog
 		return out, nil //nolint:nilerr // the view's roots stand; the partitions stay without keys
 	}
 	for _, t := range unlisted {
-		// The table's SDI is in one of its partitions' files (the first one's, on 9.7).
+		// The table's SDI is in one of its partitions' files (most often the first's by space id).
 		for _, p := range t.Parts {
 			path := files[p.Space]
 			if !p.SpaceKnown || path == "" {
