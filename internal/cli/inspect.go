@@ -155,7 +155,7 @@ Tables sharing a tablespace (MySQL's general tablespaces) are read from the LRU 
 		}
 		cat, err := catalog.Load(cmd.Context(), conn, f)
 		if err != nil {
-			return err
+			return connection.ExplainLimit(cmd.Context(), conn, err, 2, "inspect")
 		}
 		if err := matchesSomething(selected, cat); err != nil {
 			return err
@@ -196,7 +196,7 @@ func waitCoverage(cmd *cobra.Command, conn *connection.Conn, f catalog.Filter, w
 	} else {
 		cat, err := catalog.Load(ctx, conn, f)
 		if err != nil {
-			return err
+			return connection.ExplainLimit(ctx, conn, err, 2, "inspect")
 		}
 		if err := matchesSomething(true, cat); err != nil {
 			return err

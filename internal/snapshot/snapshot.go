@@ -129,21 +129,9 @@ func LoadCatalog(ctx context.Context, conn *connection.Conn, o Options) (*catalo
 const captureSessions = 2
 
 // explainRefused says in one line why a capture failed when the server refused it a
-// connection for a limit on connections (err; any other error is given as it is): an
-// account allowed fewer connections than a capture needs is the user's setup (exit 2);
-// otherwise the server or the account's other sessions hold the rest.
+// connection for a limit on connections (connection.ExplainLimit).
 func explainRefused(ctx context.Context, conn *connection.Conn, err error) error {
-	if err == nil || !connection.LimitReached(err) || ctx.Err() != nil {
-		return err
-	}
-	// The session value is the account's MAX_USER_CONNECTIONS where it has one, else the
-	// global max_user_connections (0: no limit), on both servers.
-	var limit int64
-	if qerr := conn.DB.QueryRowContext(ctx, "SELECT @@SESSION.max_user_connections").Scan(&limit); qerr == nil && limit > 0 && limit < captureSessions {
-		return exitcode.UsageError(fmt.Errorf("user %q may hold %d connection at once (max_user_connections, or the account's MAX_USER_CONNECTIONS), and a capture needs %d: raise the account's limit (ALTER USER ... WITH MAX_USER_CONNECTIONS %d) or capture as another user: %w",
-			conn.Opts.User, limit, captureSessions, captureSessions, err))
-	}
-	return fmt.Errorf("a capture needs %d connections at once, and the server refuses more (max_connections, or max_user_connections, which the account's other sessions count against): %w", captureSessions, err)
+	return connection.ExplainLimit(ctx, conn, err, captureSessions, "a capture")
 }
 
 // Capture writes one manifest of the pool's current content.

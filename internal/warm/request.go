@@ -119,7 +119,9 @@ func Execute(ctx context.Context, conn *connection.Conn, r Request, started func
 	}
 	cat, err := catalog.Load(ctx, conn, r.Filter)
 	if err != nil {
-		return out, err
+		// The catalog reads beside the connection's own session: an account allowed one
+		// connection at once got the server's raw refusal (exit 1).
+		return out, connection.ExplainLimit(ctx, conn, err, 2, "a warm")
 	}
 	if len(cat.Tables) == 0 && len(cat.Skipped) == 0 {
 		return out, badValue("Selection", "matches no tables")

@@ -187,3 +187,27 @@ func TestCLIWithFewConnections(t *testing.T) {
 		t.Errorf("warm: exit %d: %s", r.Code, r.Stderr)
 	}
 }
+
+// An account allowed one connection at once: inspect and warm read the catalog beside the
+// connection's own session, and got the server's raw refusal, exit 1 ("read table sizes:
+// open session: Error 1226"). They now say in one line what to change, exit 2, as snapshot
+// does.
+func TestOneConnectionAccountIsToldWhy(t *testing.T) {
+	db := sandboxtest.Schema(t)
+	plainTable(t, db, "one", 2_000)
+	// No connection as the account here: the command's is its one.
+	const user = "warm_one"
+	sandboxtest.Exec(t,
+		"DROP USER IF EXISTS '"+user+"'@'localhost'",
+		"CREATE USER '"+user+"'@'localhost' IDENTIFIED BY '"+sandboxtest.LimitedPassword+"' WITH MAX_USER_CONNECTIONS 1",
+		"GRANT SELECT, PROCESS ON *.* TO '"+user+"'@'localhost'")
+	t.Cleanup(func() { sandboxtest.Exec(t, "DROP USER IF EXISTS '"+user+"'@'localhost'") })
+	flags := []string{"--no-defaults", "-S", sandboxtest.Server(t).Socket, "-u", user}
+	run := sandboxtest.Run{Env: []string{"MYSQL_PWD=" + sandboxtest.LimitedPassword}}
+	for _, cmd := range [][]string{{"inspect", "-D", db}, {"warm", "-D", db, "--method", "scan"}} {
+		r := sandboxtest.CLI(t, run, append(cmd, flags...)...)
+		if r.Code != 2 || !strings.Contains(r.Stderr, "MAX_USER_CONNECTIONS 2") || strings.Count(strings.TrimSpace(r.Stderr), "\n") > 1 {
+			t.Errorf("%s as an account of one connection: exit %d: %s", cmd[0], r.Code, r.Stderr)
+		}
+	}
+}
