@@ -26,8 +26,14 @@ type worker struct {
 
 	connects   []time.Duration // connection set-up times
 	reconnects int64
+	// redial opens the client's next connection (--detach); nil where the client does not
+	// reconnect (event loops, which do not run with --detach). detachedAt is the query
+	// count at the last reconnect.
+	redial     func() error
+	detachedAt uint64
 	errCodes   map[string]int64
 	errCount   int64
+	fatals     int64 // statements that stopped the round (in errCount too)
 	// lastRetryable says the last failed statement's error only rolled back its
 	// transaction (retryableInTransaction): the program runs the transaction again.
 	lastRetryable bool
@@ -141,7 +147,37 @@ func (w *worker) failed(q string, err error) bool {
 	if me != nil {
 		hint = " (--ignore-errors counts failed queries and goes on)"
 	}
-	w.st.fail(fmt.Errorf("client %d: query failed: %s: %w%s", w.idx+1, shorten(q, 200), err, hint))
+	w.fatal(fmt.Errorf("client %d: query failed: %s: %w%s", w.idx+1, shorten(q, 200), err, hint))
+	return true
+}
+
+// fatal ends the round for a statement of this client that failed for good (or could not
+// be sent: its connection was lost, or its --detach reconnect failed). The statement counts
+// as failed: the block of a run that stopped on it must not say "0 errors".
+func (w *worker) fatal(err error) {
+	w.rec.failed()
+	w.errCount++
+	w.fatals++
+	w.st.fail(err)
+}
+
+// detach opens the client's next connection when --detach says it is due: n is the number
+// of queries the client has run. The programs call it where a new connection may begin:
+// before a query of mysqlslap's list, and before a workload's next event, so that a
+// transaction never spans two connections and the event takes the prepared statements of
+// the connection it runs on (a statement id belongs to the connection that prepared it:
+// MariaDB refuses another's, error 1243, and the driver's statement of a closed connection
+// is unusable). False when the reconnect failed: the round is stopping.
+func (w *worker) detach(n uint64) bool {
+	every := uint64(max(w.r.p.Detach, 0))
+	if every == 0 || w.redial == nil || n < w.detachedAt+every {
+		return true
+	}
+	w.detachedAt = n
+	if err := w.redial(); err != nil {
+		w.fatal(fmt.Errorf("client %d: reconnect (--detach): %w", w.idx+1, err))
+		return false
+	}
 	return true
 }
 
@@ -169,11 +205,11 @@ func (w *worker) program(spec roundSpec) program {
 }
 
 // runThreaded runs the client's program on its own thread, a statement at a time, with a
-// fresh connection every --detach queries.
+// fresh connection every --detach queries (the program says when: worker.detach).
 func (w *worker) runThreaded(ctx context.Context, spec roundSpec) {
 	p := w.r.p
+	w.redial = func() error { return w.reconnect(ctx) }
 	prog := w.program(spec)
-	var detachedAt uint64
 	pace := newPacer(p.Rate, spec.clients, w.idx, time.Now())
 	if spec.deadline > 0 {
 		defer func() { w.behind = pace.missed(w.st, time.Now()) }()
@@ -187,13 +223,6 @@ func (w *worker) runThreaded(ctx context.Context, spec roundSpec) {
 		lag, ok := pace.wait(w.st, spec.deadline > 0, w.st.deadline)
 		if !ok {
 			return
-		}
-		if n := prog.queries(); s.record && p.Detach > 0 && n > 0 && n%uint64(p.Detach) == 0 && n != detachedAt {
-			detachedAt = n
-			if err := w.reconnect(ctx); err != nil {
-				w.st.fail(fmt.Errorf("client %d: reconnect (--detach): %w", w.idx+1, err))
-				return
-			}
 		}
 		if s.begins && w.rec.keepsTx {
 			w.txStart = time.Now().Add(-lag)

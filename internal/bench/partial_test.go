@@ -38,6 +38,11 @@ func TestFailedRunReportsItsPartialResults(t *testing.T) {
 	if !strings.HasPrefix(out.String(), "Benchmark (PARTIAL: ") || !strings.Contains(out.String(), "\tQueries: 2 in ") {
 		t.Fatalf("block:\n%s", out.String())
 	}
+	// The statement that stopped the run failed: the block counts it. Before, a run that
+	// exited 1 on a failed query printed "0 errors".
+	if l.Errors != 1 || !strings.Contains(out.String(), " per second, 1 error\n") {
+		t.Fatalf("level: %d errors, want the failed statement counted:\n%s", l.Errors, out.String())
+	}
 	if csv.Len() != 0 {
 		t.Fatalf("a partial level printed a CSV line: %q", csv.String())
 	}

@@ -108,6 +108,10 @@ func (p *slapProgram) next(expired bool) (step, bool) {
 		}
 		return step{}, false
 	}
+	// A new connection (--detach) comes before a query, never between it and its COMMIT.
+	if !p.w.detach(p.n) {
+		return step{}, false
+	}
 	s := &p.stmts[p.i]
 	p.i++
 	q := s.SQL
@@ -184,6 +188,11 @@ func (p *workloadProgram) next(expired bool) (step, bool) {
 		return step{}, false
 	}
 	if !retry && p.spec.events > 0 && w.st.events.Add(1) > p.spec.events {
+		return step{}, false
+	}
+	// Between events, and before the event takes its prepared statements: those of the
+	// connection it will run on.
+	if !w.detach(p.n) {
 		return step{}, false
 	}
 	tables := w.r.tables

@@ -94,6 +94,7 @@ type roundResult struct {
 	querySec   float64 // from the start signal to the last client done
 	queries    int64
 	errors     int64
+	fatal      int64 // of the errors, the statements that stopped the round
 	events     int64
 	reconnects int64
 	behind     int64 // --rate with --time: events due before the deadline and never begun
@@ -222,6 +223,7 @@ func (r *runner) round(ctx context.Context, spec roundSpec) (*roundResult, error
 	for _, w := range workers {
 		rr.connects = append(rr.connects, w.connects...)
 		rr.reconnects += w.reconnects
+		rr.fatal += w.fatals
 		rr.behind += w.behind
 		for k, v := range w.errCodes {
 			rr.errCodes[k] += v

@@ -256,9 +256,11 @@ func (r *runner) level(ctx context.Context, engine string, spec roundSpec, befor
 			lvl.add(rr)
 		}
 		if err != nil {
-			if rr != nil && lvl.Queries+lvl.Errors > 0 {
+			if rr != nil && lvl.Queries+lvl.Errors > rr.fatal {
 				// A failure mid-run: what ran before it is still measured, and a long
-				// --time run's figures are not thrown away; the block says they are partial.
+				// --time run's figures are not thrown away; the block says they are partial
+				// (and counts the failure in its errors). A run that failed before anything
+				// else ran has nothing to report but its error line.
 				lvl.Partial = fmt.Sprintf("stopped by an error in iteration %d of %d", it, r.p.Iterations)
 				r.emitLevel(lvl)
 			}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -113,7 +114,7 @@ query on the server (KILL QUERY) and exits 130.`,
 	_ = fl.MarkHidden("io")
 
 	cmd.RunE = run(func(cmd *cobra.Command, _ []string) error {
-		opts, err := cf.resolve(cmd)
+		opts, err := resolveMysqlslapGroups(cmd, cf)
 		if err != nil {
 			return err
 		}
@@ -189,6 +190,74 @@ query on the server (KILL QUERY) and exits 130.`,
 	return cmd
 }
 
+// mysqlslapOnlyOptions are the options of mysqlslap and mariadb-slap that bench does not
+// implement ('mysqlslap --help' of MySQL 9.7, 'mariadb-slap --help' of MariaDB 10.11,
+// MySQL 5.7's secure-auth and the Windows builds' pipe and shared-memory-base-name). Their
+// connection options (host, port, socket, protocol, user, password, ssl, ssl-mode, ssl-ca,
+// ssl-cert, ssl-key, ssl-verify-server-cert) apply as [client]'s do, and every other one
+// is a flag of bench's with the same meaning.
+var mysqlslapOnlyOptions = []string{
+	// both
+	"character-sets-dir", "compress", "debug", "debug-check", "debug-info", "default-auth",
+	"plugin-dir", "post-system", "pre-system", "ssl-capath", "ssl-cipher", "ssl-crl",
+	"ssl-crlpath", "tls-version", "verbose", "version",
+	// mariadb-slap's
+	"init-command",
+	// MySQL's mysqlslap
+	"compression-algorithms", "enable-cleartext-plugin", "get-server-public-key", "password1",
+	"password2", "password3", "secure-auth", "server-public-key-path", "sql-mode",
+	"ssl-fips-mode", "ssl-session-data", "ssl-session-data-continue-on-failed-reuse",
+	"tls-ciphersuites", "tls-sni-servername", "zstd-compression-level",
+	// Windows builds
+	"pipe", "shared-memory-base-name",
+}
+
+// resolveMysqlslapGroups resolves the connection options of a bench command, which reads
+// mysqlslap's option groups: a user's existing [mysqlslap] or [mariadb-slap] group must
+// not stop bench. The options of mysqlslap that bench does not implement are ignored, with
+// one warning naming them; a key neither knows is still refused (exit 2), as everywhere in
+// innowarm's own groups. On the command line they stay unknown flags: a user typing one
+// now is told at once.
+func resolveMysqlslapGroups(cmd *cobra.Command, cf *connFlags) (connection.Options, error) {
+	var ignored []string
+	for _, name := range mysqlslapOnlyOptions {
+		// Registered after the command line was parsed, so that resolving the option files
+		// finds them as the command's flags and hands them over instead of refusing them.
+		if f := cmd.Flags().Lookup(name); f != nil {
+			if v, ok := f.Value.(*ignoredOption); ok {
+				v.seen = &ignored // a command run again in the same process
+			}
+			continue
+		}
+		f := cmd.Flags().VarPF(&ignoredOption{name: name, seen: &ignored}, name, "", "mysqlslap's, ignored by bench")
+		f.Hidden = true
+	}
+	opts, err := cf.resolve(cmd)
+	if err != nil {
+		return opts, err
+	}
+	if len(ignored) > 0 {
+		logx.New(cmd.ErrOrStderr(), false).Warnf("option files: ignoring mysqlslap's %s, which innowarm bench does not implement", strings.Join(ignored, ", "))
+	}
+	return opts, nil
+}
+
+// ignoredOption is a mysqlslap option from an option file that bench ignores: setting it
+// only records its name.
+type ignoredOption struct {
+	name string
+	seen *[]string
+}
+
+func (o *ignoredOption) String() string { return "" }
+func (o *ignoredOption) Type() string   { return "string" }
+func (o *ignoredOption) Set(string) error {
+	if !slices.Contains(*o.seen, o.name) {
+		*o.seen = append(*o.seen, o.name)
+	}
+	return nil
+}
+
 // schemaName picks the schema: --create-schema, else the first -D schema, else mysqlslap's
 // default (or sysbench's for workloads).
 func schemaName(cmd *cobra.Command, flagValue, database string, workload bool) string {
@@ -231,7 +300,7 @@ again. An existing schema innowarm did not create is refused unless
 	fl.BoolVar(&o.AllowWrites, "allow-writes-in-existing-schema", false, "create the tables in an existing schema innowarm did not create")
 	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
 	cmd.RunE = run(func(cmd *cobra.Command, _ []string) error {
-		opts, err := cf.resolve(cmd)
+		opts, err := resolveMysqlslapGroups(cmd, cf)
 		if err != nil {
 			return err
 		}
@@ -272,7 +341,7 @@ func newBenchCleanupCmd() *cobra.Command {
 	cf.flags.ReadAlso("mysqlslap", "mariadb-slap")
 	cmd.Flags().StringVar(&schema, "create-schema", "", `schema (default: -D, else "sbtest")`)
 	cmd.RunE = run(func(cmd *cobra.Command, _ []string) error {
-		opts, err := cf.resolve(cmd)
+		opts, err := resolveMysqlslapGroups(cmd, cf)
 		if err != nil {
 			return err
 		}
