@@ -25,9 +25,15 @@ func TestFollowSamePasswordOnBothEnds(t *testing.T) {
 	sb := sandboxtest.Server(t)
 	target := sandboxtest.SecondServer(t, 0)
 	const user, secret = "twoends", "Same-Secret-42"
+	// A schema of its own on both: the shared source holds other tests' schemas, which the
+	// target lacks (a round that resolves none of its hot set fails).
+	const db = "t_twoends"
 	create := []string{
 		"CREATE USER IF NOT EXISTS '" + user + "'@'localhost' IDENTIFIED BY '" + secret + "'",
 		"GRANT ALL ON *.* TO '" + user + "'@'localhost'",
+		"DROP DATABASE IF EXISTS " + db, "CREATE DATABASE " + db,
+		"CREATE TABLE " + db + ".t (id INT PRIMARY KEY, v INT)",
+		"INSERT INTO " + db + ".t VALUES (1, 1), (2, 2), (3, 3)",
 	}
 	sandboxtest.Exec(t, create...)
 	conn, err := target.Connect(context.Background())
@@ -40,7 +46,8 @@ func TestFollowSamePasswordOnBothEnds(t *testing.T) {
 		}
 	}
 	conn.Close()
-	ends := []string{"follow", "--no-defaults",
+	t.Cleanup(func() { sandboxtest.Exec(t, "DROP DATABASE IF EXISTS "+db) })
+	ends := []string{"follow", "--no-defaults", "-D", db,
 		"--source-socket", sb.Socket, "--source-user", user, "--source-password=" + secret,
 		"--target-socket", target.Socket, "--target-user", user, "--target-password=" + secret}
 
