@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/x509"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"io"
@@ -91,6 +92,10 @@ func Open(ctx context.Context, o Options) (*Conn, error) {
 	}
 	var own ownSettings
 	own.apply(cfg)
+	// The driver reports why a connection broke only to its logger ("bad connection"
+	// otherwise): keep the first connection's errors for Explain.
+	dlog := &driverLog{}
+	cfg.Logger = dlog
 	connector, err := mysql.NewConnector(cfg)
 	if err != nil {
 		return nil, exitcode.UsageError(fmt.Errorf("connection options: %w", err))
@@ -108,15 +113,91 @@ func Open(ctx context.Context, o Options) (*Conn, error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
+		broke := brokeWithoutReason(err)
+		err = dlog.cause(err)
+		if _, ok := tlsAlert(err); !ok && broke && cfg.TLS != nil && cfg.TLS.Certificates != nil {
+			if alert := probeTLSRefusal(ctx, cfg, min(o.ConnectTimeout, 5*time.Second)); alert != nil {
+				err = fmt.Errorf("%w: %w", err, alert)
+			}
+		}
 		return nil, Explain(err, o)
 	}
 	srv, err := own.detect(ctx, first)
 	first.Close()
 	if err != nil {
 		db.Close()
+		// MariaDB (and MySQL with disconnect_on_expired_password=OFF) lets an account
+		// whose password expired log in, and refuses its first statement.
+		if sqlerr.Is(err, sqlerr.MustChangePassword) {
+			return nil, Explain(err, o)
+		}
 		return nil, fmt.Errorf("detect server at %s: %w", o.Target(), err)
 	}
 	return &Conn{DB: db, Server: srv, Opts: o}, nil
+}
+
+// driverLog keeps the first errors the driver logs (it logs nothing else), for those of
+// the first connection: a server that refuses the client's certificate under TLS 1.3 says
+// so in an alert that the driver reads after the handshake, logs, and replaces with
+// "invalid connection" (unless its write of the login failed first: probeTLSRefusal).
+type driverLog struct {
+	mu   sync.Mutex
+	errs []error
+}
+
+// Print implements mysql.Logger.
+func (l *driverLog) Print(v ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, a := range v {
+		if err, ok := a.(error); ok && len(l.errs) < 16 {
+			l.errs = append(l.errs, err)
+		}
+	}
+}
+
+// cause adds to err, a connection that broke without a reason, the reason the driver
+// logged for it, if any.
+func (l *driverLog) cause(err error) error {
+	if !brokeWithoutReason(err) {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.errs) == 0 {
+		return err
+	}
+	return fmt.Errorf("%w: %w", err, l.errs[len(l.errs)-1])
+}
+
+// brokeWithoutReason: the driver's words for a connection that broke, whatever broke it:
+// "invalid connection", database/sql's "driver: bad connection", and the driver's own
+// (unexported) "bad connection" for a write that failed.
+func brokeWithoutReason(err error) bool {
+	return errors.Is(err, driver.ErrBadConn) || errors.Is(err, mysql.ErrInvalidConn) || err.Error() == "bad connection"
+}
+
+// tlsAlert finds an alert the server sent in or just after the TLS handshake ("tls:
+// unknown certificate authority"), which crypto/tls reports as a "remote error". The whole
+// tree is searched: a write that failed first ("broken pipe") is another net.OpError in
+// the same chain.
+func tlsAlert(err error) (string, bool) {
+	if op, ok := err.(*net.OpError); ok && op.Op == "remote error" && op.Err != nil {
+		return op.Err.Error(), true
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		if next := u.Unwrap(); next != nil {
+			return tlsAlert(next)
+		}
+	case interface{ Unwrap() []error }:
+		for _, next := range u.Unwrap() {
+			if alert, ok := tlsAlert(next); ok {
+				return alert, true
+			}
+		}
+	}
+	return "", false
 }
 
 // Close waits for any KILL QUERY still being sent, then closes the pool.
@@ -154,6 +235,10 @@ func Explain(err error, o Options) error {
 			return exitcode.UsageError(fmt.Errorf("user %q may not use database %q on %s: %s", o.User, o.Database, target, me.Message))
 		case sqlerr.HostNotPrivileged:
 			return exitcode.UsageError(fmt.Errorf("%s refuses connections from this host for user %q: %s", target, o.User, me.Message))
+		case sqlerr.MustChangePassword, sqlerr.MustChangePasswordLogin:
+			return exitcode.UsageError(fmt.Errorf("the password of user %q on %s has expired: set a new one in the mysql or mariadb client as that user (SET PASSWORD = 'NEW' on MySQL, SET PASSWORD = PASSWORD('NEW') on MariaDB) or have an administrator change it (ALTER USER ... IDENTIFIED BY), then use it here (the server says: %s)", o.User, target, me.Message))
+		case sqlerr.AccountLocked, sqlerr.AccountLockedMariaDB:
+			return exitcode.UsageError(fmt.Errorf("the account of user %q on %s is locked: an administrator unlocks it with ALTER USER '%s'@'HOST' ACCOUNT UNLOCK (the server says: %s)", o.User, target, o.User, me.Message))
 		case sqlerr.TooManyConnections:
 			return fmt.Errorf("%s has too many connections: %s", target, me.Message)
 		}
@@ -183,7 +268,14 @@ func Explain(err error, o Options) error {
 		return fmt.Errorf("no answer from %s within --connect-timeout %s", target, o.ConnectTimeout)
 	}
 	if errors.Is(err, mysql.ErrNoTLS) {
-		return fmt.Errorf("%s does not offer TLS, and --ssl-mode=%s requires it: enable TLS on the server or lower --ssl-mode", target, o.SSLMode)
+		// The flags ask for what this server cannot give: the user fixes one or the other.
+		return exitcode.UsageError(fmt.Errorf("%s does not offer TLS, and --ssl-mode=%s requires it: enable TLS on the server or lower --ssl-mode", target, o.SSLMode))
+	}
+	if alert, ok := tlsAlert(err); ok {
+		if o.SSLCert != "" {
+			return exitcode.UsageError(fmt.Errorf("%s refused the client certificate --ssl-cert %s (--ssl-key %s) in the TLS handshake (the server says: %s): use a certificate signed by a CA the server trusts (its ssl_ca) with its own key", target, o.SSLCert, o.SSLKey, alert))
+		}
+		return exitcode.UsageError(fmt.Errorf("%s ended the TLS handshake (the server says: %s): check --ssl-mode and --ssl-ca, and whether the account needs a client certificate (--ssl-cert/--ssl-key)", target, alert))
 	}
 	var unknownAuth x509.UnknownAuthorityError
 	var hostErr x509.HostnameError

@@ -108,18 +108,22 @@ func readOptionFile(path string, groups []string, depth int) ([]OptionValue, err
 	for _, g := range groups {
 		want[strings.ToLower(g)] = true
 	}
-	vals, includes, err := parseOptionText(path, raw)
+	entries, err := parseOptionText(path, raw)
 	if err != nil {
 		return nil, err
 	}
+	// An included file's settings go where its directive stands, as in the clients: a
+	// setting after "!include" overrides the included one, a setting before it is
+	// overridden.
 	var out []OptionValue
-	for _, v := range vals {
-		if want[v.Group] {
-			out = append(out, v)
+	for _, e := range entries {
+		if e.include == "" {
+			if want[e.value.Group] {
+				out = append(out, e.value)
+			}
+			continue
 		}
-	}
-	for _, inc := range includes {
-		vals, err := readOptionFile(inc, groups, depth+1)
+		vals, err := readOptionFile(e.include, groups, depth+1)
 		if err != nil {
 			return nil, err
 		}
@@ -128,13 +132,19 @@ func readOptionFile(path string, groups []string, depth int) ([]OptionValue, err
 	return out, nil
 }
 
+// optionEntry is one setting of an option file, or one file that a !include or
+// !includedir directive reads at that point.
+type optionEntry struct {
+	value   OptionValue
+	include string
+}
+
 // parseOptionText reads an option file as the mysql and mariadb clients do
 // (search_default_file_with_buffer in mysys/my_default.c), so that both read the same
 // password from the same line; it returns every group's settings and the !include /
-// !includedir targets (read after the including file).
-func parseOptionText(path string, raw []byte) ([]OptionValue, []string, error) {
-	var out []OptionValue
-	var includes []string
+// !includedir targets, in file order.
+func parseOptionText(path string, raw []byte) ([]optionEntry, error) {
+	var out []optionEntry
 	sc := bufio.NewScanner(bytes.NewReader(raw))
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
 	group, inGroup := "", false
@@ -145,52 +155,56 @@ func parseOptionText(path string, raw []byte) ([]OptionValue, []string, error) {
 		case t[0] == '!':
 			fields := strings.Fields(t)
 			if len(fields) != 2 || (fields[0] != "!include" && fields[0] != "!includedir") {
-				return nil, nil, exitcode.UsageError(fmt.Errorf("option file %s line %d: unknown directive %q (expected !include FILE or !includedir DIR)", path, n, strings.TrimSpace(t)))
+				return nil, exitcode.UsageError(fmt.Errorf("option file %s line %d: unknown directive %q (expected !include FILE or !includedir DIR)", path, n, strings.TrimSpace(t)))
 			}
 			if fields[0] == "!include" {
-				includes = append(includes, fields[1])
+				out = append(out, optionEntry{include: fields[1]})
 				continue
 			}
 			entries, err := os.ReadDir(fields[1])
 			if err != nil {
-				return nil, nil, exitcode.UsageError(fmt.Errorf("option file %s line %d: cannot read %s: %w", path, n, fields[1], err))
+				return nil, exitcode.UsageError(fmt.Errorf("option file %s line %d: cannot read %s: %w", path, n, fields[1], err))
 			}
+			// On Unix both clients read only *.cnf there (*.ini too only on Windows): a
+			// my.ini left beside them is not theirs to read.
 			var names []string
 			for _, e := range entries {
-				if !e.IsDir() && (strings.HasSuffix(e.Name(), ".cnf") || strings.HasSuffix(e.Name(), ".ini")) {
-					names = append(names, filepath.Join(fields[1], e.Name()))
+				if !e.IsDir() && filepath.Ext(e.Name()) == ".cnf" {
+					names = append(names, e.Name())
 				}
 			}
 			sort.Strings(names)
-			includes = append(includes, names...)
+			for _, name := range names {
+				out = append(out, optionEntry{include: filepath.Join(fields[1], name)})
+			}
 		case t[0] == '[':
 			// The client reads the name up to the first ']' and ignores the rest of the line.
 			end := strings.IndexByte(t, ']')
 			if end < 0 || strings.TrimSpace(t[1:end]) == "" {
-				return nil, nil, exitcode.UsageError(fmt.Errorf("option file %s line %d: bad group header %q (expected [group])", path, n, strings.TrimSpace(t)))
+				return nil, exitcode.UsageError(fmt.Errorf("option file %s line %d: bad group header %q (expected [group])", path, n, strings.TrimSpace(t)))
 			}
 			group, inGroup = strings.ToLower(strings.TrimSpace(t[1:end])), true
 		default:
 			if !inGroup {
-				return nil, nil, exitcode.UsageError(fmt.Errorf("option file %s line %d: %q is outside any [group]", path, n, strings.TrimSpace(t)))
+				return nil, exitcode.UsageError(fmt.Errorf("option file %s line %d: %q is outside any [group]", path, n, strings.TrimSpace(t)))
 			}
 			key, value, hasValue := splitOptionLine(t)
 			if !hasValue {
 				if key == "" || strings.ContainsAny(key, " \t\"'") {
-					return nil, nil, exitcode.UsageError(fmt.Errorf("option file %s line %d: cannot read %q (expected key=value or a lone key)", path, n, strings.TrimSpace(t)))
+					return nil, exitcode.UsageError(fmt.Errorf("option file %s line %d: cannot read %q (expected key=value or a lone key)", path, n, strings.TrimSpace(t)))
 				}
 			} else if key == "" {
-				return nil, nil, exitcode.UsageError(fmt.Errorf("option file %s line %d: value without a key: %q", path, n, strings.TrimSpace(t)))
+				return nil, exitcode.UsageError(fmt.Errorf("option file %s line %d: value without a key: %q", path, n, strings.TrimSpace(t)))
 			}
 			v := OptionValue{Group: group, File: path, Value: value, Bare: !hasValue}
 			v.Key, v.Loose = normalizeKey(key)
-			out = append(out, v)
+			out = append(out, optionEntry{value: v})
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, nil, exitcode.UsageError(fmt.Errorf("option file %s: %w", path, err))
+		return nil, exitcode.UsageError(fmt.Errorf("option file %s: %w", path, err))
 	}
-	return out, includes, nil
+	return out, nil
 }
 
 // splitOptionLine splits an option line (leading space removed) into its key and value

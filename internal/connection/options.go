@@ -6,6 +6,7 @@ package connection
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/user"
 	"strconv"
@@ -63,7 +64,14 @@ type Options struct {
 
 	// portOnCommandLine makes host=localhost use TCP, as the MariaDB client does since 10.6:
 	// the mysql client's silent fallback to the socket connects to the wrong server too often.
-	portOnCommandLine bool
+	// Only a socket (or --protocol) also on the command line keeps the socket: one from an
+	// option file or MYSQL_UNIX_PORT is a standing default, and -P 3307 typed now names
+	// another server.
+	portOnCommandLine   bool
+	socketOnCommandLine bool
+	// protocolFromFile: --protocol came from an option file, which -P on the command line
+	// overrides as it does the file's socket (as in the MariaDB client).
+	protocolFromFile bool
 	// defaultSockets replace DefaultSocketPaths when not nil (DefaultSocketsEnv).
 	defaultSockets []string
 	socketGiven    bool
@@ -248,10 +256,10 @@ func (f *Flags) Resolve(env Env, home string) (Options, []OptionValue, error) {
 		o.Port, o.portOnCommandLine, o.Sources["port"] = f.port, true, "flag"
 	}
 	if changed("socket") {
-		o.Socket, o.socketGiven, o.Sources["socket"] = f.socket, true, "flag"
+		o.Socket, o.socketGiven, o.socketOnCommandLine, o.Sources["socket"] = f.socket, true, true, "flag"
 	}
 	if changed("protocol") {
-		o.Protocol = f.protocol
+		o.Protocol, o.protocolFromFile = f.protocol, false
 	}
 	if changed("user") {
 		o.User, o.Sources["user"] = f.user, "flag"
@@ -324,7 +332,7 @@ func (o *Options) applyOptionFile(v OptionValue) (bool, error) {
 	case "socket":
 		o.Socket, o.socketGiven = v.Value, true
 	case "protocol":
-		o.Protocol = v.Value
+		o.Protocol, o.protocolFromFile = v.Value, true
 	case "user":
 		o.User = v.Value
 	case "password":
@@ -378,6 +386,7 @@ func isTrue(s string) bool {
 }
 
 func (o *Options) validate() error {
+	o.Host = unbracketHost(o.Host)
 	if o.Port < 1 || o.Port > 65535 {
 		return exitcode.UsageError(fmt.Errorf("port %d is out of range 1-65535 (from %s)", o.Port, o.source("port")))
 	}
@@ -423,21 +432,30 @@ func (o *Options) source(key string) string {
 	return "default"
 }
 
+// unbracketHost takes the brackets off an IPv6 address written as in a URL ("[::1]"):
+// the address is joined with the port later, which brackets it again.
+func unbracketHost(h string) string {
+	if len(h) > 2 && h[0] == '[' && h[len(h)-1] == ']' && strings.Contains(h, ":") {
+		return h[1 : len(h)-1]
+	}
+	return h
+}
+
 // UsesSocket reports whether the connection goes through a Unix socket.
 func (o Options) UsesSocket() bool {
-	switch o.Protocol {
-	case "SOCKET":
+	// A port typed on the command line means TCP unless the socket was typed there too;
+	// a socket or protocol from an option file or MYSQL_UNIX_PORT does not keep it.
+	portWins := o.portOnCommandLine && !o.socketOnCommandLine
+	switch {
+	case o.Protocol == "SOCKET" && !(portWins && o.protocolFromFile):
 		return true
-	case "TCP":
+	case o.Protocol == "TCP":
 		return false
 	}
 	if o.Host != "" && o.Host != "localhost" {
 		return false
 	}
-	if o.socketGiven {
-		return true
-	}
-	return !o.portOnCommandLine
+	return !portWins
 }
 
 // SocketPath is the socket to use: the one given, or the first default that exists.
@@ -471,7 +489,8 @@ func (o Options) Target() string {
 		}
 		return "socket " + o.Socket
 	}
-	return fmt.Sprintf("%s:%d", o.Host, o.Port)
+	// An IPv6 address is bracketed, as in the address dialled: [::1]:3306.
+	return net.JoinHostPort(o.Host, strconv.Itoa(o.Port))
 }
 
 // ForSocket returns options for a local server reached through its socket as user, with

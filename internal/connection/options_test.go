@@ -235,6 +235,72 @@ func TestTransportChoice(t *testing.T) {
 	}
 }
 
+// "-P 3307 never silently reaches the socket's server": a port on the command line means
+// TCP unless the socket is on the command line too. A socket (or protocol=socket) from an
+// option file or MYSQL_UNIX_PORT kept the socket, and -P 3307 reached the socket's server.
+func TestPortOnTheCommandLineBeatsAStandingSocket(t *testing.T) {
+	dir := t.TempDir()
+	sock := writeFile(t, dir, "sock.cnf", "[client]\nsocket=/file.sock\n")
+	proto := writeFile(t, dir, "proto.cnf", "[client]\nsocket=/file.sock\nprotocol=socket\n")
+	both := writeFile(t, dir, "both.cnf", "[client]\nsocket=/file.sock\nport=3307\n")
+	env := map[string]string{"MYSQL_UNIX_PORT": "/env.sock"}
+	for _, c := range []struct {
+		args   []string
+		env    map[string]string
+		socket bool
+		target string
+	}{
+		{[]string{"--defaults-file=" + sock, "-P", "3307"}, nil, false, "localhost:3307"},
+		{[]string{"--defaults-file=" + proto, "-P", "3307"}, nil, false, "localhost:3307"},
+		{[]string{"--no-defaults", "-P", "3307"}, env, false, "localhost:3307"},
+		{[]string{"--defaults-file=" + sock, "-P", "3307", "-S", "/flag.sock"}, nil, true, "socket /flag.sock"},
+		{[]string{"--no-defaults", "-S", "/flag.sock", "-P", "3307"}, env, true, "socket /flag.sock"},
+		{[]string{"--defaults-file=" + sock, "-P", "3307", "--protocol=socket"}, nil, true, "socket /file.sock"},
+		{[]string{"--defaults-file=" + sock}, nil, true, "socket /file.sock"},
+		{[]string{"--defaults-file=" + both}, nil, true, "socket /file.sock"},
+		{[]string{"--no-defaults"}, env, true, "socket /env.sock"},
+	} {
+		o, _, err := resolve(t, c.args, c.env, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.UsesSocket() != c.socket || o.Target() != c.target {
+			t.Errorf("%v (env %v): socket %v, target %q; want %v, %q", c.args, c.env, o.UsesSocket(), o.Target(), c.socket, c.target)
+		}
+	}
+}
+
+// A bracketed IPv6 host, as in a URL, is the address: "-h [::1] -P 40309" dialled
+// "[[[::1]]:40309]:3306" (missing port), and messages show IPv6 hosts bracketed.
+func TestBracketedIPv6Host(t *testing.T) {
+	dir := t.TempDir()
+	cnf := writeFile(t, dir, "v6.cnf", "[client]\nhost=[fe80::1%lo]\nport=3310\n")
+	for _, c := range []struct {
+		args []string
+		env  map[string]string
+		host string
+		addr string
+	}{
+		{[]string{"--no-defaults", "-h", "[::1]", "-P", "40309"}, nil, "::1", "[::1]:40309"},
+		{[]string{"--no-defaults", "-h", "::1", "-P", "40309"}, nil, "::1", "[::1]:40309"},
+		{[]string{"--no-defaults", "-P", "40309"}, map[string]string{"MYSQL_HOST": "[2001:db8::5]"}, "2001:db8::5", "[2001:db8::5]:40309"},
+		{[]string{"--defaults-file=" + cnf}, nil, "fe80::1%lo", "[fe80::1%lo]:3310"},
+		{[]string{"--no-defaults", "-h", "127.0.0.1", "-P", "40309"}, nil, "127.0.0.1", "127.0.0.1:40309"},
+	} {
+		o, _, err := resolve(t, c.args, c.env, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := o.Config()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.Host != c.host || cfg.Addr != c.addr || o.Target() != c.addr {
+			t.Errorf("%v: host %q, address %q, target %q; want %q, %q", c.args, o.Host, cfg.Addr, o.Target(), c.host, c.addr)
+		}
+	}
+}
+
 func TestValidation(t *testing.T) {
 	dir := t.TempDir()
 	bad := [][]string{

@@ -122,13 +122,14 @@ func readLine(ctx context.Context, fd int) ([]byte, error) {
 // --NAME=VALUE values point into os.Args. All of fs's passwords are taken before any is
 // scrubbed: a command with two ends resolves one end before the other, and scrubbing the
 // source's --source-password=pw once also turned the target's value of the same password
-// into "xx" (access denied on the target). It returns the names of the flags whose
+// into "xx" (access denied on the target). Every argument of a password flag is scrubbed,
+// not only the one whose value counts: in "-pOld -pNew" or "--password=Old -p" the earlier
+// password is as secret as the last. It returns the names of the flags whose (last)
 // password was found in the arguments.
 func takePasswords(fs *pflag.FlagSet) map[string]bool {
 	var taken []*pflag.Flag
 	fs.VisitAll(func(fl *pflag.Flag) {
-		isPassword := fl.Name == "password" || strings.HasSuffix(fl.Name, "-password")
-		if !isPassword || !fl.Changed || fl.Value.Type() != "string" {
+		if !isPasswordFlag(fl) || !fl.Changed {
 			return
 		}
 		// Set on the value, not on fs: it copies without counting as the flag given again.
@@ -137,40 +138,77 @@ func takePasswords(fs *pflag.FlagSet) map[string]bool {
 	})
 	found := map[string]bool{}
 	for _, fl := range taken {
-		if v := fl.Value.String(); v != PasswordPromptSentinel && scrubArgs(fl.Name, fl.Shorthand, v) {
+		if scrubArgs(fs, fl) && fl.Value.String() != PasswordPromptSentinel {
 			found[fl.Name] = true
 		}
 	}
 	return found
 }
 
-// scrubArgs overwrites with 'x' the password secret in os.Args where it is the argument of
-// the flag name (--NAME=SECRET) or of its shorthand (-pSECRET, -p=SECRET), and reports
-// whether it found one. The caller must have copied the password first. Only that flag's
-// own argument is touched: other flags' values point into that memory too, and a password
-// that is also a user or schema name must not rename them (nor, made of x, loop forever);
-// nor is another end's password flag, whose value may not have been copied yet.
-func scrubArgs(name, shorthand, secret string) bool {
-	if secret == "" {
-		return false
-	}
+func isPasswordFlag(fl *pflag.Flag) bool {
+	return (fl.Name == "password" || strings.HasSuffix(fl.Name, "-password")) && fl.Value.Type() == "string"
+}
+
+// scrubArgs overwrites with 'x', in os.Args, the value of every argument of the password
+// flag pw (--NAME=SECRET, -pSECRET, -p=SECRET), whatever the value, and reports whether it
+// found one with a value. The caller must have copied the password first. It reads the
+// arguments as the flag parser does, with fs's flags: only pw's own arguments are touched,
+// not an argument that another flag took as its value (-D -pdb), nor any other flag's
+// value, which points into that memory too (a password that is also the user's or the
+// schema's name must not rename them); nor another end's password flag, whose value may
+// not have been copied yet.
+func scrubArgs(fs *pflag.FlagSet, pw *pflag.Flag) bool {
 	found := false
-	for _, a := range os.Args[1:] {
-		if a == "--" {
-			break // what follows is positional, not flags
-		}
-		isPassword := a == "--"+name+"="+secret
-		if shorthand != "" {
-			isPassword = isPassword || a == "-"+shorthand+secret || a == "-"+shorthand+"="+secret
-		}
-		if !isPassword {
-			continue
+	hide := func(a string, from int) {
+		if from >= len(a) {
+			return
 		}
 		b := unsafe.Slice(unsafe.StringData(a), len(a))
-		for j := len(a) - len(secret); j < len(a); j++ {
+		for j := from; j < len(a); j++ {
 			b[j] = 'x'
 		}
 		found = true
+	}
+	args := os.Args[1:]
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			return found // what follows is positional, not flags
+		case strings.HasPrefix(a, "--"):
+			name, _, hasValue := strings.Cut(a[2:], "=")
+			fl := fs.Lookup(name)
+			switch {
+			case fl == nil:
+			case fl == pw && hasValue:
+				hide(a, len("--"+name+"="))
+			case !hasValue && fl.NoOptDefVal == "":
+				i++ // the next argument is this flag's value
+			}
+		case len(a) > 1 && a[0] == '-':
+			// Shorthands, possibly several in one argument (-qv), as the parser reads them.
+			// "-pSECRET" reaches the parser as "-p=SECRET" (cli.attachPasswordValues): the
+			// password shorthand first in an argument takes the rest.
+			for j := 1; j < len(a); j++ {
+				fl := fs.ShorthandLookup(a[j : j+1])
+				if fl == nil {
+					break
+				}
+				rest := a[j+1:]
+				valueAt := j + 1
+				if strings.HasPrefix(rest, "=") {
+					valueAt++
+				} else if fl.NoOptDefVal != "" && !(fl == pw && j == 1) {
+					continue // no value: the next letter is another flag
+				}
+				if fl == pw {
+					hide(a, valueAt)
+				} else if rest == "" && fl.NoOptDefVal == "" {
+					i++ // "-D db": the next argument is this flag's value
+				}
+				break
+			}
+		}
 	}
 	return found
 }

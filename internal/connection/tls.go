@@ -1,11 +1,18 @@
 package connection
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"os"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
 
 	"github.com/innowarm/innowarm/internal/exitcode"
 )
@@ -76,4 +83,60 @@ func (o Options) tlsConfig(socket bool) (*tls.Config, bool, error) {
 		cfg.ServerName = host
 		return cfg, false, nil
 	}
+}
+
+// Capability flags of the client's SSLRequest (the protocol's CLIENT_*).
+const (
+	capLongPassword = 1 << 0
+	capProtocol41   = 1 << 9
+	capSSL          = 1 << 11
+	capSecureConn   = 1 << 15
+	capPluginAuth   = 1 << 19
+)
+
+// probeTLSRefusal asks the server again why it dropped a TLS connection: it opens a
+// connection of its own, asks for TLS as the driver does, shakes hands with the same
+// settings and reads the server's answer. Under TLS 1.3 the server checks the client's
+// certificate after the client has finished its handshake: it sends an alert and closes,
+// and the driver, writing its login meanwhile, saw only a broken pipe ("bad connection").
+// It returns the alert's error, or nil when the server sent none within wait.
+func probeTLSRefusal(ctx context.Context, cfg *mysql.Config, wait time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, cfg.Net, cfg.Addr)
+	if err != nil {
+		return nil
+	}
+	defer conn.Close()
+	deadline, _ := ctx.Deadline()
+	_ = conn.SetDeadline(deadline)
+	// The server's greeting: 3 bytes of length, a sequence number, the payload.
+	hdr := make([]byte, 4)
+	if _, err := io.ReadFull(conn, hdr); err != nil {
+		return nil
+	}
+	greeting := make([]byte, int(hdr[0])|int(hdr[1])<<8|int(hdr[2])<<16)
+	if _, err := io.ReadFull(conn, greeting); err != nil || len(greeting) == 0 || greeting[0] == 0xff {
+		return nil // an error packet, not a greeting
+	}
+	// SSLRequest: capabilities, max packet size, collation (utf8mb4), 23 zero bytes.
+	req := make([]byte, 4+32)
+	req[0], req[3] = 32, 1
+	binary.LittleEndian.PutUint32(req[4:], capLongPassword|capProtocol41|capSSL|capSecureConn|capPluginAuth)
+	binary.LittleEndian.PutUint32(req[8:], 1<<24-1)
+	req[12] = 45
+	if _, err := conn.Write(req); err != nil {
+		return nil
+	}
+	tc := tls.Client(conn, cfg.TLS.Clone())
+	err = tc.HandshakeContext(ctx)
+	if err == nil {
+		// Accepted, the server waits for the login and this read ends at the deadline.
+		_, err = tc.Read(make([]byte, 1))
+	}
+	if _, ok := tlsAlert(err); ok {
+		return err
+	}
+	return nil
 }

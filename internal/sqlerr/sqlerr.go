@@ -33,10 +33,14 @@ const (
 	LockWaitTimeout          uint16 = 1205 // ER_LOCK_WAIT_TIMEOUT (also metadata locks)
 	SpecificAccessDenied     uint16 = 1227 // ER_SPECIFIC_ACCESS_DENIED_ERROR: a privilege is missing
 	QueryInterrupted         uint16 = 1317 // ER_QUERY_INTERRUPTED: KILL QUERY
+	MustChangePassword       uint16 = 1820 // ER_MUST_CHANGE_PASSWORD: an expired password's session may only set one
+	MustChangePasswordLogin  uint16 = 1862 // ER_MUST_CHANGE_PASSWORD_LOGIN: an expired password, refused at login
 	ConnectionKilled         uint16 = 1927 // ER_CONNECTION_KILLED (MariaDB)
 	StatementTimeout         uint16 = 1969 // ER_STATEMENT_TIMEOUT: max_statement_time (MariaDB)
 	QueryTimeout             uint16 = 3024 // ER_QUERY_TIMEOUT: MAX_EXECUTION_TIME (MySQL)
+	AccountLocked            uint16 = 3118 // ER_ACCOUNT_HAS_BEEN_LOCKED (MySQL)
 	ClientInteractionTimeout uint16 = 4031 // ER_CLIENT_INTERACTION_TIMEOUT (MySQL 8.0.24+)
+	AccountLockedMariaDB     uint16 = 4151 // ER_ACCOUNT_HAS_BEEN_LOCKED (MariaDB)
 	ServerGone               uint16 = 2006 // CR_SERVER_GONE_ERROR
 	ServerLost               uint16 = 2013 // CR_SERVER_LOST
 )
