@@ -182,10 +182,10 @@ func brokeWithoutReason(err error) bool {
 // tree is searched: a write that failed first ("broken pipe") is another net.OpError in
 // the same chain.
 func tlsAlert(err error) (string, bool) {
-	if op, ok := err.(*net.OpError); ok && op.Op == "remote error" && op.Err != nil {
+	if op, ok := err.(*net.OpError); ok && op.Op == "remote error" && op.Err != nil { //nolint:errorlint // each node of the tree in turn: errors.As stops at the first *net.OpError, the write's
 		return op.Err.Error(), true
 	}
-	switch u := err.(type) {
+	switch u := err.(type) { //nolint:errorlint // the walk down the tree itself
 	case interface{ Unwrap() error }:
 		if next := u.Unwrap(); next != nil {
 			return tlsAlert(next)
