@@ -275,8 +275,9 @@ func useArg(s string) (string, bool) {
 	if s == "" {
 		return "", false
 	}
-	if s[0] == '`' {
-		_, name, err := scanQuoted(s, 0, '`')
+	if s[0] == '`' || s[0] == '"' || s[0] == '\'' {
+		// The mysql client takes any of the three quotes around use's argument.
+		_, name, err := scanQuoted(s, 0, s[0])
 		return name, err == nil
 	}
 	if f := strings.Fields(s); len(f) > 0 {

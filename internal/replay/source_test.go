@@ -137,8 +137,16 @@ func TestSQLFile(t *testing.T) {
 		}
 	}
 
-	// With NO_BACKSLASH_ESCAPES, a backslash ends no string: the splitter follows the server.
+	// USE's argument quoted as the mysql client takes it: a delimiter inside backticks
+	// (USE `we;ird` took the rest of the file as its argument), and double or single
+	// quotes, which are not part of the name (every statement ran in "shop", quotes kept).
 	dir := t.TempDir()
+	use := filepath.Join(dir, "use.sql")
+	os.WriteFile(use, []byte("USE `we;ird`;\nSELECT 1;\nUSE \"shop\";\nSELECT 2;\nUSE 'a b';\nSELECT 3;\n"), 0o644)
+	got, _ = readAll(t, use, replay.FileOptions{})
+	check(t, "quoted use", got, []stmt{{"we;ird", "SELECT 1"}, {"shop", "SELECT 2"}, {"a b", "SELECT 3"}})
+
+	// With NO_BACKSLASH_ESCAPES, a backslash ends no string: the splitter follows the server.
 	p := filepath.Join(dir, "nb.sql")
 	os.WriteFile(p, []byte(`SELECT 'a\'; SELECT 2;`), 0o644)
 	got, _ = readAll(t, p, replay.FileOptions{Mode: replay.Mode{NoBackslashEscapes: true}})

@@ -217,7 +217,7 @@ func (s *sqlFile) clientCommand() (bool, error) {
 		}
 	} else {
 		cmd := line
-		if i := bytes.Index(line, []byte(s.delim)); i >= 0 {
+		if i := indexOutsideQuotes(line, []byte(s.delim)); i >= 0 {
 			cmd, consume = line[:i], i+len(s.delim)
 		}
 		arg = string(cmd[3:])
@@ -232,6 +232,27 @@ func (s *sqlFile) clientCommand() (bool, error) {
 		}
 	}
 	return true, nil
+}
+
+// indexOutsideQuotes is the first place of sep in line outside a quoted name or string
+// (backticks, double or single quotes; a doubled quote stays inside), -1 for none: USE
+// `we;ird` took the rest of the file as its argument, cut at the quoted ';'.
+func indexOutsideQuotes(line, sep []byte) int {
+	var quote byte
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0 // a doubled quote opens again at the next byte
+			}
+		case c == '`' || c == '"' || c == '\'':
+			quote = c
+		case bytes.HasPrefix(line[i:], sep):
+			return i
+		}
+	}
+	return -1
 }
 
 func (s *sqlFile) piece(buf []byte, start int, tooLong bool) Statement {
