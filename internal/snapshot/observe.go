@@ -72,12 +72,13 @@ func Churning(read int64, dt, window time.Duration, poolPages int64) bool {
 // manifest over it. Without auto it watches for window from the start, whatever the pool
 // does (a manifest to stdout is written once, at the end).
 //
-// The watch ends early once it has learnt what there is to learn: when each of the last
+// An auto watch ends early once it has learnt what there is to learn: when each of the last
 // two looks added fewer pages new to the history than 1% of the pool (the hot set has been
 // seen; what the workload reads now, the history holds), or when nothing was read from
 // disk for five seconds (the traffic stopped: more looks see nothing new). A fixed count
 // of reads would not do: pages read at random over a hot set of H pages have all been
-// seen but e^(-n/H) of them after n reads, and H is what the watch is for.
+// seen but e^(-n/H) of them after n reads, and H is what the watch is for. A window the
+// user gave (--observe DURATION) is watched whole.
 func CaptureObserving(ctx context.Context, conn *connection.Conn, o Options, window time.Duration, auto bool) (*Result, error) {
 	log := o.Log
 	if log == nil {
@@ -126,7 +127,7 @@ func CaptureObserving(ctx context.Context, conn *connection.Conn, o Options, win
 		}
 		o.Keep = 0 // the first look has moved the older manifests along already
 		log.Infof("%s; watching it for up to %s so that the manifest holds the hot set, not one look (--observe 0: one look)", why, window)
-		watched, err := observe(ctx, conn, o, window, why, log)
+		watched, err := observe(ctx, conn, o, window, true, why, log)
 		if err != nil && ctx.Err() != nil {
 			log.Infof("interrupted while watching the pool: %s keeps the manifest of the first look", o.Path)
 		}
@@ -134,11 +135,13 @@ func CaptureObserving(ctx context.Context, conn *connection.Conn, o Options, win
 	} else {
 		why = fmt.Sprintf("--observe %s", window)
 	}
-	return observe(ctx, conn, o, window, why, log)
+	return observe(ctx, conn, o, window, false, why, log)
 }
 
-// observe watches the pool into a history and writes its manifest.
-func observe(ctx context.Context, conn *connection.Conn, o Options, window time.Duration, why string, log *logx.Logger) (*Result, error) {
+// observe watches the pool into a history and writes its manifest. early (auto) ends the
+// watch once the hot set has been seen or nothing is read; an --observe DURATION the user
+// gave watches that long, as its help says (it ended after 3-5 s of a 20 s window).
+func observe(ctx context.Context, conn *connection.Conn, o Options, window time.Duration, early bool, why string, log *logx.Logger) (*Result, error) {
 	start := time.Now()
 	o.History = NewHistory(HalfLifeFor(window))
 	obs := ObserveStats{Why: why}
@@ -185,10 +188,10 @@ watch:
 			lastRead, lastReadAt = read, now
 		}
 		switch {
-		case quiet >= 2:
+		case early && quiet >= 2:
 			obs.Ended = "the last two looks added fewer pages than 1% of the pool"
 			break watch
-		case now.Sub(lastReadAt) >= 5*time.Second:
+		case early && now.Sub(lastReadAt) >= 5*time.Second:
 			obs.Ended = "nothing was read from disk for 5 s"
 			break watch
 		case float64(read-readAtCapture) >= ChurnShare*float64(max(poolPages, 1)):

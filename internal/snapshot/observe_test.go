@@ -17,6 +17,7 @@ import (
 	"github.com/innowarm/innowarm/internal/manifest"
 	"github.com/innowarm/innowarm/internal/sandbox/sandboxtest"
 	"github.com/innowarm/innowarm/internal/snapshot"
+	"github.com/innowarm/innowarm/internal/sqltext"
 )
 
 func TestChurning(t *testing.T) {
@@ -246,4 +247,22 @@ func hotShare(t *testing.T, path, table string, hot map[[2]string]bool, room int
 		}
 	}
 	return float64(named) / float64(max(len(hot), 1))
+}
+
+// --observe DURATION watches that long, as its help says, also when nothing is read: it
+// ended after 3-5 s of a 20 s window (a user test), which only auto's watch may do.
+func TestObserveDurationWatchesItsWindow(t *testing.T) {
+	ctx := context.Background()
+	conn := sandboxtest.Conn(t)
+	db := sandboxtest.Schema(t)
+	sandboxtest.Exec(t, "CREATE TABLE "+sqltext.Table(db, "idle")+" (id INT PRIMARY KEY)", "INSERT INTO "+sqltext.Table(db, "idle")+" VALUES (1)")
+	path := filepath.Join(sandboxtest.Dir(t), "idle.manifest")
+	// Longer than the 5 s of no reads after which an auto watch ends.
+	res, err := snapshot.CaptureObserving(ctx, conn, snapshot.Options{Path: path, Filter: catalog.Filter{Schemas: []string{db}}, ToolVersion: "test", Log: logx.New(io.Discard, true)}, 6500*time.Millisecond, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Observed == nil || res.Observed.Ended != "the window ended" {
+		t.Errorf("--observe 6.5s on an idle pool: %+v, want the window watched whole", res.Observed)
+	}
 }
