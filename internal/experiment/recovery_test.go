@@ -105,7 +105,10 @@ func TestRecoveryEvents(t *testing.T) {
 	}
 	checkTurnover(t, res)
 	w := res.Scenario(experiment.RecoverySnapshot).Runs[0].Warm
-	if w == nil || w.Error != "" || w.PagesRead < 1 {
+	// It may read nothing itself: the traffic, arriving as it starts, can read this small
+	// table's pages first (a loaded CI run on MySQL 9.7: 69 of 414 pages left to request,
+	// all of them resident before the paced loader got to them).
+	if w == nil || w.Error != "" || w.PagesRead < 1 && !strings.Contains(w.Detail, "→ 100.0%") {
 		t.Fatalf("the warm from the snapshot: %+v", w)
 	}
 	// It waited for the server and began about when the server answered, beside the traffic.
