@@ -296,10 +296,7 @@ func inspectManifest(cmd *cobra.Command, conn *connection.Conn, mf *manifest.Man
 		t.AppendRow(table.Row{row.Schema, row.Table, row.Partition, idx, row.ManifestPages, row.Resident, fmt.Sprintf("%.1f%%", 100*row.Coverage)})
 	}
 	t.Render()
-	var dropped int64
-	for _, n := range r.Dropped {
-		dropped += n
-	}
+	dropped, _ := r.DroppedByReason()
 	keyed := ""
 	if mf.Header.KeyedEntries > 0 {
 		keyed = fmt.Sprintf(" (%d with key ranges)", mf.Header.KeyedEntries)

@@ -510,9 +510,7 @@ func runRound(ctx context.Context, o Options, src, tgt *endpoint, path string, l
 	if err != nil {
 		return fail(tgt, err)
 	}
-	for _, n := range resolved.Dropped {
-		s.Dropped += n
-	}
+	s.Dropped, _ = resolved.DroppedByReason()
 	if len(resolved.Pages) == 0 && s.Dropped > 0 {
 		// Not one page of the hot set exists on the target (a schema it lacks): a round
 		// that "succeeds" with nothing to load would hide it. Before any round has

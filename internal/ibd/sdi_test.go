@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -114,24 +113,7 @@ func TestPartitionRootsFromTheSDI(t *testing.T) {
 
 // sdiBlobPages counts the pages of type FIL_PAGE_SDI_BLOB (18) in the file at path.
 func sdiBlobPages(t *testing.T, path string, pageSize int) int {
-	t.Helper()
-	st, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pages []uint32
-	for p := range uint32(st.Size() / int64(pageSize)) {
-		pages = append(pages, p)
-	}
-	n := 0
-	if err := ibd.ReadHeaders(path, pageSize, pages, func(_ uint32, h ibd.Header) {
-		if h.Type == 18 {
-			n++
-		}
-	}); err != nil {
-		t.Fatal(err)
-	}
-	return n
+	return sandboxtest.FilePagesOfType(t, path, pageSize, 18)
 }
 
 type partFile struct {

@@ -5,13 +5,11 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/innowarm/innowarm/internal/catalog"
-	"github.com/innowarm/innowarm/internal/ibd"
 	"github.com/innowarm/innowarm/internal/pagekey"
 	"github.com/innowarm/innowarm/internal/sandbox/sandboxtest"
 	"github.com/innowarm/innowarm/internal/sqltext"
@@ -130,24 +128,7 @@ func TestIndexRootsOfAnOverflowingSDI(t *testing.T) {
 
 // sdiBlobPages counts the pages of type FIL_PAGE_SDI_BLOB (18) in the file at path.
 func sdiBlobPages(t *testing.T, path string, pageSize int) int {
-	t.Helper()
-	st, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pages []uint32
-	for p := range uint32(st.Size() / int64(pageSize)) {
-		pages = append(pages, p)
-	}
-	n := 0
-	if err := ibd.ReadHeaders(path, pageSize, pages, func(_ uint32, h ibd.Header) {
-		if h.Type == 18 {
-			n++
-		}
-	}); err != nil {
-		t.Fatal(err)
-	}
-	return n
+	return sandboxtest.FilePagesOfType(t, path, pageSize, 18)
 }
 
 // TestInstantAlterWithAnOverflowingSDI: after an instant ADD COLUMN, MySQL's records of

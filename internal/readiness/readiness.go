@@ -6,7 +6,6 @@ package readiness
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -111,10 +110,7 @@ func (m Manifest) Count(ctx context.Context) (covered, total int64, detail strin
 	// Pages of the hot set this server lacks (a table dropped or never restored here) are
 	// hot pages not resident: a gate that counted only the rest said ready at 100% on a
 	// standby that lacked half of the hot set.
-	var missing int64
-	for _, d := range m.Resolved.Dropped {
-		missing += d
-	}
+	missing, reasons := m.Resolved.DroppedByReason()
 	total += missing
 	c := 0.0
 	if total > 0 {
@@ -122,27 +118,12 @@ func (m Manifest) Count(ctx context.Context) (covered, total int64, detail strin
 	}
 	detail = fmt.Sprintf("%d of %d manifest pages resident (%.1f%%)", n, total, 100*c)
 	if missing > 0 {
-		detail += fmt.Sprintf(", %d of them not on this server (%s)", missing, droppedReasons(m.Resolved.Dropped))
+		for i, why := range reasons {
+			reasons[i] = fmt.Sprintf("%d: %s", m.Resolved.Dropped[why], why)
+		}
+		detail += fmt.Sprintf(", %d of them not on this server (%s)", missing, strings.Join(reasons, "; "))
 	}
 	return n, total, detail, nil
-}
-
-// droppedReasons lists why entries did not resolve, most first.
-func droppedReasons(d map[string]int64) string {
-	type kv struct {
-		why string
-		n   int64
-	}
-	var all []kv
-	for k, v := range d {
-		all = append(all, kv{k, v})
-	}
-	sort.Slice(all, func(i, j int) bool { return all[i].n > all[j].n || all[i].n == all[j].n && all[i].why < all[j].why })
-	parts := make([]string, len(all))
-	for i, x := range all {
-		parts[i] = fmt.Sprintf("%d: %s", x.n, x.why)
-	}
-	return strings.Join(parts, "; ")
 }
 
 // Result of a wait.

@@ -77,12 +77,8 @@ func ChooseSelectionMethod(ctx context.Context, conn *connection.Conn, method st
 
 // inSystemSpace names a selected table stored in the system tablespace, "" when none is.
 func inSystemSpace(cat *catalog.Catalog) string {
-	for _, t := range cat.Tables {
-		for _, p := range t.Parts {
-			if p.SpaceKnown && p.Space == 0 {
-				return t.Quoted()
-			}
-		}
+	if sys := systemSpaceTables(cat); sys != nil {
+		return sys.Tables[0].Quoted()
 	}
 	return ""
 }

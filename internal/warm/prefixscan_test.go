@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/innowarm/innowarm/internal/catalog"
-	"github.com/innowarm/innowarm/internal/connection"
 	"github.com/innowarm/innowarm/internal/sandbox/sandboxtest"
 	"github.com/innowarm/innowarm/internal/sqltext"
 	"github.com/innowarm/innowarm/internal/warm"
@@ -97,13 +96,4 @@ func TestWarmByKeySQLReadsAPrefixIndex(t *testing.T) {
 	if ip.Path != warm.PathSQL || 10*after < 9*hot {
 		t.Errorf("after warm --by-key sql: %d of kpre's %d hot pages resident (path %s)", after, hot, ip.Path)
 	}
-}
-
-func schemaCatalog(t *testing.T, conn *connection.Conn, db string) *catalog.Catalog {
-	t.Helper()
-	cat, err := catalog.Load(context.Background(), conn, catalog.Filter{Schemas: []string{db}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cat
 }

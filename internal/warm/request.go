@@ -341,14 +341,11 @@ func CheckResolved(m *manifest.Manifest, r *Resolved) error {
 // Unresolved says why none of a manifest's entries resolve on a server (follow's target).
 func Unresolved(m *manifest.Manifest, r *Resolved) string { return unresolved(m, r) }
 
-// unresolved says why none of a manifest's entries resolve here: the drop reasons, most
-// entries first, and the schemas the manifest names.
-func unresolved(m *manifest.Manifest, r *Resolved) string {
-	if r.Entries == 0 {
-		return "it has no entries"
-	}
-	reasons := make([]string, 0, len(r.Dropped))
-	for reason := range r.Dropped {
+// DroppedByReason is how many of the manifest's entries do not resolve here, and why: the
+// reasons, most entries first.
+func (r *Resolved) DroppedByReason() (total int64, reasons []string) {
+	for reason, n := range r.Dropped {
+		total += n
 		reasons = append(reasons, reason)
 	}
 	sort.Slice(reasons, func(i, j int) bool {
@@ -357,6 +354,16 @@ func unresolved(m *manifest.Manifest, r *Resolved) string {
 		}
 		return reasons[i] < reasons[j]
 	})
+	return total, reasons
+}
+
+// unresolved says why none of a manifest's entries resolve here: the drop reasons, most
+// entries first, and the schemas the manifest names.
+func unresolved(m *manifest.Manifest, r *Resolved) string {
+	if r.Entries == 0 {
+		return "it has no entries"
+	}
+	_, reasons := r.DroppedByReason()
 	for i, reason := range reasons {
 		reasons[i] = fmt.Sprintf("%d of them: %s", r.Dropped[reason], reason)
 	}

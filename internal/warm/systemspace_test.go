@@ -8,6 +8,7 @@ import (
 
 	"github.com/innowarm/innowarm/internal/bufferpool"
 	"github.com/innowarm/innowarm/internal/catalog"
+	"github.com/innowarm/innowarm/internal/connection"
 	"github.com/innowarm/innowarm/internal/logx"
 	"github.com/innowarm/innowarm/internal/sandbox/sandboxtest"
 	"github.com/innowarm/innowarm/internal/warm"
@@ -22,18 +23,7 @@ import (
 func TestSystemTablespaceTable(t *testing.T) {
 	ctx := context.Background()
 	conn := sandboxtest.Conn(t)
-	var perTable string
-	if err := conn.DB.QueryRowContext(ctx, "SELECT @@GLOBAL.innodb_file_per_table").Scan(&perTable); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		sandboxtest.Exec(t, "SET GLOBAL innodb_file_per_table = "+perTable, "DROP DATABASE IF EXISTS sysw")
-	})
-	sandboxtest.Exec(t, "DROP DATABASE IF EXISTS sysw", "CREATE DATABASE sysw", "SET GLOBAL innodb_file_per_table = OFF",
-		"CREATE TABLE sysw.t (id INT PRIMARY KEY, k INT, pad CHAR(150), KEY k (k))",
-		"SET GLOBAL innodb_file_per_table = "+perTable,
-		"INSERT INTO sysw.t SELECT seq, seq MOD 97, 'x' FROM "+conn.Server.Series("sysw", 1, 30000),
-		"ANALYZE TABLE sysw.t")
+	systemSpaceTable(t, conn, "sysw")
 	if _, err := sandboxtest.Server(t).ColdRestart(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -102,18 +92,7 @@ func indexRow(res *bufferpool.Residency, table, index string) *bufferpool.IndexR
 func TestAutoWithFulltextScansSystemTablespaceTables(t *testing.T) {
 	ctx := context.Background()
 	conn := sandboxtest.Conn(t)
-	var perTable string
-	if err := conn.DB.QueryRowContext(ctx, "SELECT @@GLOBAL.innodb_file_per_table").Scan(&perTable); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		sandboxtest.Exec(t, "SET GLOBAL innodb_file_per_table = "+perTable, "DROP DATABASE IF EXISTS sysft")
-	})
-	sandboxtest.Exec(t, "DROP DATABASE IF EXISTS sysft", "CREATE DATABASE sysft", "SET GLOBAL innodb_file_per_table = OFF",
-		"CREATE TABLE sysft.t (id INT PRIMARY KEY, k INT, pad CHAR(150), KEY k (k))",
-		"SET GLOBAL innodb_file_per_table = "+perTable,
-		"INSERT INTO sysft.t SELECT seq, seq MOD 97, 'x' FROM "+conn.Server.Series("sysft", 1, 30000),
-		"ANALYZE TABLE sysft.t")
+	systemSpaceTable(t, conn, "sysft")
 	textsTable(t, "sysft", 3000)
 	if _, err := sandboxtest.Server(t).ColdRestart(ctx); err != nil {
 		t.Fatal(err)
@@ -166,4 +145,23 @@ func TestAutoWithFulltextScansSystemTablespaceTables(t *testing.T) {
 			t.Errorf("t index %s after the warm: %+v", name, r)
 		}
 	}
+}
+
+// systemSpaceTable creates schema db (dropped when the test ends) holding a table t of
+// 30,000 rows in the system tablespace (created with innodb_file_per_table off, which is
+// put back at once).
+func systemSpaceTable(t *testing.T, conn *connection.Conn, db string) {
+	t.Helper()
+	var perTable string
+	if err := conn.DB.QueryRowContext(context.Background(), "SELECT @@GLOBAL.innodb_file_per_table").Scan(&perTable); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		sandboxtest.Exec(t, "SET GLOBAL innodb_file_per_table = "+perTable, "DROP DATABASE IF EXISTS "+db)
+	})
+	sandboxtest.Exec(t, "DROP DATABASE IF EXISTS "+db, "CREATE DATABASE "+db, "SET GLOBAL innodb_file_per_table = OFF",
+		"CREATE TABLE "+db+".t (id INT PRIMARY KEY, k INT, pad CHAR(150), KEY k (k))",
+		"SET GLOBAL innodb_file_per_table = "+perTable,
+		"INSERT INTO "+db+".t SELECT seq, seq MOD 97, 'x' FROM "+conn.Server.Series(db, 1, 30000),
+		"ANALYZE TABLE "+db+".t")
 }

@@ -68,8 +68,13 @@ func warmAfterColdRestart(t *testing.T, args ...string) string {
 }
 
 func zooCatalog(t *testing.T, conn *connection.Conn) *catalog.Catalog {
+	return schemaCatalog(t, conn, sandboxtest.Zoo(t))
+}
+
+// schemaCatalog is the catalog of schema db.
+func schemaCatalog(t *testing.T, conn *connection.Conn, db string) *catalog.Catalog {
 	t.Helper()
-	cat, err := catalog.Load(context.Background(), conn, catalog.Filter{Schemas: []string{sandboxtest.Zoo(t)}})
+	cat, err := catalog.Load(context.Background(), conn, catalog.Filter{Schemas: []string{db}})
 	if err != nil {
 		t.Fatal(err)
 	}
