@@ -742,6 +742,8 @@ func (a *Agent) alive(ctx context.Context) error {
 			a.setStateLocked(Down, note)
 			a.downAt = time.Now()
 			a.st.Server.Up, a.st.Server.Error, a.st.Weight = false, oneLine(err.Error()), 0
+			// As markDown: the last measure is of a server that no longer answers.
+			a.st.Coverage.Known = false
 		}
 		a.mu.Unlock()
 		a.pokeMonitor()

@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"math"
+
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -22,8 +24,18 @@ func registerMetrics(reg prometheus.Registerer, a *Agent) {
 	cs := []prometheus.Collector{
 		gauge("innowarm_agent_ready", "1 when the server is ready (coverage reached the threshold in this server run).", func(s Status) float64 { return b(s.Ready) }),
 		gauge("innowarm_agent_server_up", "1 when the server answers.", func(s Status) float64 { return b(s.Server.Up) }),
-		gauge("innowarm_agent_coverage_ratio", "Share of the target resident (lower bound), 0 to 1.", func(s Status) float64 { return s.Coverage.Coverage }),
-		gauge("innowarm_agent_coverage_upper_ratio", "Upper bound of the share of the target resident.", func(s Status) float64 { return s.Coverage.CoverageHigh }),
+		gauge("innowarm_agent_coverage_ratio", "Share of the target resident (lower bound), 0 to 1; NaN while unknown (not measured yet, or the server down).", func(s Status) float64 {
+			if c, ok := s.currentCoverage(); ok {
+				return c
+			}
+			return math.NaN()
+		}),
+		gauge("innowarm_agent_coverage_upper_ratio", "Upper bound of the share of the target resident; NaN while unknown.", func(s Status) float64 {
+			if _, ok := s.currentCoverage(); ok {
+				return s.Coverage.CoverageHigh
+			}
+			return math.NaN()
+		}),
 		gauge("innowarm_agent_ready_coverage_ratio", "The coverage at which the server is ready.", func(s Status) float64 { return s.Threshold }),
 		gauge("innowarm_agent_target_pages", "Pages of the target (at the last count).", func(s Status) float64 { return float64(s.Coverage.Total) }),
 		gauge("innowarm_agent_weight_percent", "The weight the agent check answers, percent of the configured weight.", func(s Status) float64 { return float64(s.Weight) }),

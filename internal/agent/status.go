@@ -127,11 +127,12 @@ type Status struct {
 	Now        time.Time         `json:"now"`
 }
 
-// ReadyBody is /ready's answer: the state and what decides it.
+// ReadyBody is /ready's answer: the state and what decides it. Coverage (and MeasuredAt)
+// is null until measured, and while the server is down or not up yet.
 type ReadyBody struct {
 	State      State      `json:"state"`
 	Ready      bool       `json:"ready"`
-	Coverage   *float64   `json:"coverage"` // null until measured
+	Coverage   *float64   `json:"coverage"`
 	Threshold  float64    `json:"threshold"`
 	Weight     int        `json:"weight"`
 	Warm       WarmStatus `json:"warm"`
@@ -140,12 +141,21 @@ type ReadyBody struct {
 }
 
 func (s Status) readyBody() ReadyBody {
-	b := ReadyBody{State: s.State, Ready: s.Ready, Threshold: s.Threshold, Weight: s.Weight, Warm: s.Warm, Detail: s.ReadyNote, MeasuredAt: s.Coverage.MeasuredAt}
-	if s.Coverage.Known {
-		c := s.Coverage.Coverage
-		b.Coverage = &c
+	b := ReadyBody{State: s.State, Ready: s.Ready, Threshold: s.Threshold, Weight: s.Weight, Warm: s.Warm, Detail: s.ReadyNote}
+	if c, ok := s.currentCoverage(); ok {
+		b.Coverage, b.MeasuredAt = &c, s.Coverage.MeasuredAt
 	}
 	return b
+}
+
+// currentCoverage is the coverage of the server as it is now: none while it is down or
+// not up yet. The last measure is of a server that no longer answers (or of a run that
+// ended): a probe read "down" beside the warm figure it had before it stalled.
+func (s Status) currentCoverage() (float64, bool) {
+	if !s.Coverage.Known || (s.State != Warming && s.State != Ready) {
+		return 0, false
+	}
+	return s.Coverage.Coverage, true
 }
 
 // weightFor is the agent check's weight in percent: 100 once ready, else the coverage's

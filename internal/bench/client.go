@@ -11,6 +11,8 @@ import (
 	"unsafe"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/innowarm/innowarm/internal/sqlerr"
 )
 
 // worker is one client.
@@ -23,6 +25,9 @@ type worker struct {
 	busy atomic.Bool
 	done atomic.Bool
 	rng  *rand.Rand
+	// killed says the run's monitor sent KILL QUERY for the client's statement, cut says it
+	// cut the client's connection: a failure after either may be the run's own doing.
+	killed, cut atomic.Bool
 
 	connects   []time.Duration // connection set-up times
 	reconnects int64
@@ -32,6 +37,9 @@ type worker struct {
 	redial     func() error
 	detachedAt uint64
 	errCodes   map[string]int64
+	// fatalCodes counts, by error, the statements that stopped the round: several clients
+	// may fail at once, and not all for the same reason.
+	fatalCodes map[string]int64
 	errCount   int64
 	fatals     int64 // statements that stopped the round (in errCount too)
 	// lastRetryable says the last failed statement's error only rolled back its
@@ -127,21 +135,25 @@ func (w *worker) execStmt(st driver.Stmt, args []driver.Value) (time.Duration, e
 // them by default (--mysql-ignore-errors=1213,1020,1205). It reports whether the client
 // must stop.
 func (w *worker) failed(q string, err error) bool {
-	if w.st.stop.Load() {
-		return true // stopping anyway: this is a statement killed on the way out
+	// A round that is stopping still counts the statements that failed on their own: when
+	// several clients fail at once, only the first stops the round, and the others' failures
+	// happened all the same. Only those the run itself stopped on its way out are not.
+	stopping := w.st.stop.Load()
+	if stopping && w.stoppedByRun(err) {
+		return true
 	}
 	var me *mysql.MySQLError
 	if errors.As(err, &me) && (w.r.p.IgnoreErrors || w.r.p.Transactions() && retryableInTransaction(me.Number)) {
 		w.lastRetryable = retryableInTransaction(me.Number)
 		w.rec.failed()
 		w.errCount++
-		key := fmt.Sprintf("%d %s", me.Number, shorten(me.Message, 80))
+		key := errorKey(me)
 		if len(w.errCodes) < 1000 {
 			w.errCodes[key]++
 		} else {
 			w.errCodes["other"]++
 		}
-		return false
+		return stopping
 	}
 	hint := ""
 	if me != nil {
@@ -151,6 +163,33 @@ func (w *worker) failed(q string, err error) bool {
 	return true
 }
 
+// errorKey names a failure for the counts by error: the server's number and message, or
+// what became of the connection.
+func errorKey(err error) string {
+	var me *mysql.MySQLError
+	switch {
+	case errors.As(err, &me):
+		return fmt.Sprintf("%d %s", me.Number, shorten(me.Message, 80))
+	case sqlerr.ConnectionLost(err):
+		return "connection lost"
+	}
+	return "other"
+}
+
+// erFilesortAbort is ER_FILSORT_ABORT, "Sort aborted": how a KILL QUERY may end a sort.
+const erFilesortAbort uint16 = 1028
+
+// stoppedByRun says a statement that failed while the round was stopping failed because
+// the run stopped it: its connection was cut by the monitor, or the monitor's KILL QUERY
+// interrupted it (a statement that failed on its own, even after a KILL QUERY was sent,
+// carries its own error).
+func (w *worker) stoppedByRun(err error) bool {
+	if w.cut.Load() {
+		return true
+	}
+	return w.killed.Load() && sqlerr.Is(err, sqlerr.QueryInterrupted, erFilesortAbort)
+}
+
 // fatal ends the round for a statement of this client that failed for good (or could not
 // be sent: its connection was lost, or its --detach reconnect failed). The statement counts
 // as failed: the block of a run that stopped on it must not say "0 errors".
@@ -158,6 +197,10 @@ func (w *worker) fatal(err error) {
 	w.rec.failed()
 	w.errCount++
 	w.fatals++
+	if w.fatalCodes == nil {
+		w.fatalCodes = map[string]int64{}
+	}
+	w.fatalCodes[errorKey(err)]++
 	w.st.fail(err)
 }
 

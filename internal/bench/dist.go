@@ -19,6 +19,9 @@ const (
 	// DistSpecial is sysbench 1.0's "special" --rand-type (its default there; sysbench
 	// removed it after 1.0.20).
 	DistSpecial = "special"
+	// DistGaussian is sysbench's "gaussian" --rand-type: the mean of --rand-spec-iter
+	// uniform draws over the whole range, a bell centred on its middle.
+	DistGaussian = "gaussian"
 )
 
 // sysbench 1.0.20's defaults of --rand-spec-iter, --rand-spec-pct and --rand-spec-res.
@@ -53,11 +56,13 @@ func (d DistSpec) String() string {
 		return fmt.Sprintf("hotset:%g:%g", d.RowsPct, d.AccessPct)
 	case DistSpecial:
 		return fmt.Sprintf("special(pct=%d,iter=%d,res=%d)", d.SpecPct, d.SpecIter, d.SpecRes)
+	case DistGaussian:
+		return fmt.Sprintf("gaussian(iter=%d)", d.SpecIter)
 	}
 	return DistUniform
 }
 
-const distHelp = "uniform, zipf[:S] (S > 0, default 0.8), pareto[:H] (0 < H < 1, default 0.2), special (tuned by --rand-spec-pct, --rand-spec-iter and --rand-spec-res) or hotset:ROWS_PCT:ACCESS_PCT (e.g. hotset:1:90)"
+const distHelp = "uniform, zipf[:S] (S > 0, default 0.8; also zipfian[:S]), pareto[:H] (0 < H < 1, default 0.2), gaussian (tuned by --rand-spec-iter), special (tuned by --rand-spec-pct, --rand-spec-iter and --rand-spec-res) or hotset:ROWS_PCT:ACCESS_PCT (e.g. hotset:1:90)"
 
 // ParseDist reads --dist.
 func ParseDist(spec string) (DistSpec, error) {
@@ -66,6 +71,9 @@ func ParseDist(spec string) (DistSpec, error) {
 		return DistSpec{Kind: DistUniform}, nil
 	}
 	parts := strings.Split(spec, ":")
+	if parts[0] == "zipfian" {
+		parts[0] = DistZipf // sysbench 1.1's name of it, so its --rand-type carries over
+	}
 	bad := func(why string) (DistSpec, error) {
 		return DistSpec{}, exitcode.BadValue("Dist", "%q: %s; want %s", spec, why, distHelp)
 	}
@@ -86,6 +94,11 @@ func ParseDist(spec string) (DistSpec, error) {
 			return bad("special takes no parameter here: give --rand-spec-pct, --rand-spec-iter and --rand-spec-res")
 		}
 		return DistSpec{Kind: DistSpecial, SpecIter: DefaultSpecIter, SpecPct: DefaultSpecPct, SpecRes: DefaultSpecRes}, nil
+	case DistGaussian:
+		if len(parts) != 1 {
+			return bad("gaussian takes no parameter here: give --rand-spec-iter, as to sysbench")
+		}
+		return DistSpec{Kind: DistGaussian, SpecIter: DefaultSpecIter}, nil
 	case DistZipf, DistPareto:
 		d := DistSpec{Kind: DistZipf, S: 0.8}
 		if parts[0] == DistPareto {
@@ -144,6 +157,8 @@ func (d DistSpec) NewSampler(n int64) Sampler {
 		return hotset{n: n, hot: hot, p: d.AccessPct / 100}
 	case DistSpecial:
 		return newSpecial(n, d.SpecIter, d.SpecPct, d.SpecRes)
+	case DistGaussian:
+		return gaussian{n: n, iter: max(d.SpecIter, 1), t: float64(n), iterMult: 1.0 / float64(max(d.SpecIter, 1))}
 	}
 	return uniform{n: n}
 }
@@ -226,6 +241,30 @@ func (s special) Next(r *rand.Rand) int64 {
 	k := 1 + int64(float64(rnd*(s.d+1))+s.offset)
 	// sysbench's window ends below t+1, so this only guards rounding at pct = 100.
 	return min(k, s.n)
+}
+
+// gaussian is sysbench's sb_rand_gaussian over [1, n] (src/sb_rand.c, the same in 1.0.20
+// and 1.1): 1 + the truncated mean of iter uniform draws over [0, n), each scaled before it
+// is summed, as sysbench does, so that the keys round as its do. iter is --rand-spec-iter
+// (12 by default): the larger, the narrower the bell (its standard deviation is
+// n/sqrt(12*iter)).
+type gaussian struct {
+	n        int64
+	iter     int
+	t        float64 // b - a + 1
+	iterMult float64 // 1/iter, multiplied as sysbench does rather than divided
+}
+
+func (g gaussian) Next(r *rand.Rand) int64 {
+	sum := 0.0
+	for i := 0; i < g.iter; i++ {
+		// The explicit conversion keeps Go from fusing the multiply into the add (it may on
+		// arm64): sysbench's C rounds the product first.
+		sum += float64(r.Float64() * g.t)
+	}
+	k := 1 + int64(float64(sum*g.iterMult))
+	// sum < iter*n, but 1/iter is inexact: the product could round up to n itself.
+	return min(k, g.n)
 }
 
 // zipf draws rank k in [1, n] with probability proportional to 1/k^s, by rejection

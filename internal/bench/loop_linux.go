@@ -233,7 +233,7 @@ func (l *eventLoop) complete(c *loopClient) {
 	if err := c.parser.err; err != nil {
 		var me *mysql.MySQLError
 		if !errors.As(err, &me) {
-			if !w.st.stop.Load() {
+			if !w.st.stop.Load() || !w.stoppedByRun(err) {
 				w.fatal(fmt.Errorf("client %d: %s: %w", w.idx+1, shorten(s.describe(), 200), err))
 			}
 			l.finish(c)
@@ -253,7 +253,7 @@ func (l *eventLoop) complete(c *loopClient) {
 
 // lost ends a client whose connection failed.
 func (l *eventLoop) lost(c *loopClient, err error) {
-	if !c.w.st.stop.Load() {
+	if !c.w.st.stop.Load() || !c.w.stoppedByRun(err) {
 		// With the statement in flight: it failed.
 		c.w.fatal(fmt.Errorf("client %d lost its connection: %w", c.w.idx+1, err))
 	}

@@ -268,7 +268,7 @@ func NewPlan(o Options) (*Plan, error) {
 		return nil, usagef("--dist applies to --workload runs")
 	}
 	if o.randSpecGiven() && p.Mode != ModeWorkload {
-		return nil, usagef("--rand-spec-pct, --rand-spec-iter and --rand-spec-res apply to --workload runs with --dist special")
+		return nil, usagef("--rand-spec-pct, --rand-spec-iter and --rand-spec-res apply to --workload runs with --dist special (--rand-spec-iter also to --dist gaussian)")
 	}
 	if o.Rate < 0 {
 		return nil, exitcode.BadValue("Rate", "must not be negative, got %g", o.Rate)
@@ -454,15 +454,19 @@ func (o *Options) randSpecGiven() bool {
 	return o.RandSpecIter != nil || o.RandSpecPct != nil || o.RandSpecRes != nil
 }
 
-// applyRandSpec sets special's parameters given on the command line. sysbench takes any
-// integer, and some divide by zero or put keys outside the range; the iterations are
-// capped too, as each key of the bell costs that many draws in a client.
+// applyRandSpec sets special's parameters given on the command line (and gaussian's
+// iterations). sysbench takes any integer, and some divide by zero or put keys outside the
+// range; the iterations are capped too, as each key of the bell costs that many draws in a
+// client.
 func (p *Plan) applyRandSpec(d DistSpec) (DistSpec, error) {
 	if !p.randSpecGiven() {
 		return d, nil
 	}
-	if d.Kind != DistSpecial {
-		return d, usagef("--rand-spec-pct, --rand-spec-iter and --rand-spec-res apply to --dist special, not %s", d)
+	switch {
+	case d.Kind == DistGaussian && (p.RandSpecPct != nil || p.RandSpecRes != nil):
+		return d, usagef("--rand-spec-pct and --rand-spec-res apply to --dist special, not gaussian (which takes --rand-spec-iter alone, as sysbench's)")
+	case d.Kind != DistSpecial && d.Kind != DistGaussian:
+		return d, usagef("--rand-spec-pct, --rand-spec-iter and --rand-spec-res apply to --dist special, not %s (--rand-spec-iter also to --dist gaussian)", d)
 	}
 	if v := p.RandSpecIter; v != nil {
 		if *v < 1 || *v > 1000 {

@@ -159,19 +159,15 @@ func WriteBlock(w io.Writer, p *Plan, l *Level) {
 	if l.Queries+l.Errors > 0 {
 		fmt.Fprintf(&b, "\tClient CPU: %.3f s per 10k queries\n", l.CPUPer10k)
 	}
-	if len(l.ErrorCounts) > 0 {
-		keys := make([]string, 0, len(l.ErrorCounts))
-		for k := range l.ErrorCounts {
-			keys = append(keys, k)
+	for _, k := range sortedByCount(l.ErrorCounts) {
+		why := "--ignore-errors"
+		if p.Transactions() {
+			why = "--ignore-errors, or a deadlock or lock wait: the transaction ran again"
 		}
-		sort.Slice(keys, func(i, j int) bool { return l.ErrorCounts[keys[i]] > l.ErrorCounts[keys[j]] })
-		for _, k := range keys {
-			why := "--ignore-errors"
-			if p.Transactions() {
-				why = "--ignore-errors, or a deadlock or lock wait: the transaction ran again"
-			}
-			fmt.Fprintf(&b, "\tFailed (%s): %d x %s\n", why, l.ErrorCounts[k], k)
-		}
+		fmt.Fprintf(&b, "\tFailed (%s): %d x %s\n", why, l.ErrorCounts[k], k)
+	}
+	for _, k := range sortedByCount(l.StopErrorCounts) {
+		fmt.Fprintf(&b, "\tFailed (stopped the run): %d x %s\n", l.StopErrorCounts[k], k)
 	}
 	b.WriteString("\n")
 	_, _ = io.WriteString(w, b.String())
@@ -201,4 +197,20 @@ func writeHistogram(w io.Writer, l *Level) {
 	}
 	b.WriteString("\n")
 	_, _ = io.WriteString(w, b.String())
+}
+
+// sortedByCount lists the keys of counts, the largest count first (then by key, so that
+// equal counts print in a stable order).
+func sortedByCount(counts map[string]int64) []string {
+	keys := make([]string, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if counts[keys[i]] != counts[keys[j]] {
+			return counts[keys[i]] > counts[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	return keys
 }

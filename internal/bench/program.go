@@ -195,38 +195,40 @@ func (p *workloadProgram) next(expired bool) (step, bool) {
 	if !w.detach(p.n) {
 		return step{}, false
 	}
-	tables := w.r.tables
-	ti := 0
-	if len(tables) > 1 {
-		ti = w.rng.IntN(len(tables))
-	}
-	t, st := &tables[ti], &w.prepared[ti]
 	p.len, p.pos, p.failed = 0, 0, false
-	point := func(id int64, event bool) {
+	point := func(st *sbStmts, id int64, event bool) {
 		p.seq[p.len] = step{ps: st.point, args: [4]int64{id}, nargs: 1, record: true, event: event}
 		p.len++
 	}
 	switch w.r.p.Workload {
 	case WorkloadHotRows:
-		point(w.r.hotIDs[t.sampler.Next(w.rng)-1], true)
+		t, st := p.table()
+		point(st, w.r.hotIDs[t.sampler.Next(w.rng)-1], true)
 	case WorkloadReadOnly, WorkloadReadWrite:
 		p.seq[p.len] = step{text: "BEGIN", record: true}
 		p.len++
+		// As sysbench's oltp_common.lua: each group of statements (the point selects, each
+		// kind of range, each kind of write) goes to a table drawn for it, so one
+		// transaction spans several tables, as its locks and its pages do in sysbench.
+		t, st := p.table()
 		for i := 0; i < pointSelectsPerTx; i++ {
-			point(t.sampler.Next(w.rng), false)
+			point(st, t.sampler.Next(w.rng), false)
 		}
-		for _, ps := range []*psStmt{st.simple, st.sum, st.order, st.distinct} {
+		for kind := range 4 {
+			t, st := p.table()
+			ps := [...]*psStmt{st.simple, st.sum, st.order, st.distinct}[kind]
 			id := t.sampler.Next(w.rng)
 			p.seq[p.len] = step{ps: ps, args: [4]int64{id, id + w.r.p.RangeSize - 1}, nargs: 2, record: true}
 			p.len++
 		}
 		if w.r.p.Workload == WorkloadReadWrite {
-			p.writes(st, t)
+			p.writes()
 		}
 		p.seq[p.len] = step{text: "COMMIT", record: true, event: true}
 		p.len++
 	default:
-		point(t.sampler.Next(w.rng), true)
+		t, st := p.table()
+		point(st, t.sampler.Next(w.rng), true)
 	}
 	s := p.seq[0]
 	s.begins = !retry
@@ -234,10 +236,22 @@ func (p *workloadProgram) next(expired bool) (step, bool) {
 	return s, true
 }
 
+// table draws the table of the next statement (or group of statements), uniformly, as
+// sysbench's get_table_num().
+func (p *workloadProgram) table() (*sbTable, *sbStmts) {
+	w := p.w
+	ti := 0
+	if n := len(w.r.tables); n > 1 {
+		ti = w.rng.IntN(n)
+	}
+	return &w.r.tables[ti], &w.prepared[ti]
+}
+
 // writes adds read-write's writes, as sysbench's oltp_read_write: an indexed UPDATE and a
 // non-indexed one, each of a row of its own, then the DELETE of a third row and its INSERT
-// back with the same id (the table keeps its rows).
-func (p *workloadProgram) writes(st *sbStmts, t *sbTable) {
+// back with the same id (the table keeps its rows). Each kind draws its table, as
+// sysbench's do; the DELETE and its INSERT share theirs.
+func (p *workloadProgram) writes() {
 	w := p.w
 	add := func(ps *psStmt, nargs int, args ...int64) {
 		s := step{ps: ps, nargs: nargs, record: true}
@@ -245,8 +259,11 @@ func (p *workloadProgram) writes(st *sbStmts, t *sbTable) {
 		p.seq[p.len] = s
 		p.len++
 	}
+	t, st := p.table()
 	add(st.indexUpdate, 1, t.sampler.Next(w.rng))
+	t, st = p.table()
 	add(st.nonIndexUpdate, 2, w.rng.Int64(), t.sampler.Next(w.rng))
+	t, st = p.table()
 	id := t.sampler.Next(w.rng)
 	add(st.del, 1, id)
 	// The row's new k is a key of --dist too, as sysbench's get_id(): under a skewed

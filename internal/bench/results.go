@@ -181,14 +181,17 @@ type Level struct {
 	MaxSeconds       float64 `json:"max_seconds"`
 	QueriesPerClient int64   `json:"queries_per_client"`
 
-	Queries      int64            `json:"queries"`
-	Errors       int64            `json:"errors"`
-	ErrorCounts  map[string]int64 `json:"error_counts,omitempty"`
-	Events       int64            `json:"events,omitempty"`
-	QuerySeconds float64          `json:"query_seconds"`
-	QPS          float64          `json:"qps"`
-	EPS          float64          `json:"events_per_s,omitempty"`
-	Latency      Latency          `json:"latency"`
+	Queries     int64            `json:"queries"`
+	Errors      int64            `json:"errors"`
+	ErrorCounts map[string]int64 `json:"error_counts,omitempty"`
+	// StopErrorCounts counts, by error, the statements that stopped a partial level (in
+	// Errors too): when several clients failed at once, each one's failure.
+	StopErrorCounts map[string]int64 `json:"stop_error_counts,omitempty"`
+	Events          int64            `json:"events,omitempty"`
+	QuerySeconds    float64          `json:"query_seconds"`
+	QPS             float64          `json:"qps"`
+	EPS             float64          `json:"events_per_s,omitempty"`
+	Latency         Latency          `json:"latency"`
 	// TransactionLatency (read-only and read-write) is whole transactions', BEGIN to COMMIT,
 	// retries included, from the scheduled start in an open-loop run: sysbench's
 	// percentiles are of these, not of single statements.
@@ -240,6 +243,12 @@ func (l *Level) add(rr *roundResult) {
 	}
 	for k, v := range rr.errCodes {
 		l.ErrorCounts[k] += v
+	}
+	for k, v := range rr.fatalCodes {
+		if l.StopErrorCounts == nil {
+			l.StopErrorCounts = map[string]int64{}
+		}
+		l.StopErrorCounts[k] += v
 	}
 }
 

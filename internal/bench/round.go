@@ -102,6 +102,7 @@ type roundResult struct {
 	txHist     *hdr.Histogram // transaction workloads: whole transactions; else nil
 	connects   []time.Duration
 	errCodes   map[string]int64
+	fatalCodes map[string]int64 // the statements that stopped the round, by error
 	intervals  []Interval
 	cpuSec     float64
 	started    time.Time
@@ -228,6 +229,12 @@ func (r *runner) round(ctx context.Context, spec roundSpec) (*roundResult, error
 		for k, v := range w.errCodes {
 			rr.errCodes[k] += v
 		}
+		for k, v := range w.fatalCodes {
+			if rr.fatalCodes == nil {
+				rr.fatalCodes = map[string]int64{}
+			}
+			rr.fatalCodes[k] += v
+		}
 	}
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
@@ -301,6 +308,7 @@ func (r *runner) monitor(ctx context.Context, st *roundState, workers []*worker,
 				continue
 			}
 			if c := w.conn.Load(); c != nil {
+				w.killed.Store(true)
 				kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 				_, err := r.env.Admin.DB.ExecContext(kctx, fmt.Sprintf("KILL QUERY %d", c.id))
 				cancel()
@@ -319,6 +327,7 @@ func (r *runner) monitor(ctx context.Context, st *roundState, workers []*worker,
 		if time.Now().After(giveUp) {
 			for _, w := range workers {
 				if c := w.conn.Load(); c != nil && !w.done.Load() {
+					w.cut.Store(true)
 					c.abort()
 				}
 			}

@@ -237,12 +237,15 @@ func (w *worker) prepareStatements(c *wconn) error {
 
 // PrepareOptions are `innowarm bench prepare`'s settings.
 type PrepareOptions struct {
-	Schema      string
-	Tables      int
-	Rows        int64
-	Engine      string
-	Threads     int
-	AllowWrites bool
+	Schema string
+	Tables int
+	Rows   int64
+	Engine string
+	// EngineOption follows ENGINE = Engine in the CREATE TABLE, as mysqlslap's
+	// --engine engine:option does.
+	EngineOption string
+	Threads      int
+	AllowWrites  bool
 	// Test knobs, as in Env.
 	MarkerTable bool
 	ClientLoad  bool
@@ -420,7 +423,11 @@ func prepareTable(ctx context.Context, c *connection.Conn, o PrepareOptions, i i
 	if _, err := sess.Exec(ctx, "USE "+sqltext.Ident(o.Schema)); err != nil {
 		return 0, 0, err
 	}
-	if _, err := sess.Exec(ctx, fmt.Sprintf(sbCreate, name, o.Engine)); err != nil {
+	create := fmt.Sprintf(sbCreate, name, o.Engine)
+	if o.EngineOption != "" {
+		create += " " + o.EngineOption
+	}
+	if _, err := sess.Exec(ctx, create); err != nil {
 		return 0, 0, fmt.Errorf("create %s: %w", name, err)
 	}
 	log.Infof("inserting %d rows into %s", o.Rows, name)

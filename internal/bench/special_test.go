@@ -228,37 +228,7 @@ func TestRandSpecOptions(t *testing.T) {
 // and the rows it re-inserts get their k from the same keys, as sysbench's get_id() gives
 // them (they were uniform over the table).
 func TestSpecialFlagsReachTheWorkload(t *testing.T) {
-	s := sandboxtest.Schema(t) + "_sb"
-	c := sandboxtest.Conn(t)
-	ctx := context.Background()
-	if _, err := Prepare(ctx, c, PrepareOptions{Schema: s, Tables: 1, Rows: 1000}, logx.New(&strings.Builder{}, true)); err != nil {
-		t.Fatal(err)
-	}
-	defer Cleanup(ctx, c, s)
-	type row struct {
-		k int64
-		c string
-	}
-	rows := func() map[int64]row {
-		res, err := c.DB.Query("SELECT id, k, c FROM " + sqltext.Table(s, "sbtest1"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Close()
-		m := map[int64]row{}
-		for res.Next() {
-			var id int64
-			var r row
-			if err := res.Scan(&id, &r.k, &r.c); err != nil {
-				t.Fatal(err)
-			}
-			m[id] = r
-		}
-		if err := res.Err(); err != nil {
-			t.Fatal(err)
-		}
-		return m
-	}
+	s, rows := preparedRows(t)
 	before := rows()
 	const events = 40
 	rep := benchJSON(t, "--create-schema="+s, "--workload=read-write", "--dist=special", "--rand-spec-pct=0",
@@ -282,5 +252,44 @@ func TestSpecialFlagsReachTheWorkload(t *testing.T) {
 		if k := after[id].k; k < 500 || k > 501+events {
 			t.Errorf("id %d: k %d after the run, want a key of the special part (500 or 501) plus at most %d UPDATEs of k+1", id, k, events)
 		}
+	}
+}
+
+// sbRow is a prepared table's row: its k and c.
+type sbRow struct {
+	k int64
+	c string
+}
+
+// preparedRows prepares a schema of one 1,000-row table for a read-write run, and returns
+// it with what reads its rows, by id.
+func preparedRows(t *testing.T) (string, func() map[int64]sbRow) {
+	t.Helper()
+	s := sandboxtest.Schema(t) + "_sb"
+	c := sandboxtest.Conn(t)
+	ctx := context.Background()
+	if _, err := Prepare(ctx, c, PrepareOptions{Schema: s, Tables: 1, Rows: 1000}, logx.New(&strings.Builder{}, true)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { Cleanup(ctx, c, s) })
+	return s, func() map[int64]sbRow {
+		res, err := c.DB.Query("SELECT id, k, c FROM " + sqltext.Table(s, "sbtest1"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Close()
+		m := map[int64]sbRow{}
+		for res.Next() {
+			var id int64
+			var r sbRow
+			if err := res.Scan(&id, &r.k, &r.c); err != nil {
+				t.Fatal(err)
+			}
+			m[id] = r
+		}
+		if err := res.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return m
 	}
 }

@@ -46,34 +46,16 @@ func (t Totals) Room() (pages, reserve int64) {
 
 // ReadTotals reads the pool counters in one round trip.
 func ReadTotals(ctx context.Context, c *connection.Conn) (Totals, error) {
-	rows, err := c.DB.QueryContext(ctx, "SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_%'")
 	// An account at its MAX_USER_CONNECTIONS: the server still counts sessions closed a
 	// moment ago (another innowarm's that just ended, this one's previous step's) until
 	// their threads end. A CI run refused a warm's status read so, right after an inspect
 	// by the same 3-connection account. Tried again for a few seconds.
-	for wait, waited := 50*time.Millisecond, time.Duration(0); err != nil && connection.LimitReached(err) && waited < 5*time.Second; wait = min(2*wait, time.Second) {
-		select {
-		case <-ctx.Done():
-			return Totals{}, fmt.Errorf("read buffer pool status: %w", err)
-		case <-time.After(wait):
-		}
-		waited += wait
-		rows, err = c.DB.QueryContext(ctx, "SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_%'")
-	}
+	st := map[string]string{}
+	err := connection.RetryRefused(ctx, time.Now().Add(5*time.Second), func() error {
+		return readStatus(ctx, c, st)
+	})
 	if err != nil {
 		return Totals{}, fmt.Errorf("read buffer pool status: %w", err)
-	}
-	defer rows.Close()
-	st := map[string]string{}
-	for rows.Next() {
-		var k, v string
-		if err := rows.Scan(&k, &v); err != nil {
-			return Totals{}, err
-		}
-		st[strings.ToLower(k)] = v
-	}
-	if err := rows.Err(); err != nil {
-		return Totals{}, err
 	}
 	num := func(k string) int64 {
 		n, _ := strconv.ParseInt(st["innodb_buffer_pool_"+k], 10, 64)
@@ -158,4 +140,21 @@ func (t Totals) HitRateText() string {
 		return "hit rate " + t.HitRateNote
 	}
 	return fmt.Sprintf("hit rate %.2f%% since start-up", 100**t.HitRate)
+}
+
+// readStatus puts the server's Innodb_buffer_pool_% status into st, its names in lower case.
+func readStatus(ctx context.Context, c *connection.Conn, st map[string]string) error {
+	rows, err := c.DB.QueryContext(ctx, "SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_%'")
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			return err
+		}
+		st[strings.ToLower(k)] = v
+	}
+	return rows.Err()
 }

@@ -919,7 +919,7 @@ func selectSchemas(ctx context.Context, sess *connection.Session, f Filter) ([]s
 			continue
 		}
 		for _, s := range all {
-			if !SystemSchemas[s] && p.Matches(s, p.Table) {
+			if ok, _ := path.Match(p.Schema, s); ok && !SystemSchemas[s] {
 				chosen[s] = true
 			}
 		}

@@ -249,14 +249,18 @@ func (p Pattern) Matches(schema, table string) bool {
 
 // literalSchema returns the schema a pattern names without wildcards, if any.
 func (p Pattern) literalSchema() (string, bool) {
-	if p.Schema == "" || strings.ContainsAny(p.Schema, "*?[") {
+	if p.Schema == "" {
 		return "", false
 	}
-	// Each backslash keeps the character after it: `we\\ird` is the schema we\ird.
+	// Each backslash keeps the character after it: `we\\ird` is the schema we\ird, and
+	// `a\*b` the schema a*b, not a glob.
 	var b strings.Builder
 	for i := 0; i < len(p.Schema); i++ {
-		if p.Schema[i] == '\\' && i+1 < len(p.Schema) {
+		switch c := p.Schema[i]; {
+		case c == '\\' && i+1 < len(p.Schema):
 			i++
+		case c == '*' || c == '?' || c == '[':
+			return "", false
 		}
 		b.WriteByte(p.Schema[i])
 	}

@@ -141,3 +141,42 @@ func TestFilterWithin(t *testing.T) {
 		t.Errorf("-A -D %s --tables %s.mine: %q", zoo, other, got)
 	}
 }
+
+// The schema part of a --tables pattern chooses the schemas to read by itself: a table
+// glob with a bracket class ("[ab]") chose none (it was matched against its own text), and
+// a schema whose '*' is escaped (a schema named with a star) was taken for a glob, not
+// looked up, so a misspelt one read nothing instead of being refused.
+func TestTablePatternSchemas(t *testing.T) {
+	db := sandboxtest.Schema(t)
+	star := db + "*x"
+	sandboxtest.Exec(t, "CREATE TABLE "+sqltext.Table(db, "a1")+" (id INT PRIMARY KEY) ENGINE=InnoDB",
+		"CREATE TABLE "+sqltext.Table(db, "c1")+" (id INT PRIMARY KEY) ENGINE=InnoDB",
+		"CREATE DATABASE "+sqltext.Ident(star),
+		"CREATE TABLE "+sqltext.Table(star, "t")+" (id INT PRIMARY KEY) ENGINE=InnoDB")
+	t.Cleanup(func() { sandboxtest.Exec(t, "DROP DATABASE IF EXISTS "+sqltext.Ident(star)) })
+	load := func(pattern string) ([]string, error) {
+		ps, err := catalog.ParsePatterns(pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cat, err := catalog.Load(context.Background(), sandboxtest.Conn(t), catalog.Filter{Tables: ps})
+		if err != nil {
+			return nil, err
+		}
+		var out []string
+		for _, tb := range cat.Tables {
+			out = append(out, tb.Schema+"."+tb.Name)
+		}
+		return out, nil
+	}
+	if got, err := load(db[:len(db)-1] + "?.[ab]1"); err != nil || !reflect.DeepEqual(got, []string{db + ".a1"}) {
+		t.Errorf("--tables '%s?.[ab]1': %q, %v; want %s.a1", db[:len(db)-1], got, err, db)
+	}
+	escaped := strings.ReplaceAll(star, "*", `\*`)
+	if got, err := load(escaped + ".t"); err != nil || !reflect.DeepEqual(got, []string{star + ".t"}) {
+		t.Errorf("--tables '%s.t': %q, %v; want %s.t", escaped, got, err, star)
+	}
+	if _, err := load(`nosuch\*x.t`); exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), `"nosuch*x"`) {
+		t.Errorf(`--tables 'nosuch\*x.t': want a usage error naming the database nosuch*x, got %v`, err)
+	}
+}

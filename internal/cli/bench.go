@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/innowarm/innowarm/internal/bench"
 	"github.com/innowarm/innowarm/internal/connection"
@@ -33,8 +35,10 @@ and the connection set-up, which is timed apart and never counted in the query l
 With --workload it runs sysbench's point-select, read-only or read-write transactions (or hot-rows:
 point selects on a fixed set of rows spread over the table) against the tables
 'innowarm bench prepare' creates, with keys drawn --dist uniform (the default), zipf[:S],
-pareto[:H], special (sysbench 1.0's default, tuned by --rand-spec-pct, --rand-spec-iter
-and --rand-spec-res) or hotset:ROWS_PCT:ACCESS_PCT, for --time or --events.
+pareto[:H], gaussian (tuned by --rand-spec-iter), special (sysbench 1.0's default, tuned by
+--rand-spec-pct, --rand-spec-iter and --rand-spec-res) or hotset:ROWS_PCT:ACCESS_PCT, for
+--time or --events. A transaction draws a table for each group of its statements, as
+sysbench's do.
 
 --report-interval 1s prints a line per interval (qps, p95, errors): the warm-up curve after
 a restart. --histogram prints the latency histogram, --json every run and interval.
@@ -95,9 +99,12 @@ query on the server (KILL QUERY) and exits 130.`,
 	// innowarm's
 	fl.BoolVar(&o.AllowWrites, "allow-writes-in-existing-schema", false, "let a writing run use a schema innowarm did not create")
 	fl.StringVar(&o.Workload, "workload", "", "point-select, read-only, read-write or hot-rows, on 'bench prepare' tables")
-	fl.StringVar(&o.Dist, "dist", "", "key distribution of --workload: uniform (default), zipf[:S], pareto[:H], special, hotset:ROWS_PCT:ACCESS_PCT")
+	fl.StringVar(&o.Dist, "dist", "", "key distribution of --workload: uniform (default), zipf[:S], pareto[:H], gaussian, special, hotset:ROWS_PCT:ACCESS_PCT")
+	// sysbench's name of it, so a sysbench command line's --rand-type carries over.
+	fl.StringVar(&o.Dist, "rand-type", "", "sysbench's name of --dist")
+	_ = fl.MarkHidden("rand-type")
 	var specIter, specPct, specRes int
-	fl.IntVar(&specIter, "rand-spec-iter", bench.DefaultSpecIter, "--dist special: uniform draws averaged for each key outside the special part (sysbench 1.0's --rand-spec-iter)")
+	fl.IntVar(&specIter, "rand-spec-iter", bench.DefaultSpecIter, "--dist gaussian: uniform draws averaged for each key; --dist special: for each key outside the special part (sysbench's --rand-spec-iter)")
 	fl.IntVar(&specPct, "rand-spec-pct", bench.DefaultSpecPct, "--dist special: size of the special part, in % of the ids, at the middle of the range (sysbench 1.0's --rand-spec-pct)")
 	fl.IntVar(&specRes, "rand-spec-res", bench.DefaultSpecRes, "--dist special: % of the keys drawn from the special part (sysbench 1.0's --rand-spec-res)")
 	fl.IntVar(&o.Tables, "tables", 0, "sbtest tables to use (default: all of sbtest1..N)")
@@ -112,22 +119,36 @@ query on the server (KILL QUERY) and exits 130.`,
 	fl.BoolVar(&o.IgnoreErrors, "ignore-errors", false, "count failed queries (by error) and go on instead of stopping")
 	fl.StringVar(&o.IOMode, "io", bench.IOAuto, "how clients wait for the server: auto, blocking or netpoll")
 	_ = fl.MarkHidden("io")
+	mysqlBoolForms(fl, "no-drop", "silent", "only-print", "auto-generate-sql", "auto-generate-sql-add-autoincrement",
+		"auto-generate-sql-guid-primary", "allow-writes-in-existing-schema", "histogram", "json", "ignore-errors")
 
 	cmd.RunE = run(func(cmd *cobra.Command, _ []string) error {
 		opts, err := resolveMysqlslapGroups(cmd, cf)
 		if err != nil {
 			return err
 		}
+		dropOtherModesFileOptions(cmd)
 		o.CSV = csv
-		// Only the ones given: bench refuses them without --dist special.
-		if fl.Changed("rand-spec-iter") {
-			o.RandSpecIter = &specIter
+		// Only the ones given: bench refuses them without --dist special (or gaussian). An
+		// option file's apply where the run's distribution takes them, and are ignored
+		// elsewhere, with a warning: a file kept for special runs must not stop the others.
+		var unused []string
+		for _, x := range []struct {
+			name string
+			v    *int
+			dst  **int
+		}{{"rand-spec-iter", &specIter, &o.RandSpecIter}, {"rand-spec-pct", &specPct, &o.RandSpecPct}, {"rand-spec-res", &specRes, &o.RandSpecRes}} {
+			switch {
+			case onCommandLine(fl, x.name):
+				*x.dst = x.v
+			case given(fl, x.name) && distTakes(o.Workload, o.Dist, x.name):
+				*x.dst = x.v
+			case given(fl, x.name):
+				unused = append(unused, fmt.Sprintf("%s=%d", x.name, *x.v))
+			}
 		}
-		if fl.Changed("rand-spec-pct") {
-			o.RandSpecPct = &specPct
-		}
-		if fl.Changed("rand-spec-res") {
-			o.RandSpecRes = &specRes
+		if len(unused) > 0 {
+			logx.New(cmd.ErrOrStderr(), false).Warnf("option files: ignoring %s, which this run's key distribution does not take", strings.Join(unused, ", "))
 		}
 		o.Schema = schemaName(cmd, o.Schema, opts.Database, o.Workload != "")
 		plan, err := bench.NewPlan(o)
@@ -212,6 +233,169 @@ var mysqlslapOnlyOptions = []string{
 	"pipe", "shared-memory-base-name",
 }
 
+// mysqlslapOnlyBooleans are the booleans of mysqlslapOnlyOptions: an option file may give
+// them as skip-, disable- or enable- too, as mysqlslap reads them.
+var mysqlslapOnlyBooleans = []string{
+	"compress", "debug-check", "debug-info", "secure-auth", "get-server-public-key",
+	"ssl-session-data-continue-on-failed-reuse",
+}
+
+// boolPrefixes are the mysql programs' prefixes of a boolean option (my_getopt): skip-
+// and disable- set it false, enable- sets it true; given a value, skip-X=V and
+// disable-X=V set X to the opposite of V.
+var boolPrefixes = []struct {
+	prefix string
+	negate bool
+}{{"skip-", true}, {"disable-", true}, {"enable-", false}}
+
+// boolFamily is a boolean flag and its skip-, disable- and enable- forms: one setting.
+type boolFamily struct {
+	flags []*pflag.Flag
+	// fromFiles is set while option files are applied: a family given on the command
+	// line, in any of its forms, keeps the command line's value.
+	fromFiles bool
+}
+
+func (f *boolFamily) changed() bool {
+	for _, fl := range f.flags {
+		if fl.Changed {
+			return true
+		}
+	}
+	return false
+}
+
+// slapBool is one form of a boolean flag, reading values as the mysql programs do: 1, 0,
+// ON, OFF, TRUE or FALSE in any case (and Go's t, f).
+type slapBool struct {
+	inner  pflag.Value // the flag's own value: the family's setting
+	fam    *boolFamily
+	negate bool
+	alias  bool
+}
+
+func (b *slapBool) String() string {
+	if b.alias {
+		return "false"
+	}
+	return b.inner.String()
+}
+func (b *slapBool) Type() string     { return "bool" }
+func (b *slapBool) IsBoolFlag() bool { return true }
+func (b *slapBool) Set(s string) error {
+	v, ok := parseSlapBool(s)
+	if !ok {
+		return fmt.Errorf("%q is not a boolean: use 1 or 0, ON or OFF, TRUE or FALSE", s)
+	}
+	if b.fam.fromFiles && b.fam.changed() {
+		return nil // the command line wins over option files, whichever form it used
+	}
+	return b.inner.Set(strconv.FormatBool(v != b.negate))
+}
+
+func parseSlapBool(s string) (bool, bool) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "1", "on", "true", "t":
+		return true, true
+	case "0", "off", "false", "f":
+		return false, true
+	}
+	return false, false
+}
+
+// mysqlBoolForms makes the boolean flags names read values as mariadb-slap does (ON,
+// OFF ...), and adds their hidden skip-, disable- and enable- forms, on the command line
+// and in option files ([mysqlslap] skip-auto-generate-sql-add-autoincrement, a user's
+// --enable-no-drop).
+func mysqlBoolForms(fl *pflag.FlagSet, names ...string) {
+	for _, name := range names {
+		f := fl.Lookup(name)
+		fam := &boolFamily{flags: []*pflag.Flag{f}}
+		inner := f.Value
+		f.Value = &slapBool{inner: inner, fam: fam}
+		for _, p := range boolPrefixes {
+			a := fl.VarPF(&slapBool{inner: inner, fam: fam, negate: p.negate, alias: true}, p.prefix+name, "", "mysqlslap's form of --"+name)
+			a.NoOptDefVal = "true"
+			a.Hidden = true
+			fam.flags = append(fam.flags, a)
+		}
+	}
+}
+
+// given says whether a flag was set, on the command line or by an option file (which does
+// not mark it changed): its value is not its default.
+func given(fl *pflag.FlagSet, name string) bool {
+	f := fl.Lookup(name)
+	return onCommandLine(fl, name) || f.Value.String() != f.DefValue
+}
+
+// onCommandLine says whether a flag was given on the command line: a boolean in any of
+// its forms (--skip-no-drop gives --no-drop).
+func onCommandLine(fl *pflag.FlagSet, name string) bool {
+	f := fl.Lookup(name)
+	if b, ok := f.Value.(*slapBool); ok {
+		return b.fam.changed()
+	}
+	return f.Changed
+}
+
+// distTakes says whether a --workload run keyed by dist takes the --rand-spec-* option
+// name: special takes the three, gaussian --rand-spec-iter. A dist bench refuses takes
+// them all, so that its error is the one reported.
+func distTakes(workload, dist, name string) bool {
+	if workload == "" {
+		return false
+	}
+	d, err := bench.ParseDist(dist)
+	switch {
+	case err != nil, d.Kind == bench.DistSpecial:
+		return true
+	case d.Kind == bench.DistGaussian:
+		return name == "rand-spec-iter"
+	}
+	return false
+}
+
+// Options that choose a kind of run and those that apply to one kind only. An option
+// file's [mysqlslap] group holds mysqlslap's settings (engine=, number-of-queries=, ...)
+// for mysqlslap-style runs; a --workload run must not stop on them, and an option file's
+// --workload settings must not stop a mysqlslap-style run given on the command line.
+var (
+	slapRunOptions     = []string{"query", "create", "auto-generate-sql", "engine", "number-of-queries", "commit", "csv", "only-print"}
+	workloadRunOptions = []string{"workload", "dist", "rand-type", "rand-spec-iter", "rand-spec-pct", "rand-spec-res", "rate", "events"}
+)
+
+// dropOtherModesFileOptions resets the option-file settings that apply to another kind of
+// run than the one chosen (on the command line, or by the option files alone), with one
+// warning naming them. A flag on the command line is never dropped: combining it with
+// another kind of run stays a usage error.
+func dropOtherModesFileOptions(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fromFile := func(name string) bool {
+		f := fl.Lookup(name)
+		return !onCommandLine(fl, name) && f.Value.String() != f.DefValue
+	}
+	slapGiven := onCommandLine(fl, "query") || onCommandLine(fl, "auto-generate-sql")
+	var drop []string
+	switch {
+	case fl.Lookup("workload").Value.String() != "" && (onCommandLine(fl, "workload") || !slapGiven):
+		drop = slapRunOptions
+	case slapGiven:
+		drop = workloadRunOptions
+	}
+	var dropped []string
+	for _, name := range drop {
+		if fromFile(name) {
+			f := fl.Lookup(name)
+			dropped = append(dropped, name+"="+f.Value.String())
+			_ = f.Value.Set(f.DefValue)
+		}
+	}
+	if len(dropped) > 0 {
+		logx.New(cmd.ErrOrStderr(), false).Warnf("option files: ignoring %s, which apply to another kind of run than this one", strings.Join(dropped, ", "))
+	}
+}
+
 // resolveMysqlslapGroups resolves the connection options of a bench command, which reads
 // mysqlslap's option groups: a user's existing [mysqlslap] or [mariadb-slap] group must
 // not stop bench. The options of mysqlslap that bench does not implement are ignored, with
@@ -220,19 +404,41 @@ var mysqlslapOnlyOptions = []string{
 // now is told at once.
 func resolveMysqlslapGroups(cmd *cobra.Command, cf *connFlags) (connection.Options, error) {
 	var ignored []string
-	for _, name := range mysqlslapOnlyOptions {
+	register := func(key, name string) {
 		// Registered after the command line was parsed, so that resolving the option files
 		// finds them as the command's flags and hands them over instead of refusing them.
-		if f := cmd.Flags().Lookup(name); f != nil {
+		if f := cmd.Flags().Lookup(key); f != nil {
 			if v, ok := f.Value.(*ignoredOption); ok {
 				v.seen = &ignored // a command run again in the same process
 			}
-			continue
+			return
 		}
-		f := cmd.Flags().VarPF(&ignoredOption{name: name, seen: &ignored}, name, "", "mysqlslap's, ignored by bench")
+		f := cmd.Flags().VarPF(&ignoredOption{name: name, seen: &ignored}, key, "", "mysqlslap's, ignored by bench")
 		f.Hidden = true
 	}
+	for _, name := range mysqlslapOnlyOptions {
+		register(name, name)
+	}
+	for _, name := range mysqlslapOnlyBooleans {
+		for _, p := range boolPrefixes {
+			register(p.prefix+name, name)
+		}
+	}
+	// Option files are applied now: a boolean set on the command line in any of its forms
+	// keeps that value.
+	var families []*boolFamily
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if b, ok := f.Value.(*slapBool); ok && !b.alias {
+			families = append(families, b.fam)
+		}
+	})
+	for _, fam := range families {
+		fam.fromFiles = true
+	}
 	opts, err := cf.resolve(cmd)
+	for _, fam := range families {
+		fam.fromFiles = false
+	}
 	if err != nil {
 		return opts, err
 	}
@@ -299,9 +505,13 @@ again. An existing schema innowarm did not create is refused unless
 	fl.IntVar(&o.Threads, "threads", 2, "tables filled at once")
 	fl.BoolVar(&o.AllowWrites, "allow-writes-in-existing-schema", false, "create the tables in an existing schema innowarm did not create")
 	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
+	mysqlBoolForms(fl, "allow-writes-in-existing-schema", "json")
 	cmd.RunE = run(func(cmd *cobra.Command, _ []string) error {
 		opts, err := resolveMysqlslapGroups(cmd, cf)
 		if err != nil {
+			return err
+		}
+		if err := prepareEngine(cmd, &o); err != nil {
 			return err
 		}
 		o.Schema = schemaName(cmd, o.Schema, opts.Database, true)
@@ -327,6 +537,25 @@ again. An existing schema innowarm did not create is refused unless
 		return nil
 	})
 	return cmd
+}
+
+// prepareEngine reads prepare's --engine as mysqlslap's (engine:option adds the option to
+// the CREATE TABLE). An option file's [mysqlslap] engine= is mysqlslap's list, one run per
+// engine: prepare creates one set of tables, in the list's first engine, and says so; a
+// list on the command line is refused.
+func prepareEngine(cmd *cobra.Command, o *bench.PrepareOptions) error {
+	engines, err := bench.ParseEngines(o.Engine)
+	if err != nil {
+		return err
+	}
+	if len(engines) > 1 {
+		if onCommandLine(cmd.Flags(), "engine") {
+			return usagef("--engine %q: prepare creates one set of tables, in one engine", o.Engine)
+		}
+		logx.New(cmd.ErrOrStderr(), false).Warnf("option files: engine=%s lists %d engines (mysqlslap runs once per engine): prepare creates its tables in the first, %s", o.Engine, len(engines), engines[0].Name)
+	}
+	o.Engine, o.EngineOption = engines[0].Name, engines[0].Option
+	return nil
 }
 
 func newBenchCleanupCmd() *cobra.Command {

@@ -78,8 +78,17 @@ func (f *expFlags) bind(cmd *cobra.Command, name, pool string, restarts bool) {
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress output")
 }
 
-// serverFlags are the connection flags that point at an existing server.
-var serverFlags = []string{"host", "port", "socket", "protocol", "user", "password", "defaults-file", "defaults-extra-file", "ssl-mode", "ssl-ca", "ssl-cert", "ssl-key"}
+// serverFlags are the connection flags that point at an existing server: any of them
+// sends the experiment there (`--login-path prod` ran on a sandbox). The rest of the
+// connection flags (notServerFlags) say nothing of which server; a test keeps every
+// connection flag in one list or the other.
+var serverFlags = []string{"host", "port", "socket", "protocol", "user", "password",
+	"defaults-file", "defaults-extra-file", "defaults-group-suffix", "login-path",
+	"ssl-mode", "ssl", "skip-ssl", "ssl-verify-server-cert", "ssl-ca", "ssl-cert", "ssl-key"}
+
+// notServerFlags are the connection flags that do not point at a server by themselves
+// (--database names the experiment's schema).
+var notServerFlags = []string{"database", "db", "connect-timeout", "no-defaults", "help"}
 
 // onServer reports whether the command line points at an existing server.
 func (f *expFlags) onServer(cmd *cobra.Command) bool {

@@ -60,6 +60,18 @@ round starts at once rather than at the end of the interval, at most once every
 max(--interval/5, 1 s) after the previous capture. Between rounds follow reads the source's
 status counters once a second for this (--no-churn-rounds: rounds only every --interval).
 
+The coverage is always a share of the hot set's pages. On a standby that is no page-for-page
+copy of the source (restored from a logical dump), the hot set's page numbers name other rows:
+its pages there are found in the standby's own B-trees, where innowarm can read them (on the
+database host). Pages it cannot place are not counted ("not counted: N pages", --json's
+uncounted_pages, the gauge innowarm_follow_hot_set_uncounted_pages); when more than a tenth of
+the hot set cannot be counted, the coverage is unknown (--json: null, the gauge NaN). How many
+of the round's range statements ran is said apart (range_statements_run, the gauge
+innowarm_follow_range_statements_run_ratio). Where the hot set has no key ranges (snapshot
+could not read the source's files: a source elsewhere), its pages are counted by number
+unchecked (unchecked_pages, innowarm_follow_hot_set_unchecked_pages): that figure holds only
+on a page-for-page copy.
+
 The hot set is the source's list cut, hottest first, to what the target's pool holds beside
 its own pages and the page cleaner's free target: a longer list would have each round evict
 what the previous one loaded.
@@ -70,7 +82,8 @@ The default budget is the target's pool less the page cleaner's free-page target
 Connections: --source-* and --target-* flags, option-file groups [client] then
 [innowarm-source] / [innowarm-target]. A lost connection on either side is logged and retried
 with backoff (1 s, 2 s, 4 s ... up to --interval); SIGTERM or Ctrl-C stops after the current
-statement. A status line per round goes to stdout (--json: one JSON object per line), and the
+statement, and prints the round in flight as stopped, with the last round's figures (--json:
+"interrupted": true). A status line per round goes to stdout (--json: one JSON object per line), and the
 lag can be exported in the Prometheus text format (--metrics-listen, --metrics-file).
 
 Exit status. Until a round has succeeded, an error that no retry can fix stops follow at once
@@ -174,6 +187,14 @@ check fails when the standby was not brought up to date. SIGTERM ends with 0, Ct
 
 func printFollowStatus(w io.Writer, s follow.Status) {
 	ts := s.At.Format("15:04:05")
+	if s.Interrupted {
+		if s.LastOKRound == 0 {
+			fmt.Fprintf(w, "%s round %d: stopped before it ended; no round succeeded: the standby's share of the hot set is not known\n", ts, s.Round)
+			return
+		}
+		fmt.Fprintf(w, "%s round %d: stopped before it ended; as of round %d: %s, age %.1f s\n", ts, s.Round, s.LastOKRound, coverageText(s), s.AgeSeconds)
+		return
+	}
 	if !s.OK {
 		if s.Side == "local" {
 			fmt.Fprintf(w, "%s round %d: failed on this machine: %s\n", ts, s.Round, s.Error)
@@ -207,29 +228,27 @@ func printFollowStatus(w io.Writer, s follow.Status) {
 		}
 		how += "; indexes by path: " + strings.Join(names, ", ")
 	}
-	covered := "resident on the target"
-	var uncounted []string
-	switch {
-	case s.CoverageBefore == nil && s.KeyRanges > 0:
-		covered = "of its range statements run on the target"
-	case s.Paths[warm.PathSQL] > 0 || s.Paths[warm.PathNone] > 0:
-		// Key ranges read by range scans have no page numbers here, and an index of path
-		// none is not warmed: the figure is of the pages loaded by number only, and a user
-		// read 100% while two hot indexes were cold on a logical standby.
-		covered = "of its pages loaded by number resident on the target"
-		if n := s.Paths[warm.PathSQL]; n > 0 {
-			uncounted = append(uncounted, fmt.Sprintf("%d of its indexes read by range scans", n))
-		}
-		if n := s.Paths[warm.PathNone]; n > 0 {
-			uncounted = append(uncounted, fmt.Sprintf("%d of its indexes not warmed (path none)", n))
-		}
+	fmt.Fprintf(w, "%s round %d%s: hot set %d pages, %s, age %.1f s; loaded %d pages in %.2f s (%s), captured in %.2f s\n",
+		ts, s.Round, early, s.HotSetPages, coverageText(s), s.AgeSeconds, s.Loaded, s.LoadSeconds, how, s.CaptureSeconds)
+	if s.RangeStatements > 0 && (s.RangeStatementsRun < s.RangeStatements || s.CoverageOf == follow.CoverageUnknown) {
+		fmt.Fprintf(w, "%s round %d: %d of its %d range statements ran\n", ts, s.Round, s.RangeStatementsRun, s.RangeStatements)
 	}
-	fmt.Fprintf(w, "%s round %d%s: hot set %d pages, %.1f%% %s (lag %.1f%%, age %.1f s); loaded %d pages in %.2f s (%s), captured in %.2f s\n",
-		ts, s.Round, early, s.HotSetPages, 100*s.Coverage, covered, 100*s.Lag, s.AgeSeconds, s.Loaded, s.LoadSeconds, how, s.CaptureSeconds)
-	if len(uncounted) > 0 {
-		fmt.Fprintf(w, "%s round %d: not in that figure: %s\n", ts, s.Round, strings.Join(uncounted, "; "))
+	if s.UncheckedPages > 0 {
+		fmt.Fprintf(w, "%s round %d: %d of the pages counted go by page number unchecked: the hot set has no key ranges for their indexes (snapshot could not read the source's files), and the figure holds only if the target is a page-for-page copy of the source (a physical clone), not a logical one\n", ts, s.Round, s.UncheckedPages)
 	}
 	if s.Dropped > 0 {
 		fmt.Fprintf(w, "%s round %d: %d pages of the source's hot set are not on the target (tables it lacks, files smaller than the source's): counted above as not resident\n", ts, s.Round, s.Dropped)
 	}
+}
+
+// coverageText says the round's coverage and what it is of: always a share of pages, never
+// of range statements (a dashboard read a range count as a page fraction).
+func coverageText(s follow.Status) string {
+	switch s.CoverageOf {
+	case follow.CoverageUnknown:
+		return fmt.Sprintf("coverage unknown: no page number names %d of its pages on the target (key ranges innowarm could not place in the target's own trees, or off-page BLOB/TEXT pages)", s.UncountedPages)
+	case follow.CoverageOfCounted:
+		return fmt.Sprintf("%.1f%% of the pages counted resident on the target (lag %.1f%%); not counted: %d pages no page number names there (key ranges innowarm could not place in the target's own trees, or off-page BLOB/TEXT pages)", 100*s.Coverage, 100*s.Lag, s.UncountedPages)
+	}
+	return fmt.Sprintf("%.1f%% resident on the target (lag %.1f%%)", 100*s.Coverage, 100*s.Lag)
 }

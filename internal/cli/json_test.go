@@ -13,8 +13,10 @@ import (
 )
 
 // scalarsThatMayBeUnknown are the JSON fields whose null means "unknown" (a hit rate the
-// server's counters cannot give, a coverage before a follow round of range scans); no list is ever null.
-var scalarsThatMayBeUnknown = map[string]bool{"hit_rate": true, "coverage_before": true}
+// server's counters cannot give, a coverage before a follow round of range scans, a follow
+// round's coverage and lag where its hot set's pages cannot be counted on the target); no
+// list is ever null.
+var scalarsThatMayBeUnknown = map[string]bool{"hit_rate": true, "coverage_before": true, "coverage": true, "lag": true}
 
 // Scripts read --json: an empty list is [] and an empty map {}, never null, in every
 // command's output, successful or not (a selection with nothing skipped, nothing left

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -68,8 +69,9 @@ func TestFailedWarmPrintsNoZeroAfter(t *testing.T) {
 
 // A follow round's line says which path its indexes took, what of the hot set the target
 // lacks (before, only --json said it: a target missing a quarter of the hot set read
-// "100% resident, lag 0%"), and, where every index went by range scans, that its coverage
-// counts statements, not resident pages.
+// "100% resident, lag 0%"), and, where no page of the hot set can be counted (every index
+// read by range scans on a copy whose trees innowarm cannot read), that its coverage is
+// unknown: never a share of statements given as the coverage.
 func TestFollowLineSaysPathsAndDropped(t *testing.T) {
 	s := follow.Status{OK: true, Round: 2, HotSetPages: 742, Coverage: 1, Dropped: 170, Paths: map[string]int{"tree": 6, "pages": 3}, Method: "native"}
 	var b bytes.Buffer
@@ -80,10 +82,11 @@ func TestFollowLineSaysPathsAndDropped(t *testing.T) {
 			t.Errorf("want %q in:\n%s", want, out)
 		}
 	}
-	s = follow.Status{OK: true, Round: 1, HotSetPages: 100, Coverage: 1, KeyRanges: 50, Paths: map[string]int{"sql": 2}, Method: "scan"}
+	s = follow.Status{OK: true, Round: 1, HotSetPages: 100, Coverage: math.NaN(), Lag: math.NaN(), CoverageOf: follow.CoverageUnknown, UncountedPages: 98,
+		KeyRanges: 50, RangeStatements: 2, RangeStatementsRun: 2, Paths: map[string]int{"sql": 2}, Method: "scan"}
 	b.Reset()
 	printFollowStatus(&b, s)
-	if out := b.String(); !strings.Contains(out, "100.0% of its range statements run on the target") || strings.Contains(out, "not on the target") {
+	if out := b.String(); !strings.Contains(out, "coverage unknown") || !strings.Contains(out, "2 of its 2 range statements ran") || strings.Contains(out, "100.0%") || strings.Contains(out, "not on the target") {
 		t.Errorf("a round of range scans:\n%s", out)
 	}
 }

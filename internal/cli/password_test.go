@@ -48,8 +48,10 @@ func TestPasswordPrecedence(t *testing.T) {
 		ok   bool
 	}{
 		{"option file alone", nil, []string{"--defaults-file=" + rightFile}, true},
-		{"env beats option file", []string{"MYSQL_PWD=right-pw"}, []string{"--defaults-file=" + wrongFile}, true},
-		{"env beats option file (wrong env)", []string{"MYSQL_PWD=wrong-pw"}, []string{"--defaults-file=" + rightFile}, false},
+		// As in both clients: the environment is the default that option files override.
+		{"option file beats env", []string{"MYSQL_PWD=wrong-pw"}, []string{"--defaults-file=" + rightFile}, true},
+		{"option file beats env (wrong file)", []string{"MYSQL_PWD=right-pw"}, []string{"--defaults-file=" + wrongFile}, false},
+		{"env where no option file sets it", []string{"MYSQL_PWD=right-pw"}, []string{"--defaults-file=" + cnf("nopw.cnf", "[client]\nuser=prec\nsocket="+sb.Socket+"\n")}, true},
 		{"flag beats env", []string{"MYSQL_PWD=wrong-pw"}, []string{"--defaults-file=" + wrongFile, "--password=right-pw"}, true},
 		{"flag beats env (wrong flag)", []string{"MYSQL_PWD=right-pw"}, []string{"--defaults-file=" + rightFile, "-pwrong-pw"}, false},
 		{"[innowarm] after [client]", nil, []string{"--defaults-file=" + innowarmGroup}, true},

@@ -176,6 +176,7 @@ stale_pid_file / stale_socket when a crash left them.`,
 			return printJSON(cmd.OutOrStdout(), st)
 		}
 		printSandboxStatus(cmd.OutOrStdout(), sb, st)
+		printNotes(cmd.OutOrStdout(), st.Notes)
 		return nil
 	})
 	return cmd
@@ -190,18 +191,25 @@ func newSandboxDownCmd() *cobra.Command {
 		Long: `down stops the sandbox server cleanly. --purge then removes the sandbox's own entries
 (data, tmp, files, its logs, pid file, socket, sandbox.json), and the directory itself when
 'sandbox up' created it and nothing else is left in it: files you added are kept, and named.
-It stops only a server of the sandbox's own data directory: a sandbox.json that names
-another directory's paths, or a pid file that names another server, is refused (exit 1),
-as is a purge of entries that are not what 'sandbox up' makes.`,
+It stops only the server 'sandbox up' started on the sandbox's own data directory: a
+sandbox.json that names another directory's paths, or a pid file that names another server,
+is refused (exit 1). --purge removes only what innowarm can prove it made: a sandbox.json
+without the identity 'sandbox up' records (written by hand, or by an older innowarm) beside
+a data directory without innowarm's mark is refused, as are entries that are not what
+'sandbox up' makes, a file system mounted inside them, and a socket another process listens
+on. Symbolic links are removed, never followed; --dir given as a link acts on the sandbox it
+leads to, and says so. A sandbox copied whole (cp -a) is the copy's own: 'sandbox up --dir
+COPY' starts it on its own paths and port, and a purge of either leaves the other alone.`,
 		Example: "  innowarm sandbox down\n  innowarm sandbox down --purge",
 	}
 	f.bind(cmd)
 	cmd.Flags().BoolVar(&purge, "purge", false, "also delete the sandbox's data and files (and its directory, when up created it and nothing else is in it)")
 	cmd.RunE = run(func(cmd *cobra.Command, _ []string) error {
-		sb, err := sandbox.Open(f.dir)
+		sb, unlock, err := openLocked(cmd, f.dir)
 		if err != nil {
 			return err
 		}
+		defer unlock()
 		if purge {
 			// Refused before the server stops: a purge that would remove nothing of the
 			// user's is known before anything changes.
@@ -215,6 +223,9 @@ as is a purge of entries that are not what 'sandbox up' makes.`,
 			return err
 		}
 		res := map[string]any{"dir": sb.Dir, "was_running": was.Running, "stop_seconds": secs, "purged": purge}
+		if notes := sb.Notes(); len(notes) > 0 {
+			res["notes"] = notes
+		}
 		var purged sandbox.PurgeReport
 		if purge {
 			if purged, err = sb.Purge(cmd.Context()); err != nil {
@@ -226,6 +237,7 @@ as is a purge of entries that are not what 'sandbox up' makes.`,
 			return printJSON(cmd.OutOrStdout(), res)
 		}
 		w := cmd.OutOrStdout()
+		printNotes(w, sb.Notes())
 		switch {
 		case was.Running:
 			fmt.Fprintf(w, "sandbox server pid %d stopped in %.1f s\n", was.Pid, secs)
@@ -262,10 +274,11 @@ func newSandboxRestartCmd(cold bool) *cobra.Command {
 		cmd.Flags().StringVar(&pool, "pool-size", "", "new innodb_buffer_pool_size")
 	}
 	cmd.RunE = run(func(cmd *cobra.Command, _ []string) error {
-		sb, err := sandbox.Open(f.dir)
+		sb, unlock, err := openLocked(cmd, f.dir)
 		if err != nil {
 			return err
 		}
+		defer unlock()
 		var size int64
 		if pool != "" {
 			if size, err = units.ParseBytes(pool); err != nil {
@@ -291,10 +304,30 @@ func newSandboxRestartCmd(cold bool) *cobra.Command {
 		} else {
 			fmt.Fprintf(w, "restarted in %.1f s: stop %.1f s, start %.1f s; pid %d, pool %s\n", rep.TotalSeconds, rep.StopSeconds, rep.StartSeconds, rep.Pid, units.FormatBytes(rep.PoolSize))
 		}
-		printNotes(w, rep.Stale, rep.Notes)
+		printNotes(w, sb.Notes(), rep.Stale, rep.Notes)
 		return nil
 	})
 	return cmd
+}
+
+// openLocked opens the sandbox in dir holding its directory's lock, which a concurrent
+// 'up', 'down' or 'restart' of the same sandbox waits for: a purge while another 'up'
+// installed, or a stop while it started, removed or stopped what the other had just made.
+func openLocked(cmd *cobra.Command, dir string) (*sandbox.Sandbox, func(), error) {
+	if _, err := sandbox.Open(dir); err != nil {
+		return nil, nil, err
+	}
+	unlock, err := sandbox.LockDir(cmd.Context(), dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	// Read again under the lock: the holder we waited for may have changed it.
+	sb, err := sandbox.Open(dir)
+	if err != nil {
+		unlock()
+		return nil, nil, err
+	}
+	return sb, unlock, nil
 }
 
 // flavorFlag binds --flavor, whose default is $INNOWARM_FLAVOR.

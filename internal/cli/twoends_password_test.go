@@ -58,6 +58,11 @@ func TestFollowSamePasswordOnBothEnds(t *testing.T) {
 	if r.Code != 0 || json.Unmarshal([]byte(r.Stdout), &round) != nil || !round.OK {
 		t.Fatalf("follow with the same password on both ends: exit %d, stdout %q, stderr %s", r.Code, r.Stdout, r.Stderr)
 	}
+	// The warning about passwords on the command line is said once, as the mysql client says
+	// it, not once per end.
+	if n := strings.Count(r.Stderr, "Warning: using a password on the command line"); n != 1 {
+		t.Errorf("the password warning is printed %d times, want once: %s", n, r.Stderr)
+	}
 
 	// While it runs (after its first round, before the next), its arguments show no password.
 	cmd := exec.Command(sandboxtest.Binary(t), append(ends, "--interval", "1h", "--json")...)

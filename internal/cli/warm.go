@@ -115,7 +115,7 @@ Needs SELECT on the tables and the PROCESS privilege (to read the pool's page li
 			return err
 		}
 		if rf.active() {
-			conn, err := connection.Open(cmd.Context(), opts)
+			conn, err := connection.Open(cmd.Context(), rf.connOptions(opts))
 			if err != nil {
 				return err
 			}

@@ -6,13 +6,16 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/jedib0t/go-pretty/v6/table"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
+	"github.com/innowarm/innowarm/internal/catalog"
 	"github.com/innowarm/innowarm/internal/connection"
 	"github.com/innowarm/innowarm/internal/logx"
 	"github.com/innowarm/innowarm/internal/pacing"
@@ -34,20 +37,45 @@ type replayFlags struct {
 	limit       int64
 	timeout     time.Duration
 	schema      string
+	// connSchema is -D's schema as connOptions gave it to the connection.
+	connSchema *string
 }
 
 // replayOnlyFlags only mean something with --replay.
 var replayOnlyFlags = []string{"replay-format", "concurrency", "dedupe", "sample", "sample-seed", "limit", "replay-timeout", "replay-schema"}
 
-// warmOnlyFlags are warm's flags that a replay does not use; given with --replay they are
-// refused rather than silently ignored.
-var warmOnlyFlags = []string{"tables", "exclude", "all-databases", "budget", "order", "parallel", "lob", "split-pages",
-	"statement-timeout", "from", "method", "until-coverage", "make-young"}
+// replayAlsoFlags are warm's flags, beside the connection's, the pacing's and the replay's
+// own, that a replay uses. Every other warm flag is refused with --replay rather than
+// silently ignored: a flag added to warm later is refused until a replay honours it.
+var replayAlsoFlags = []string{"help", "database", "dry-run", "verbose", "json", "quiet", "lock-wait-timeout", "progress-interval"}
+
+// replayFlagHints say what to give instead of a warm flag that a replay does not use.
+var replayFlagHints = map[string]string{
+	"parallel":          "its sessions are --concurrency",
+	"statement-timeout": "its statements' time limit is --replay-timeout",
+	"tables":            "it runs the statements of its SOURCE, in their own schemas",
+	"exclude":           "it runs the statements of its SOURCE, in their own schemas",
+	"all-databases":     "it runs the statements of its SOURCE, in their own schemas",
+}
+
+// replayAllowed is the set of flags a replay uses, the connection and pacing flags taken
+// from their own definitions.
+func replayAllowed() map[string]bool {
+	probe := &cobra.Command{Use: "probe"}
+	addConnFlags(probe)
+	addPacingFlags(probe)
+	allowed := map[string]bool{"replay": true}
+	probe.Flags().VisitAll(func(fl *pflag.Flag) { allowed[fl.Name] = true })
+	for _, name := range append(slices.Clone(replayOnlyFlags), replayAlsoFlags...) {
+		allowed[name] = true
+	}
+	return allowed
+}
 
 func addReplayFlags(cmd *cobra.Command) *replayFlags {
 	f := &replayFlags{cmd: cmd}
 	fl := cmd.Flags()
-	fl.StringVar(&f.source, "replay", "", "warm by running the application's own reads again: SOURCE is a slow log, a general log, a SQL file (- for stdin; .gz is decompressed) or performance_schema")
+	fl.StringVar(&f.source, "replay", "", "warm by running the application's own reads again: SOURCE is a slow log, a general log, a SQL file (- for stdin; gzip or bzip2 data is decompressed) or performance_schema")
 	fl.StringVar(&f.format, "replay-format", string(replay.FormatAuto), "with --replay: the file's format: auto, slow, general, sql")
 	fl.IntVar(&f.concurrency, "concurrency", replay.DefaultConcurrency, "with --replay: parallel sessions")
 	fl.BoolVar(&f.dedupe, "dedupe", false, "with --replay: run one statement per digest (same shape, other values) and schema")
@@ -81,13 +109,19 @@ func (f *replayFlags) validate() error {
 		}
 		return nil
 	}
-	for _, name := range warmOnlyFlags {
-		if changed(name) {
-			return usagef("--%s cannot be combined with --replay: a replay runs the statements of its SOURCE", name)
+	allowed := replayAllowed()
+	var refused error
+	f.cmd.Flags().Visit(func(fl *pflag.Flag) {
+		if refused == nil && !allowed[fl.Name] {
+			hint := cmp.Or(replayFlagHints[fl.Name], "a replay runs the statements of its SOURCE")
+			refused = usagef("--%s does not go with --replay: %s", fl.Name, hint)
 		}
+	})
+	if refused != nil {
+		return refused
 	}
-	if db := f.cmd.Flags().Lookup("database"); db != nil && strings.Contains(db.Value.String(), ",") {
-		return usagef("with --replay, -D names one schema: the default of the statements whose SOURCE names none")
+	if db := f.cmd.Flags().Lookup("database"); db != nil && db.Changed && len(catalog.SchemaNames(db.Value.String())) > 1 {
+		return usagef("with --replay, -D names one schema: the default of the statements whose SOURCE names none (a name with a comma goes in backticks: -D '`a,b`')")
 	}
 	format, err := replay.ParseFormat(f.format)
 	if err != nil {
@@ -118,6 +152,41 @@ func (f *replayFlags) validate() error {
 		}
 	}
 	return nil
+}
+
+// connOptions are the options to connect with for a replay: -D's one schema, unquoted
+// (-D '`a,b`' names the schema a,b), is the session's database.
+func (f *replayFlags) connOptions(opts connection.Options) connection.Options {
+	if names := catalog.SchemaNames(opts.Database); len(names) == 1 {
+		opts.Database = names[0]
+		f.connSchema = &names[0]
+	}
+	return opts
+}
+
+// defaultSchema is the schema of the statements whose source names none when
+// --replay-schema is not given: -D's one schema (the connection's database once
+// connOptions has unquoted it), or none for a list.
+func (f *replayFlags) defaultSchema(connDB string) string {
+	if f.connSchema != nil && *f.connSchema == connDB {
+		return connDB
+	}
+	if names := catalog.SchemaNames(connDB); len(names) == 1 {
+		return names[0]
+	}
+	return ""
+}
+
+// quotedSchema reads --replay-schema: a name as given, or one name in backticks as innowarm
+// prints it ("[`shop`]" in its lists), unquoted.
+func quotedSchema(raw string) string {
+	t := strings.TrimSpace(raw)
+	if len(t) >= 2 && t[0] == '`' && t[len(t)-1] == '`' {
+		if names := catalog.SchemaNames(t); len(names) == 1 {
+			return names[0]
+		}
+	}
+	return raw
 }
 
 func unwrapPathErr(err error) error {
@@ -170,7 +239,11 @@ func (f *replayFlags) run(cmd *cobra.Command, conn *connection.Conn, asJSON bool
 			return err
 		}
 		src, psInfo, format = s, &info, replay.FormatPerfSchema
-		log.Infof("replay: %d statements from %s (keeps at most %d)", info.Rows, info.Table, info.Capacity)
+		own := ""
+		if info.Own > 0 {
+			own = fmt.Sprintf(", %d of them innowarm's own", info.Own)
+		}
+		log.Infof("replay: %d statements from %s (keeps at most %d)%s", info.Rows, info.Table, info.Capacity, own)
 	} else {
 		s, used, err := replay.OpenFile(f.source, replay.FileOptions{Format: format, Mode: mode, Stdin: cmd.InOrStdin()})
 		if err != nil {
@@ -180,9 +253,9 @@ func (f *replayFlags) run(cmd *cobra.Command, conn *connection.Conn, asJSON bool
 		log.Infof("replay: reading %s as a %s", f.source, formatName(used))
 	}
 	defer src.Close()
-	schema := f.schema
-	if schema == "" && !strings.Contains(conn.Opts.Database, ",") {
-		schema = conn.Opts.Database
+	schema := quotedSchema(f.schema)
+	if schema == "" {
+		schema = f.defaultSchema(conn.Opts.Database)
 	}
 	// --verbose with --dry-run lists the statements that would run, as warm's plan does.
 	type wouldRun struct {
@@ -197,11 +270,9 @@ func (f *replayFlags) run(cmd *cobra.Command, conn *connection.Conn, asJSON bool
 			listed = append(listed, wouldRun{Line: st.Line, Schema: cmp.Or(st.Schema, schema), SQL: st.SQL})
 		}
 	}
-	res, runErr := replay.Run(ctx, conn, src, replay.Options{
-		Concurrency: f.concurrency, Dedupe: f.dedupe, Sample: f.sample, Seed: f.seed, Limit: f.limit,
-		Timeout: f.timeout, LockWaitTimeout: f.flagDuration("lock-wait-timeout"), DefaultSchema: schema,
-		DryRun: f.flagBool("dry-run"), Selected: selected, Log: log, Mode: &mode, Pacing: pace,
-	})
+	o := f.options(schema, pace)
+	o.Selected, o.Log, o.Mode = selected, log, &mode
+	res, runErr := replay.Run(ctx, conn, src, o)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -233,6 +304,16 @@ func (f *replayFlags) run(cmd *cobra.Command, conn *connection.Conn, asJSON bool
 		printReplayResult(out, res)
 	}
 	return runErr
+}
+
+// options are the replay's options from the flags: the replay's own, and warm's that it
+// honours (--dry-run, --lock-wait-timeout, --progress-interval, the pacing).
+func (f *replayFlags) options(schema string, pace pacing.Config) replay.Options {
+	return replay.Options{
+		Concurrency: f.concurrency, Dedupe: f.dedupe, Sample: f.sample, Seed: f.seed, Limit: f.limit,
+		Timeout: f.timeout, LockWaitTimeout: f.flagDuration("lock-wait-timeout"), DefaultSchema: schema,
+		DryRun: f.flagBool("dry-run"), Pacing: pace, ProgressEvery: f.flagDuration("progress-interval"),
+	}
 }
 
 func formatName(f replay.Format) string {

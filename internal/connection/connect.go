@@ -35,7 +35,8 @@ type Conn struct {
 	Server flavor.Server
 	Opts   Options
 
-	kills sync.WaitGroup
+	kills  sync.WaitGroup
+	opened time.Time // when Open began: the start of staleSessionGrace
 }
 
 // Config builds the driver configuration without ever putting the password in a DSN string.
@@ -107,7 +108,12 @@ func Open(ctx context.Context, o Options) (*Conn, error) {
 	defer cancel()
 	// The first connection is pinned: it is the only one opened before the flavor is known,
 	// and gets the flavor's settings by hand (every later one at connect).
-	first, err := db.Conn(pingCtx)
+	opened := time.Now()
+	var first *sql.Conn
+	err = RetryRefused(pingCtx, opened.Add(staleSessionGrace), func() (err error) {
+		first, err = db.Conn(pingCtx)
+		return err
+	})
 	if err != nil {
 		db.Close()
 		if ctx.Err() != nil {
@@ -133,7 +139,7 @@ func Open(ctx context.Context, o Options) (*Conn, error) {
 		}
 		return nil, fmt.Errorf("detect server at %s: %w", o.Target(), err)
 	}
-	return &Conn{DB: db, Server: srv, Opts: o}, nil
+	return &Conn{DB: db, Server: srv, Opts: o, opened: opened}, nil
 }
 
 // driverLog keeps the first errors the driver logs (it logs nothing else), for those of
@@ -217,6 +223,9 @@ func Explain(err error, o Options) error {
 	target := o.Target()
 	var me *mysql.MySQLError
 	if errors.As(err, &me) {
+		if e := explainAccountRefusal(err, o); e != nil {
+			return e
+		}
 		switch me.Number {
 		case sqlerr.AccessDenied:
 			how := "no password"

@@ -3,6 +3,7 @@ package connection
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/innowarm/innowarm/internal/exitcode"
 	"github.com/innowarm/innowarm/internal/sqlerr"
@@ -40,4 +41,36 @@ func ExplainLimit(ctx context.Context, conn *Conn, err error, need int, what str
 			conn.Opts.User, limit, what, need, need, err))
 	}
 	return fmt.Errorf("%s needs %d connections at once, and the server refuses more (max_connections, or max_user_connections, which the account's other sessions count against): %w", what, need, err)
+}
+
+// staleSessionGrace is how long a command's connection tries again when the server refuses
+// it a session for a limit on connections. The server counts an account's sessions against
+// its MAX_USER_CONNECTIONS until their threads end, a moment after the client closed them:
+// the sessions of the same account's previous command (an inspect just before a warm, in a
+// script) may still count when this one starts. A CI run refused a warm's plan its session
+// so, right after an inspect by the same 3-connection account. Past the grace, a refusal is
+// the limit itself, and callers that can run on fewer sessions (warm's workers) must learn
+// it at once.
+const staleSessionGrace = 3 * time.Second
+
+// RetryRefused runs open, and runs it again, backing off, while the server refuses it a
+// connection for a limit on connections and until is not past; it returns open's last
+// error, or ctx's when ctx ends first.
+func RetryRefused(ctx context.Context, until time.Time, open func() error) error {
+	err := open()
+	for wait := 25 * time.Millisecond; err != nil && LimitReached(err) && ctx.Err() == nil; wait = min(2*wait, 500*time.Millisecond) {
+		left := time.Until(until)
+		if left <= 0 {
+			return err
+		}
+		t := time.NewTimer(min(wait, left))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+		err = open()
+	}
+	return err
 }

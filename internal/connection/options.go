@@ -11,6 +11,7 @@ import (
 	"os/user"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -102,6 +103,9 @@ type Flags struct {
 	database       string
 	databaseShort  string
 	sslMode        string
+	ssl            bool // the mariadb client's spellings of a mode: --ssl[=0], --skip-ssl,
+	skipSSL        bool // --ssl-verify-server-cert
+	verifyServer   bool
 	sslCA          string
 	sslCert        string
 	sslKey         string
@@ -109,6 +113,8 @@ type Flags struct {
 	noDefaults     bool
 	defaultsFile   string
 	extraFile      string
+	loginPath      string
+	groupSuffix    string
 }
 
 // BindFlags registers the mysql client's connection flags on fs.
@@ -116,7 +122,7 @@ func BindFlags(fs *pflag.FlagSet) *Flags {
 	f := &Flags{fs: fs, groups: OptionGroups, commandGroups: map[string]bool{"innowarm": true}}
 	fs.StringVarP(&f.host, "host", "h", "localhost", "server host; localhost means the Unix socket, as in the mysql client")
 	fs.IntVarP(&f.port, "port", "P", 3306, "TCP port (with host localhost, giving -P switches to TCP, as the MariaDB client does)")
-	fs.StringVarP(&f.socket, "socket", "S", "", "Unix socket file (default: $MYSQL_UNIX_PORT, [client] socket=, else the first that exists of "+strings.Join(DefaultSocketPaths, ", ")+")")
+	fs.StringVarP(&f.socket, "socket", "S", "", "Unix socket file (default: [client] socket=, $MYSQL_UNIX_PORT, else the first that exists of "+strings.Join(DefaultSocketPaths, ", ")+")")
 	fs.StringVar(&f.protocol, "protocol", "", "TCP or SOCKET (default: SOCKET for localhost, else TCP)")
 	fs.StringVarP(&f.user, "user", "u", "", "user name (default: your OS user)")
 	fs.StringVarP(&f.password, "password", "p", "", "password; -p alone asks for it on the terminal without echo (or use MYSQL_PWD, ~/.my.cnf)")
@@ -166,6 +172,10 @@ func (f *Flags) ReadAlso(groups ...string) {
 func (f *Flags) bindTLSAndFiles() {
 	fs, p := f.fs, f.prefix
 	fs.StringVar(&f.sslMode, p+"ssl-mode", "", "DISABLED, PREFERRED (default), REQUIRED, VERIFY_CA or VERIFY_IDENTITY")
+	// The mariadb client has no --ssl-mode: its users type these, as in their option files.
+	fs.BoolVar(&f.ssl, p+"ssl", false, "as --ssl-mode=REQUIRED (--ssl=0: DISABLED), the mariadb client's spelling")
+	fs.BoolVar(&f.skipSSL, p+"skip-ssl", false, "as --ssl-mode=DISABLED, the mariadb client's spelling")
+	fs.BoolVar(&f.verifyServer, p+"ssl-verify-server-cert", false, "as --ssl-mode=VERIFY_IDENTITY, the mariadb client's spelling")
 	fs.StringVar(&f.sslCA, p+"ssl-ca", "", "CA certificate file (PEM) that signed the server's certificate")
 	fs.StringVar(&f.sslCert, p+"ssl-cert", "", "client certificate file (PEM)")
 	fs.StringVar(&f.sslKey, p+"ssl-key", "", "client private key file (PEM)")
@@ -176,14 +186,44 @@ func (f *Flags) bindTLSAndFiles() {
 	fs.BoolVar(&f.noDefaults, "no-defaults", false, "read no option files")
 	fs.StringVar(&f.defaultsFile, "defaults-file", "", "read only this option file")
 	fs.StringVar(&f.extraFile, "defaults-extra-file", "", "read this option file after the global ones")
+	fs.StringVar(&f.groupSuffix, "defaults-group-suffix", "", "read the groups with this suffix too ([client_SUFFIX] after [client]), as the clients do (default $MARIADB_GROUP_SUFFIX, else $MYSQL_GROUP_SUFFIX)")
+	fs.StringVar(&f.loginPath, "login-path", "", "read this group too from MySQL's login path file (~/.mylogin.cnf, written by mysql_config_editor), which is read after the other option files")
 }
 
 // fileOptions reads the shared option-file flags, wherever they were bound.
-func (f *Flags) fileOptions() (noDefaults bool, defaultsFile, extraFile string) {
-	noDefaults, _ = f.fs.GetBool("no-defaults")
-	defaultsFile, _ = f.fs.GetString("defaults-file")
-	extraFile, _ = f.fs.GetString("defaults-extra-file")
-	return noDefaults, defaultsFile, extraFile
+func (f *Flags) fileOptions(home string) OptionFileSet {
+	set := OptionFileSet{Home: home}
+	set.NoDefaults, _ = f.fs.GetBool("no-defaults")
+	set.DefaultsFile, _ = f.fs.GetString("defaults-file")
+	set.ExtraFile, _ = f.fs.GetString("defaults-extra-file")
+	set.LoginPath, _ = f.fs.GetString("login-path")
+	return set
+}
+
+// withGroupSuffix returns the groups to read and those whose other settings go to the
+// command's flags, each with its suffixed twin (--defaults-group-suffix=_replica reads
+// [client_replica] and [innowarm_replica] too, as the clients do, a setting's place in
+// the files deciding which wins). The flag beats $MARIADB_GROUP_SUFFIX, which beats
+// $MYSQL_GROUP_SUFFIX, as in MariaDB's clients (MySQL's read the flag and the latter).
+func (f *Flags) withGroupSuffix(env Env) (groups []string, commandGroups map[string]bool) {
+	suffix, _ := f.fs.GetString("defaults-group-suffix")
+	if suffix == "" {
+		suffix = env("MARIADB_GROUP_SUFFIX")
+	}
+	if suffix == "" {
+		suffix = env("MYSQL_GROUP_SUFFIX")
+	}
+	if suffix == "" {
+		return f.groups, f.commandGroups
+	}
+	commandGroups = map[string]bool{}
+	for g := range f.commandGroups {
+		commandGroups[g], commandGroups[g+suffix] = true, true
+	}
+	for _, g := range f.groups {
+		groups = append(groups, g, g+suffix)
+	}
+	return groups, commandGroups
 }
 
 // Env reads environment variables; tests pass their own.
@@ -205,29 +245,10 @@ func (f *Flags) Resolve(env Env, home string) (Options, []OptionValue, error) {
 	}
 	o.User = defaultUser(env)
 
-	noDefaults, defaultsFile, extraFile := f.fileOptions()
-	set := OptionFileSet{NoDefaults: noDefaults, DefaultsFile: defaultsFile, ExtraFile: extraFile, Home: home}
-	vals, err := ReadOptionFiles(set, f.groups)
-	if err != nil {
-		return Options{}, nil, err
-	}
-	var rest []OptionValue
-	for _, v := range vals {
-		used, err := o.applyOptionFile(v)
-		if err != nil {
-			return Options{}, nil, err
-		}
-		if !used && f.commandGroups[v.Group] {
-			rest = append(rest, v)
-		}
-	}
-
-	if v := env(DefaultSocketsEnv); v != "" {
-		o.defaultSockets = []string{}
-		if v != "none" {
-			o.defaultSockets = strings.Split(v, ":")
-		}
-	}
+	// The environment is the default the option files override, as in both clients (the
+	// client library takes MYSQL_TCP_PORT and MYSQL_UNIX_PORT as its defaults, and
+	// MYSQL_HOST and MYSQL_PWD only where nothing set a host or password): a stale
+	// MYSQL_PWD beat a correct ~/.my.cnf, and innowarm was refused where mariadb connected.
 	if v := env("MYSQL_HOST"); v != "" {
 		o.Host, o.Sources["host"] = v, "env MYSQL_HOST"
 	}
@@ -245,6 +266,28 @@ func (f *Flags) Resolve(env Env, home string) (Options, []OptionValue, error) {
 		o.Password, o.PasswordPrompt, o.Sources["password"] = v, false, "env MYSQL_PWD"
 	}
 
+	groups, commandGroups := f.withGroupSuffix(env)
+	vals, err := ReadOptionFiles(f.fileOptions(home), groups)
+	if err != nil {
+		return Options{}, nil, err
+	}
+	var rest []OptionValue
+	for _, v := range vals {
+		used, err := o.applyOptionFile(v)
+		if err != nil {
+			return Options{}, nil, err
+		}
+		if !used && commandGroups[v.Group] {
+			rest = append(rest, v)
+		}
+	}
+
+	if v := env(DefaultSocketsEnv); v != "" {
+		o.defaultSockets = []string{}
+		if v != "none" {
+			o.defaultSockets = strings.Split(v, ":")
+		}
+	}
 	// Before any flag value is read: this copies the passwords out of the arguments it
 	// scrubs, this end's and the other end's.
 	scrubbed := takePasswords(f.fs)
@@ -270,7 +313,10 @@ func (f *Flags) Resolve(env Env, home string) (Options, []OptionValue, error) {
 		} else {
 			o.Password, o.PasswordPrompt = f.password, false
 			if scrubbed[f.prefix+"password"] {
-				fmt.Fprintln(os.Stderr, "innowarm: Warning: using a password on the command line can be insecure (it is hidden from ps, but may be in your shell history): prefer -p alone, MYSQL_PWD or ~/.my.cnf")
+				// Once per process, as the mysql client says it: follow resolves both ends.
+				passwordWarning.Do(func() {
+					fmt.Fprintln(os.Stderr, "innowarm: Warning: using a password on the command line can be insecure (it is hidden from ps, but may be in your shell history): prefer -p alone, MYSQL_PWD or ~/.my.cnf")
+				})
 			}
 		}
 		o.Sources["password"] = "flag"
@@ -280,6 +326,20 @@ func (f *Flags) Resolve(env Env, home string) (Options, []OptionValue, error) {
 	}
 	if changed("db") {
 		o.Database, o.Sources["database"] = f.databaseShort, "flag"
+	}
+	// The same order as in an option file's lines: the mariadb client's spellings, then
+	// --ssl-mode, which says it all.
+	if changed("ssl") {
+		o.SSLMode, o.sslModeGiven = SSLDisabled, true
+		if f.ssl {
+			o.SSLMode = SSLRequired
+		}
+	}
+	if changed("skip-ssl") && f.skipSSL {
+		o.SSLMode, o.sslModeGiven = SSLDisabled, true
+	}
+	if changed("ssl-verify-server-cert") && f.verifyServer {
+		o.SSLMode, o.sslModeGiven = SSLVerifyIdentity, true
 	}
 	if changed("ssl-mode") {
 		o.SSLMode, o.sslModeGiven = f.sslMode, true
@@ -509,3 +569,6 @@ func ForTCP(host string, port int, user, password string) Options {
 		SSLMode: SSLPreferred, ConnectTimeout: 10 * time.Second, Sources: map[string]string{},
 	}
 }
+
+// passwordWarning prints the warning about a password on the command line once.
+var passwordWarning sync.Once

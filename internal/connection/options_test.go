@@ -38,7 +38,11 @@ func resolve(t *testing.T, args []string, env map[string]string, home string) (O
 	return f.Resolve(func(k string) string { return env[k] }, home)
 }
 
-func TestPrecedenceFlagOverEnvOverFile(t *testing.T) {
+// The command line beats option files, which beat the environment: as in both clients,
+// MYSQL_PWD, MYSQL_HOST, MYSQL_TCP_PORT and MYSQL_UNIX_PORT apply where no option file sets
+// the value (a stale MYSQL_PWD beat a correct ~/.my.cnf: innowarm was refused where
+// mariadb connected).
+func TestPrecedenceFlagOverFileOverEnv(t *testing.T) {
 	dir := t.TempDir()
 	cnf := writeFile(t, dir, "my.cnf", "[client]\nuser=fileuser\npassword=filepw\nhost=filehost\nport=3307\nsocket=/file.sock\n")
 	base := []string{"--defaults-file=" + cnf}
@@ -56,11 +60,20 @@ func TestPrecedenceFlagOverEnvOverFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.Password != "envpw" || o.Host != "envhost" || o.Port != 3308 || o.Socket != "/env.sock" {
-		t.Errorf("environment must beat option file: %+v", o)
+	if o.Password != "filepw" || o.Host != "filehost" || o.Port != 3307 || o.Socket != "/file.sock" {
+		t.Errorf("option file must beat the environment: %+v", o)
 	}
-	if o.Sources["password"] != "env MYSQL_PWD" {
+	if o.Sources["password"] != cnf {
 		t.Errorf("password source = %q", o.Sources["password"])
+	}
+	// Where no option file sets them, the environment applies.
+	bare := writeFile(t, dir, "bare.cnf", "[client]\nuser=fileuser\n")
+	o, _, err = resolve(t, []string{"--defaults-file=" + bare}, env, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Password != "envpw" || o.Host != "envhost" || o.Port != 3308 || o.Socket != "/env.sock" || o.Sources["password"] != "env MYSQL_PWD" {
+		t.Errorf("environment must apply where no option file sets a value: %+v", o)
 	}
 
 	o, _, err = resolve(t, append(base, "--password=flagpw", "-h", "flaghost", "-P", "3309", "-S", "/flag.sock", "-u", "flaguser"), env, dir)
@@ -68,7 +81,7 @@ func TestPrecedenceFlagOverEnvOverFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	if o.Password != "flagpw" || o.Host != "flaghost" || o.Port != 3309 || o.Socket != "/flag.sock" || o.User != "flaguser" {
-		t.Errorf("flags must beat environment: %+v", o)
+		t.Errorf("flags must beat option files and environment: %+v", o)
 	}
 }
 
@@ -163,14 +176,14 @@ func TestBarePasswordPrompts(t *testing.T) {
 func TestMalformedOptionFiles(t *testing.T) {
 	dir := t.TempDir()
 	cases := map[string]string{
-		"header":    "[client\nuser=x\n",
-		"outside":   "user=x\n[client]\n",
-		"directive": "[client]\n!frob x\n",
-		"nokey":     "[client]\n=value\n",
-		"spaces":    "[client]\nthis is not an option\n",
-		"badport":   "[client]\nport=abc\n",
-		"timeout":   "[client]\nconnect-timeout=soon\n",
-		"include":   "[client]\n!include " + filepath.Join(dir, "missing.cnf") + "\n",
+		"header":     "[client\nuser=x\n",
+		"outside":    "user=x\n[client]\n",
+		"noinclude":  "[client]\n!include  \t\n",
+		"nokey":      "[client]\n=value\n",
+		"spaces":     "[client]\nthis is not an option\n",
+		"badport":    "[client]\nport=abc\n",
+		"timeout":    "[client]\nconnect-timeout=soon\n",
+		"includedir": "[client]\n!includedir " + filepath.Join(dir, "missing.d") + "\n",
 	}
 	for name, text := range cases {
 		p := writeFile(t, dir, name+".cnf", text)
@@ -179,7 +192,7 @@ func TestMalformedOptionFiles(t *testing.T) {
 			t.Errorf("%s: malformed option file accepted", name)
 			continue
 		}
-		if exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), p) && name != "include" {
+		if exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), p) {
 			t.Errorf("%s: want a usage error naming %s, got %v", name, p, err)
 		}
 	}

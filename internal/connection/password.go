@@ -10,6 +10,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/go-sql-driver/mysql"
 	"github.com/spf13/pflag"
 	"golang.org/x/sys/unix"
 
@@ -211,4 +212,55 @@ func scrubArgs(fs *pflag.FlagSet, pw *pflag.Flag) bool {
 		}
 	}
 	return found
+}
+
+// Refusals of a login for the account's failed logins before it.
+const (
+	// errPasswordLockBlocked is MySQL's
+	// ER_USER_ACCESS_DENIED_FOR_USER_ACCOUNT_BLOCKED_BY_PASSWORD_LOCK (8.0.19+): an account
+	// created or altered with FAILED_LOGIN_ATTEMPTS N PASSWORD_LOCK_TIME D is blocked after
+	// N failed logins in a row, for D days or until unlocked, and refuses even the right
+	// password meanwhile. With N=1 the first wrong password already answers 3955, not 1045.
+	errPasswordLockBlocked uint16 = 3955
+	// errUserBlockedMariaDB is MariaDB's ER_USER_IS_BLOCKED (10.4+): max_password_errors
+	// wrong passwords in a row block the account until FLUSH PRIVILEGES or an ALTER USER.
+	// MySQL uses 4150 for a bulk load parser error, which no login answers.
+	errUserBlockedMariaDB uint16 = 4150
+)
+
+// passwordOrigin says which password a refused login used, for messages: the server's
+// words say only "using password: YES".
+func passwordOrigin(o Options) string {
+	switch {
+	case o.Password == "":
+		return "no password"
+	case o.source("password") == sourcePrompt:
+		return "the password typed at the prompt"
+	default:
+		return "the password from " + o.source("password")
+	}
+}
+
+// explainAccountRefusal explains, in one line, a login refused for the account's failed
+// logins before it (MySQL's 3955, MariaDB's 4150): the user's to fix (exit 2). It returns
+// nil for any other error, which Explain goes on to read.
+func explainAccountRefusal(err error, o Options) error {
+	var me *mysql.MySQLError
+	if !errors.As(err, &me) {
+		return nil
+	}
+	// A wrong password of innowarm's (a stale ~/.my.cnf, a MYSQL_PWD meant for another
+	// server) is the usual cause: each run counted one more failed login, and the block
+	// now refuses the right one too. Fixed first, or the unblock lasts one more run.
+	var why, unblock string
+	switch me.Number {
+	case errPasswordLockBlocked:
+		why, unblock = "its FAILED_LOGIN_ATTEMPTS and PASSWORD_LOCK_TIME", "ALTER USER '"+o.User+"'@'HOST' ACCOUNT UNLOCK"
+	case errUserBlockedMariaDB:
+		why, unblock = "the server's max_password_errors", "ALTER USER '"+o.User+"'@'HOST' ACCOUNT UNLOCK or FLUSH PRIVILEGES"
+	default:
+		return nil
+	}
+	return exitcode.UsageError(fmt.Errorf("the account of user %q on %s is blocked after too many failed logins in a row (%s), and refuses even the right password meanwhile: check the password innowarm used (%s), as each wrong one counts, and have an administrator unblock the account with %s (the server says: %w)",
+		o.User, o.Target(), why, passwordOrigin(o), unblock, me))
 }

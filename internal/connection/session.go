@@ -24,9 +24,25 @@ type Session struct {
 	broken atomic.Bool // a statement failed because the connection did: never reuse it
 }
 
-// NewSession pins a connection and reads its thread id.
+// NewSession pins a connection and reads its thread id. In the connection's first seconds a
+// refusal for a limit on connections is tried again (staleSessionGrace).
 func (c *Conn) NewSession(ctx context.Context) (*Session, error) {
-	conn, err := c.DB.Conn(ctx)
+	return c.newSession(ctx, c.opened.Add(staleSessionGrace))
+}
+
+// NewSessionNow is NewSession without the wait: for callers that run on the sessions the
+// server allows when it refuses more (warm's and replay's workers), which must learn of a
+// refusal at once, not after the others have done the work.
+func (c *Conn) NewSessionNow(ctx context.Context) (*Session, error) {
+	return c.newSession(ctx, time.Time{})
+}
+
+func (c *Conn) newSession(ctx context.Context, retryUntil time.Time) (*Session, error) {
+	var conn *sql.Conn
+	err := RetryRefused(ctx, retryUntil, func() (err error) {
+		conn, err = c.DB.Conn(ctx)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("open session: %w", err)
 	}

@@ -94,16 +94,38 @@ const (
 	capPluginAuth   = 1 << 19
 )
 
+// probeSource is the address the probe connects from; nil lets the system choose, as the
+// driver's connection does. Tests set one that the server's host cache counts.
+var probeSource net.IP
+
+// errNotProbed stands for the server's answer when asking again would cost the user: it
+// says what the answer most likely is, and why innowarm did not ask.
+var errNotProbed = errors.New("the server closed the connection just after the TLS handshake, " +
+	"which is how a server refuses a client certificate under TLS 1.3: check that --ssl-cert is signed by a CA in the server's ssl_ca, with its own --ssl-key " +
+	"(innowarm did not connect again to ask: from this host, each refused connection counts against the server's max_connect_errors)")
+
 // probeTLSRefusal asks the server again why it dropped a TLS connection: it opens a
 // connection of its own, asks for TLS as the driver does, shakes hands with the same
 // settings and reads the server's answer. Under TLS 1.3 the server checks the client's
 // certificate after the client has finished its handshake: it sends an alert and closes,
 // and the driver, writing its login meanwhile, saw only a broken pipe ("bad connection").
 // It returns the alert's error, or nil when the server sent none within wait.
+//
+// The server counts a connection that ends before its login in its host cache, against
+// max_connect_errors, for every client address but 127.0.0.1 and ::1: from any other,
+// each probe took the host one step nearer to being blocked ("Host ... is blocked
+// because of many connection errors"), on top of the refused connection itself. There
+// the probe does not connect, and returns errNotProbed.
 func probeTLSRefusal(ctx context.Context, cfg *mysql.Config, wait time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	var d net.Dialer
+	if probeWouldCount(ctx, cfg) {
+		return errNotProbed
+	}
+	d := net.Dialer{}
+	if probeSource != nil {
+		d.LocalAddr = &net.TCPAddr{IP: probeSource}
+	}
 	conn, err := d.DialContext(ctx, cfg.Net, cfg.Addr)
 	if err != nil {
 		return nil
@@ -139,4 +161,33 @@ func probeTLSRefusal(ctx context.Context, cfg *mysql.Config, wait time.Duration)
 		return err
 	}
 	return nil
+}
+
+// probeWouldCount reports whether the server would count the probe's connection in its
+// host cache: a TCP connection from any address but the loopback ones, which the servers
+// (is_ip_loopback in sql/hostname.cc) keep out of it, as they keep Unix sockets. The
+// address the connection would come from is the one the system picks for a UDP socket
+// "connected" to the server, which sends nothing. When that cannot be told, it counts.
+func probeWouldCount(ctx context.Context, cfg *mysql.Config) bool {
+	if cfg.Net == "unix" {
+		return false
+	}
+	d := net.Dialer{}
+	if probeSource != nil {
+		d.LocalAddr = &net.UDPAddr{IP: probeSource}
+	}
+	network := "udp"
+	switch cfg.Net {
+	case "tcp4":
+		network = "udp4"
+	case "tcp6":
+		network = "udp6"
+	}
+	c, err := d.DialContext(ctx, network, cfg.Addr)
+	if err != nil {
+		return true
+	}
+	defer c.Close()
+	local, ok := c.LocalAddr().(*net.UDPAddr)
+	return !ok || !(local.IP.Equal(net.IPv4(127, 0, 0, 1)) || local.IP.Equal(net.IPv6loopback))
 }

@@ -73,8 +73,7 @@ func settings(t *testing.T, conn *connection.Conn) string {
 }
 
 func leftovers(t *testing.T, conn *connection.Conn) []string {
-	left, _ := filepath.Glob(filepath.Join(conn.Server.Datadir, "*innowarm*"))
-	return left
+	return sandboxtest.InnowarmFilesIn(conn.Server.Datadir)
 }
 
 // TestServerDumpDuringBorrowIsKept: a dump the server writes while innowarm holds its dump

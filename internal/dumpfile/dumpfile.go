@@ -131,6 +131,10 @@ type Access struct {
 	OK      bool
 	Reason  string // why not, when !OK
 	Datadir string
+	// Readable: innowarm runs on the database host and may read the datadir, whatever
+	// else stops a native load (the privilege to SET GLOBAL, a load under way): enough to
+	// count pages in the tablespace files.
+	Readable bool
 }
 
 // Check finds out whether the dump file can be borrowed.
@@ -164,6 +168,7 @@ func Check(ctx context.Context, conn *connection.Conn) Access {
 		a.Reason = fmt.Sprintf("the datadir %s is not visible here", srv.Datadir)
 		return a
 	}
+	a.Readable = unix.Access(srv.Datadir, unix.R_OK|unix.X_OK) == nil
 	if err := unix.Access(srv.Datadir, unix.W_OK|unix.R_OK); err != nil {
 		a.Reason = fmt.Sprintf("no read and write access to the datadir %s (run innowarm as root or as the server's user)", srv.Datadir)
 		return a

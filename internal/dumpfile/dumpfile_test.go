@@ -143,8 +143,7 @@ func TestDumpIsTheLRUListAndPutsEverythingBack(t *testing.T) {
 			t.Errorf("the server's own dump file is %q (%v), was %q", got, err, original)
 		}
 	}
-	left, _ := filepath.Glob(filepath.Join(srv.Datadir, "*innowarm*"))
-	if len(left) > 0 {
+	if left := sandboxtest.InnowarmFilesIn(srv.Datadir); len(left) > 0 {
 		t.Errorf("files left in the datadir: %v", left)
 	}
 }

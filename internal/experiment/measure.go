@@ -128,6 +128,12 @@ func runPass(ctx context.Context, conn *connection.Conn, spec passSpec, log *log
 	for _, iv := range l.Intervals {
 		p.Curve = append(p.Curve, Point{T: iv.Elapsed, QPS: iv.QPS, P95: iv.P95})
 	}
+	if len(p.Curve) == 0 && p.Queries > 0 {
+		// A pass shorter than half a report interval has no interval of its own (bench,
+		// as sysbench, reports at interval boundaries): its curve is its one point (a CI
+		// run's pass of 2,000 lookups in 47 ms had none to draw).
+		p.Curve = []Point{{T: p.Seconds, QPS: p.QPS, P95: p.P95}}
+	}
 	if !spec.quiet {
 		log.Infof("%s: %d queries in %.2f s (%.0f/s), p95 %.2f ms, %d misses, %d read ahead", spec.name, p.Queries, p.Seconds, p.QPS, p.P95, p.Misses, p.ReadAhead)
 	}

@@ -116,31 +116,23 @@ func TestFollowWarmsALogicalStandbyByKey(t *testing.T) {
 }
 
 // With no native load (--method scan) a logical standby's indexes go by range scans:
-// nothing there lists the hot set's pages on the standby, so the round does not say what
-// share of them was resident before it (null, not 0), and its coverage is the share of its
-// statements that ran.
+// nothing in the load lists the hot set's pages on the standby, so the first round does not
+// say what share of them was resident before it (null, not 0). Its coverage is still of
+// pages, found in the standby's own trees (it was the share of its statements that ran),
+// and the statements are counted apart.
 func TestFollowBySQLSaysCoverageBeforeIsUnknown(t *testing.T) {
 	ctx := context.Background()
 	source := sandboxtest.Server(t)
 	target := sandboxtest.SecondServer(t, 64<<20)
-	tgtConn, err := target.Connect(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tgtConn.Close()
-	for i, conn := range []*connection.Conn{sandboxtest.Conn(t), tgtConn} {
-		order := []string{"seq", "1"}[i]
-		for _, q := range []string{
+	onBothEnds(t, target, "fs", func(conn *connection.Conn, end int) []string {
+		order := []string{"seq", "1"}[end]
+		return []string{
 			"DROP DATABASE IF EXISTS fs", "CREATE DATABASE fs",
 			"CREATE TABLE fs.t (id INT NOT NULL PRIMARY KEY, pad CHAR(200) CHARACTER SET latin1 NOT NULL DEFAULT '')",
 			fmt.Sprintf("INSERT INTO fs.t (id) SELECT (seq * 7919) %% 20001 FROM %s ORDER BY %s", conn.Server.Series("fs", 1, 20000), order),
 			"FLUSH TABLES fs.t FOR EXPORT", "UNLOCK TABLES",
-		} {
-			if _, err := conn.DB.ExecContext(ctx, q); err != nil {
-				t.Fatalf("%s: %v", q, err)
-			}
 		}
-	}
+	})
 	if _, err := sandboxtest.Conn(t).DB.ExecContext(ctx, "SELECT COUNT(*) FROM fs.t FORCE INDEX (PRIMARY) WHERE id < 5000"); err != nil {
 		t.Fatal(err)
 	}
@@ -153,14 +145,17 @@ func TestFollowBySQLSaysCoverageBeforeIsUnknown(t *testing.T) {
 	if !st.OK || st.Paths[warm.PathSQL] == 0 || st.Paths[warm.PathPages]+st.Paths[warm.PathTree] != 0 || st.KeyRanges == 0 {
 		t.Fatalf("want the table read by range scans: %+v", st)
 	}
-	if st.CoverageOf != "range statements" {
-		t.Errorf("the coverage of a round of range scans is of %q, want range statements", st.CoverageOf)
+	if st.CoverageOf != follow.CoverageOfHotSet {
+		t.Errorf("the coverage of a round of range scans is of %q, want the hot set's pages (in the standby's trees)", st.CoverageOf)
 	}
 	if st.CoverageBefore != nil {
 		t.Errorf("coverage before a round of range scans is unknown, got %v", *st.CoverageBefore)
 	}
-	if st.Coverage != 1 {
-		t.Errorf("every range statement ran: coverage %v, want 1", st.Coverage)
+	if st.RangeStatements == 0 || st.RangeStatementsRun != st.RangeStatements {
+		t.Errorf("every range statement ran: %d of %d", st.RangeStatementsRun, st.RangeStatements)
+	}
+	if st.Coverage < 0.9 {
+		t.Errorf("every range statement ran: coverage %v of the hot set's pages, want about 1", st.Coverage)
 	}
 	js, err := json.Marshal(st)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -35,6 +36,7 @@ import (
 	"github.com/innowarm/innowarm/internal/pacing"
 	"github.com/innowarm/innowarm/internal/progress"
 	"github.com/innowarm/innowarm/internal/snapshot"
+	"github.com/innowarm/innowarm/internal/sqlerr"
 	"github.com/innowarm/innowarm/internal/warm"
 )
 
@@ -102,13 +104,18 @@ type Status struct {
 	// the target lacks (tables not there, pages past the end of a file).
 	HotSetPages int64 `json:"hot_set_pages"`
 	Dropped     int64 `json:"dropped_pages"`
-	// CoverageBefore and Coverage are the share of the hot set resident on the target before
-	// and after the round's load; Lag is 1 - Coverage. Where the target is no page-for-page
-	// copy of the source (warm.IndexPath), the hot set's pages are read by key range and their
-	// page numbers say nothing here: the coverage is then of the pages loaded by number (the
-	// manifest's, or those the tree path found in the target's own B-tree), or, when every
-	// index is read by range scans, the share of their statements that ran, and
-	// CoverageBefore is unknown (null): no page list says what was resident.
+	// CoverageBefore and Coverage are the share of the hot set's pages resident on the
+	// target before and after the round's load; Lag is 1 - Coverage. They are always a
+	// share of pages. Where the target is no page-for-page copy of the source
+	// (warm.IndexPath), the hot set's page numbers name other rows there: its pages are then
+	// those of the target's own B-trees that hold the hot key ranges, where innowarm can read
+	// those trees (the tree path, on the database host). Pages no number names on the target
+	// (indexes read by range scans whose trees innowarm cannot read, off-page LOB pages of a
+	// logical copy) cannot be told resident: they are left out of the figure and counted in
+	// UncountedPages (CoverageOf "pages by number"); when more than a tenth of the hot set
+	// cannot be counted, Coverage and Lag are NaN (null in JSON, CoverageOf "unknown") and
+	// RangeStatementsRun says how far the round's range statements got. CoverageBefore is
+	// null when unknown: no page list said what was resident before the load.
 	CoverageBefore *float64 `json:"coverage_before"`
 	Coverage       float64  `json:"coverage"`
 	Lag            float64  `json:"lag"`
@@ -116,11 +123,22 @@ type Status struct {
 	// Paths counts the indexes by the path they took.
 	KeyRanges int64          `json:"key_ranges,omitempty"`
 	Paths     map[string]int `json:"paths,omitempty"`
-	// CoverageOf says what Coverage is the share of: "hot set" (every page by number, the
-	// tree path's included), "pages by number" (the indexes read by range scans or not
-	// warmed are not in it: Paths["sql"], Paths["none"]), or "range statements" (every
-	// index by range scans).
+	// CoverageOf says what Coverage is the share of: CoverageOfHotSet, CoverageOfCounted
+	// (UncountedPages are not in it) or CoverageUnknown (more than a tenth could not be).
 	CoverageOf string `json:"coverage_of,omitempty"`
+	// UncountedPages is how many of the hot set's pages no page number names on the target:
+	// not in Coverage, neither resident nor not.
+	UncountedPages int64 `json:"uncounted_pages,omitempty"`
+	// UncheckedPages is how many of the counted pages go by their page number alone: their
+	// indexes have no key ranges in the hot set (snapshot could not read the source's
+	// files), and no index of the round showed the target to be a page-for-page copy of the
+	// source. On a logical copy those numbers name other rows: the coverage holds only on a
+	// page-for-page copy (a physical clone).
+	UncheckedPages int64 `json:"unchecked_pages,omitempty"`
+	// RangeStatements and RangeStatementsRun are the round's range statements (the sql
+	// path), and how many of them ran: a count of statements, not of pages.
+	RangeStatements    int64 `json:"range_statements,omitempty"`
+	RangeStatementsRun int64 `json:"range_statements_run,omitempty"`
 	// AgeSeconds is how old the hot set was when the round ended.
 	AgeSeconds     float64 `json:"hot_set_age_seconds"`
 	Requested      int64   `json:"requested_pages"`
@@ -149,6 +167,10 @@ type Status struct {
 	// EarlyReads pages from disk since the previous capture.
 	Early      bool  `json:"early,omitempty"`
 	EarlyReads int64 `json:"early_after_reads,omitempty"`
+	// Interrupted: follow was stopped (Ctrl-C, SIGTERM) before this round ended. Like a
+	// failed round it carries the figures of LastOKRound, the last round that succeeded.
+	Interrupted bool `json:"interrupted,omitempty"`
+	LastOKRound int  `json:"last_ok_round,omitempty"`
 
 	// the source's counters just before the capture, for the churn check
 	sourceReads, sourcePoolPages int64
@@ -158,9 +180,34 @@ type Status struct {
 	err error
 }
 
+// What Status.Coverage is the share of.
+const (
+	CoverageOfHotSet  = "hot set"         // every page of the hot set
+	CoverageOfCounted = "pages by number" // the pages a number names on the target: Status.UncountedPages are not in it
+	CoverageUnknown   = "unknown"         // over a tenth of the hot set's pages cannot be counted on the target
+)
+
+// MarshalJSON writes an unknown coverage and lag (NaN) as null, which JSON has and NaN not.
+func (s Status) MarshalJSON() ([]byte, error) {
+	type plain Status
+	out := struct {
+		plain
+		Coverage *float64 `json:"coverage"`
+		Lag      *float64 `json:"lag"`
+	}{plain: plain(s)}
+	if !math.IsNaN(s.Coverage) {
+		out.Coverage = &s.Coverage
+	}
+	if !math.IsNaN(s.Lag) {
+		out.Lag = &s.Lag
+	}
+	return json.Marshal(out)
+}
+
 // Metrics are follow's Prometheus metrics; NewMetrics registers them.
 type Metrics struct {
 	coverage, coverageBefore, hotSet, missing, lastRound prometheus.Gauge
+	uncounted, unchecked, statementsRun                  prometheus.Gauge
 	loaded                                               prometheus.Counter
 	rounds                                               *prometheus.CounterVec
 	lastCapture                                          time.Time
@@ -170,9 +217,15 @@ type Metrics struct {
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		coverage: prometheus.NewGauge(prometheus.GaugeOpts{Name: "innowarm_follow_coverage_ratio",
-			Help: "Share of the source's hot set resident on the target after the last successful round (1 - lag)."}),
+			Help: "Share of the source's hot set pages resident on the target after the last successful round (1 - lag); pages no page number names on the target (innowarm_follow_hot_set_uncounted_pages) are not in it, and it is NaN when more than a tenth of the hot set cannot be counted."}),
 		coverageBefore: prometheus.NewGauge(prometheus.GaugeOpts{Name: "innowarm_follow_coverage_before_ratio",
-			Help: "Share of the source's hot set resident on the target when the last successful round began (NaN when unknown: every index read by range scans)."}),
+			Help: "Share of the source's hot set pages resident on the target when the last successful round began, as innowarm_follow_coverage_ratio (NaN when unknown)."}),
+		uncounted: prometheus.NewGauge(prometheus.GaugeOpts{Name: "innowarm_follow_hot_set_uncounted_pages",
+			Help: "Pages of the source's hot set that no page number names on the target (a logical copy's indexes read by range scans, whose trees innowarm cannot read): not in the coverage."}),
+		unchecked: prometheus.NewGauge(prometheus.GaugeOpts{Name: "innowarm_follow_hot_set_unchecked_pages",
+			Help: "Pages in the coverage counted by page number alone, which name the same rows only on a page-for-page copy of the source: the hot set has no key ranges to check them (snapshot could not read the source's files)."}),
+		statementsRun: prometheus.NewGauge(prometheus.GaugeOpts{Name: "innowarm_follow_range_statements_run_ratio",
+			Help: "Share of the last successful round's range statements (key ranges read by range scans) that ran: statements, not pages (NaN when the round ran none)."}),
 		hotSet: prometheus.NewGauge(prometheus.GaugeOpts{Name: "innowarm_follow_hot_set_pages",
 			Help: "Pages of the source's hot set that exist on the target."}),
 		missing: prometheus.NewGauge(prometheus.GaugeOpts{Name: "innowarm_follow_hot_set_missing_pages",
@@ -191,7 +244,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}
 		return time.Since(m.lastCapture).Seconds()
 	})
-	reg.MustRegister(m.coverage, m.coverageBefore, m.hotSet, m.missing, m.lastRound, m.loaded, m.rounds, age)
+	reg.MustRegister(m.coverage, m.coverageBefore, m.hotSet, m.missing, m.uncounted, m.unchecked, m.statementsRun, m.lastRound, m.loaded, m.rounds, age)
 	for _, r := range []string{"ok", "source_error", "target_error", "local_error"} {
 		m.rounds.WithLabelValues(r)
 	}
@@ -200,6 +253,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 
 func (m *Metrics) observe(s Status, captured time.Time) {
 	if m == nil {
+		return
+	}
+	if s.Interrupted {
 		return
 	}
 	if !s.OK {
@@ -215,6 +271,12 @@ func (m *Metrics) observe(s Status, captured time.Time) {
 	}
 	m.hotSet.Set(float64(s.HotSetPages))
 	m.missing.Set(float64(s.Dropped))
+	m.uncounted.Set(float64(s.UncountedPages))
+	m.unchecked.Set(float64(s.UncheckedPages))
+	m.statementsRun.Set(math.NaN())
+	if s.RangeStatements > 0 {
+		m.statementsRun.Set(float64(s.RangeStatementsRun) / float64(s.RangeStatements))
+	}
 	m.loaded.Add(float64(max(s.Loaded, 0)))
 	m.lastRound.Set(float64(s.At.Unix()))
 	m.lastCapture = captured
@@ -230,6 +292,9 @@ type endpoint struct {
 	catalogs catalog.Cache
 	// fresh: connected since the last check that the two sides are two servers.
 	fresh bool
+	// countPages: the last round's hot set had pages no number names here (the target's
+	// side only), counted apart (pageCount).
+	countPages bool
 }
 
 func (e *endpoint) get(ctx context.Context) (*connection.Conn, error) {
@@ -346,6 +411,12 @@ func Run(ctx context.Context, o Options, m *Metrics, report func(Status)) error 
 		s.Round = round
 		s.Early, s.EarlyReads = early > 0, early
 		if ctx.Err() != nil {
+			// Stopped mid-round (Ctrl-C, SIGTERM): the round in flight is reported as such,
+			// with the last round's figures, so that a user who interrupts the first round
+			// of a long load sees where the standby stands rather than nothing.
+			s = Status{Round: round, At: time.Now(), Interrupted: true, Error: "stopped before the round ended"}
+			s.carry(last, succeeded)
+			report(s)
 			return nil
 		}
 		if !s.OK && !succeeded && exitcode.Of(s.err) == exitcode.Usage {
@@ -355,24 +426,20 @@ func Run(ctx context.Context, o Options, m *Metrics, report func(Status)) error 
 			return s.err
 		}
 		if !s.OK {
-			// A failed round measured nothing: it carries the last round's coverage and
-			// lag (its age grows), or, before any, a lag of 1. It said "coverage 0, lag 0",
-			// which a script read as in sync.
-			s.Coverage, s.Lag = 0, 1
-			if succeeded {
-				s.Coverage, s.Lag = last.Coverage, last.Lag
-				s.AgeSeconds = time.Since(last.At).Seconds() + last.AgeSeconds
-			}
+			s.carry(last, succeeded)
 		} else {
 			last = s
 		}
 		succeeded = succeeded || s.OK
 		m.observe(s, captured)
 		report(s)
-		if !s.OK && errors.Is(s.err, warm.ErrNotRestored) {
+		if !s.OK && errors.Is(s.err, warm.ErrNotRestored) && !sqlerr.ConnectionLost(s.err) {
 			// The standby is left with a setting innowarm changed (its user lost the
 			// privilege to put it back): rounds that went on, by scans, said ok while it
-			// stayed changed. Stop, saying what to run.
+			// stayed changed. Stop, saying what to run. Not when the server went away: a
+			// restarted standby came back with its own setting, and the next round's warm
+			// puts back one a lost network left changed (follow stopped, exit 1, when its
+			// standby restarted during a load).
 			return &exitcode.Error{Code: exitcode.Runtime, Err: fmt.Errorf("round %d: %w", round, s.err)}
 		}
 		if o.Rounds > 0 && round >= o.Rounds {
@@ -406,6 +473,19 @@ func Run(ctx context.Context, o Options, m *Metrics, report func(Status)) error 
 			return nil
 		}
 	}
+}
+
+// carry gives a round that measured nothing (failed, or interrupted) the figures of the
+// last round that succeeded, whose age grows, or, before any, a lag of 1. A failed round
+// said "coverage 0, lag 0", which a script read as in sync.
+func (s *Status) carry(last Status, succeeded bool) {
+	s.Coverage, s.Lag = 0, 1
+	if !succeeded {
+		return
+	}
+	s.Coverage, s.Lag, s.CoverageOf, s.UncountedPages = last.Coverage, last.Lag, last.CoverageOf, last.UncountedPages
+	s.LastOKRound = last.Round
+	s.AgeSeconds = time.Since(last.At).Seconds() + last.AgeSeconds
 }
 
 // pagesRead counts the pages a server read from disk: on demand, and by read-ahead, which
@@ -537,6 +617,22 @@ func runRound(ctx context.Context, o Options, src, tgt *endpoint, path string, l
 	if budget.Bytes == 0 && budget.Percent == 0 {
 		budget = roomToLoad(tot)
 	}
+	// The hot set's pages where the last round had to count them apart (a logical copy's
+	// key ranges), before the load: the round's coverage before is then of the same pages.
+	var pre *pageCount
+	var before *float64
+	if tgt.countPages {
+		if pre, err = countPages(ctx, tc, resolved); err != nil {
+			return fail(tgt, err)
+		}
+		c, ok, err := pre.coverage(ctx, tc)
+		if err != nil {
+			return fail(tgt, err)
+		}
+		if ok {
+			before = &c
+		}
+	}
 	t1 := time.Now()
 	rate, serving, err := warm.SampleTraffic(ctx, tc)
 	if err != nil {
@@ -580,11 +676,13 @@ func runRound(ctx context.Context, o Options, src, tgt *endpoint, path string, l
 			res.Manifest.CoverageBefore = first.Manifest.CoverageBefore
 		}
 	}
+	s.CoverageOf = CoverageOfHotSet
 	if mr := res.Manifest; mr != nil {
 		s.CoverageBefore, s.Coverage = &mr.CoverageBefore, mr.CoverageAfter
 		s.Requested, s.LeftOut, s.KeyRanges = mr.Requested, mr.LeftOut, mr.KeyRanges
 		s.Paths = map[string]int{}
-		byNumber := false
+		var unkeyed int64
+		checked := false
 		for _, ip := range mr.Paths {
 			// A table's file pages and LOB pages go by number or not at all whatever the
 			// copy: counted, they read as an index by page number on a logical standby.
@@ -592,20 +690,45 @@ func runRound(ctx context.Context, o Options, src, tgt *endpoint, path string, l
 				continue
 			}
 			s.Paths[ip.Path]++
-			// The tree path loads this server's page numbers: their coverage is measured.
-			byNumber = byNumber || ip.Path == warm.PathPages || ip.Path == warm.PathTree
+			switch {
+			case ip.Path == warm.PathPages && ip.KeyedPages == 0:
+				unkeyed += resolved.ByTarget[warm.TargetKey{Schema: ip.Schema, Table: ip.Table, Partition: ip.Partition, Index: ip.Index, Kind: ip.Kind}]
+			case ip.Path == warm.PathPages:
+				// Its key ranges were found on the same page numbers here (choosePaths
+				// samples them): a page-for-page copy.
+				checked = true
+			}
 		}
-		s.CoverageOf = "hot set"
-		switch {
-		case !byNumber && mr.KeyRanges > 0 && res.Units > 0:
-			s.CoverageBefore, s.Coverage = nil, float64(res.UnitsDone)/float64(res.Units)
-			s.CoverageOf = "range statements"
-		case s.Paths[warm.PathSQL] > 0 || s.Paths[warm.PathNone] > 0:
-			s.CoverageOf = "pages by number"
+		if !checked {
+			s.UncheckedPages = unkeyed
+		}
+		if mr.KeyRanges > 0 {
+			s.RangeStatements, s.RangeStatementsRun = int64(res.Units), int64(res.UnitsDone)
+		}
+		// Pages read by range scans (or not warmed) have no page number here: the load's
+		// own figure left them out, or, when every index went so, was the share of its
+		// statements that ran, which a dashboard read as pages. They are counted in this
+		// server's own trees where innowarm can read them, as the agent and the readiness
+		// gate count them; the next round counts them before its load too.
+		tgt.countPages = mr.NotWarmed > 0 || mr.KeyRanges > 0
+		if tgt.countPages {
+			if pre == nil {
+				if pre, err = countPages(ctx, tc, resolved); err != nil {
+					return fail(tgt, err)
+				}
+				if 10*(mr.KeyRanges+mr.NotWarmed) <= s.HotSetPages {
+					// Not counted before this load, but the load's own figure, of the
+					// pages by number, left out at most a tenth of the hot set.
+					before = s.CoverageBefore
+				}
+			}
+			if err := s.measurePages(ctx, tc, pre, before); err != nil {
+				return fail(tgt, err)
+			}
 		}
 	}
 	s.Loaded = res.PagesLoaded
-	if s.Dropped > 0 && s.CoverageOf != "range statements" {
+	if s.Dropped > 0 && s.CoverageOf != CoverageUnknown {
 		// The hot set's pages the target lacks (tables it does not have) are hot pages not
 		// resident: counted only against what resolved, a standby without half of the hot
 		// set read 100%.
@@ -625,6 +748,58 @@ func runRound(ctx context.Context, o Options, src, tgt *endpoint, path string, l
 	s.OK, s.At = true, time.Now()
 	s.AgeSeconds = s.At.Sub(captured).Seconds()
 	return s, captured
+}
+
+// pageCount is the hot set's pages as warm.MeasureTarget finds them on the target: by
+// number on a page-for-page copy, in the target's own B-trees elsewhere where innowarm can
+// read them; the rest (a logical copy's indexes whose trees it cannot read) are uncounted.
+type pageCount struct {
+	measured  *warm.Resolved
+	uncounted int64
+}
+
+func countPages(ctx context.Context, conn *connection.Conn, r *warm.Resolved) (*pageCount, error) {
+	measured, _, uncounted, err := warm.MeasureTarget(ctx, conn, r)
+	if err != nil {
+		return nil, fmt.Errorf("find the hot set's pages: %w", err)
+	}
+	return &pageCount{measured: measured, uncounted: uncounted}, nil
+}
+
+// coverage is the share of the counted pages resident now; false when none is counted.
+func (pc *pageCount) coverage(ctx context.Context, conn *connection.Conn) (float64, bool, error) {
+	if len(pc.measured.Pages) == 0 {
+		return 0, false, nil
+	}
+	set, err := bufferpool.Resident(ctx, conn, pc.measured.Spaces())
+	if err != nil {
+		return 0, false, fmt.Errorf("read the hot set's resident pages: %w", err)
+	}
+	c, _ := pc.measured.Coverage(set)
+	return c, true, nil
+}
+
+// measurePages sets the round's coverage from pc: UncountedPages are not in it, and with
+// more than a tenth of the hot set uncounted it is unknown (NaN). before is the coverage of the same pages before the
+// load, nil when not measured.
+func (s *Status) measurePages(ctx context.Context, conn *connection.Conn, pc *pageCount, before *float64) error {
+	s.UncountedPages, s.CoverageBefore = pc.uncounted, before
+	c, ok, err := pc.coverage(ctx, conn)
+	if err != nil {
+		return err
+	}
+	if !ok || 10*pc.uncounted > int64(len(pc.measured.Pages))+pc.uncounted {
+		// Beyond a tenth of the hot set uncounted, the rest says little of it (the few
+		// pages of no index, a small table's): a standby whose hot index was cold read
+		// 100%, and one fully warm 33%. The readiness gate refuses such a target alike.
+		s.Coverage, s.CoverageBefore, s.CoverageOf = math.NaN(), nil, CoverageUnknown
+		return nil
+	}
+	s.Coverage, s.CoverageOf = c, CoverageOfHotSet
+	if pc.uncounted > 0 {
+		s.CoverageOf = CoverageOfCounted
+	}
+	return nil
 }
 
 // pacingFor is the pacing of a round's load, and how to say it ("" unpaced): the flags',
@@ -659,6 +834,6 @@ func budgetLeft(b warm.Budget, loaded int64, tot bufferpool.Totals) warm.Budget 
 // past it would evict what the round just loaded.
 func roomToLoad(tot bufferpool.Totals) warm.Budget {
 	_, reserve := tot.Room()
-	pages := max(tot.PagesTotal-reserve, 0)
-	return warm.Budget{Bytes: pages * int64(tot.PageSize), Raw: fmt.Sprintf("%d pages (the pool less the page cleaner's free target)", pages)}
+	pages := max(tot.PagesTotal-tot.PagesMisc-reserve, 0)
+	return warm.Budget{Bytes: pages * int64(tot.PageSize), Raw: fmt.Sprintf("%d pages (the pool less its other uses and the page cleaner's free target)", pages)}
 }

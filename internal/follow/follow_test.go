@@ -217,8 +217,10 @@ func TestFollowStartsEarlyWhenTheSourceShifts(t *testing.T) {
 	first, second := statuses[0], statuses[1]
 	t.Logf("round 1: %+v", first)
 	t.Logf("round 2 after %s: %+v", took.Round(time.Millisecond), second)
-	if first.Early || !second.Early || second.EarlyReads < 256 || took > interval-5*time.Second {
-		t.Errorf("want the second round early, well before the %s interval, after 256+ pages read: took %s, %+v", interval, took, second)
+	// Early is the event: the round began because the source read, not because the
+	// interval was up (a bound on the run's seconds failed beside busy test passes).
+	if first.Early || !second.Early || second.EarlyReads < 256 {
+		t.Errorf("want the second round early, before the %s interval, after 256+ pages read: took %s, %+v", interval, took, second)
 	}
 	if !second.OK || second.HotSetPages < first.HotSetPages+400 || second.Loaded < 400 || second.Coverage < 0.95 {
 		t.Errorf("want the cold table's pages in the second round's hot set and loaded: %+v", second)

@@ -18,8 +18,13 @@ import (
 	"github.com/innowarm/innowarm/internal/sandbox"
 )
 
-// clientTraffic runs point statements on sb, about 200 a second, until the returned func is
-// called; it returns how many ran.
+// clientTraffic runs point statements on sb from trafficClients clients, each about 200 a
+// second on an idle machine, until the returned func is called; it returns how many ran.
+// It returns once trafficClients*20 have run, so that a look at the target finds the traffic
+// running however late a busy machine starts the clients. Several clients, because follow
+// counts a target as serving at 20 statements a second over a look of 0.3 s: one client ran
+// 47 a second beside two busy test passes, and a machine a few times slower would take it
+// for idle.
 func clientTraffic(t *testing.T, sb *sandbox.Sandbox) func() int64 {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -28,24 +33,36 @@ func clientTraffic(t *testing.T, sb *sandbox.Sandbox) func() int64 {
 		t.Fatal(err)
 	}
 	var ran atomic.Int64
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for ctx.Err() == nil {
-			var one int
-			if err := conn.DB.QueryRowContext(ctx, "SELECT 1").Scan(&one); err == nil {
-				ran.Add(1)
+	var wg sync.WaitGroup
+	for range trafficClients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				var one int
+				if err := conn.DB.QueryRowContext(ctx, "SELECT 1").Scan(&one); err == nil {
+					ran.Add(1)
+				}
+				time.Sleep(5 * time.Millisecond)
 			}
-			time.Sleep(5 * time.Millisecond)
-		}
-	}()
-	return func() int64 {
+		}()
+	}
+	stop := func() int64 {
 		cancel()
-		<-done
+		wg.Wait()
 		conn.Close()
 		return ran.Load()
 	}
+	for deadline := time.Now().Add(time.Minute); ran.Load() < trafficClients*20; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			stop()
+			t.Fatalf("the %d clients ran %d statements in a minute", trafficClients, ran.Load())
+		}
+	}
+	return stop
 }
+
+const trafficClients = 4
 
 // waitForOldBlocksRaised waits until innodb_old_blocks_pct is raised above its default, as
 // a load into an idle pool does (warm.RunOptions.ReplaceStale), with SHOW statements only.
@@ -228,7 +245,6 @@ func TestFollowPacesATargetThatServesTraffic(t *testing.T) {
 	source, target, _ := followedPair(t)
 	stopTraffic := clientTraffic(t, target)
 	defer stopTraffic()
-	time.Sleep(time.Second)
 	o := follow.Options{Source: source.ConnOptions(), Target: target.ConnOptions(), Interval: time.Second, Rounds: 1,
 		Filter: catalog.Filter{Schemas: []string{"fw"}}, Log: logx.New(os.Stderr, false)}
 	var statuses []follow.Status

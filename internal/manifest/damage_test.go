@@ -108,16 +108,8 @@ func TestWrongLineInIntactFileIsNotDamage(t *testing.T) {
 // the object's stored checksum, gzip's and the manifest's own find it, and the message says
 // the object is damaged and names it, however the damage first showed.
 func TestDamagedObjectIsReportedAsDamage(t *testing.T) {
-	srv := s3test.Start(t, s3test.Options{})
-	srv.Bucket(t, "manifests")
-	s3test.Isolate(t)
-	t.Setenv("AWS_ACCESS_KEY_ID", s3test.AccessKey)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", s3test.SecretKey)
+	srv, c := manifestBucket(t)
 	ctx := context.Background()
-	c, err := objstore.New(ctx, srv.Config())
-	if err != nil {
-		t.Fatal(err)
-	}
 	plain := bigManifest(t)
 	for key, body := range map[string][]byte{"hot.manifest": plain, "hot.manifest.gz": gzipBytes(t, plain)} {
 		u := objstore.URL{Bucket: "manifests", Key: key}
@@ -162,4 +154,20 @@ func TestDamagedObjectIsReportedAsDamage(t *testing.T) {
 		}
 		t.Logf("%s cut short: %v", u, err)
 	}
+}
+
+// manifestBucket starts an S3 server of the test's own with a bucket "manifests", and a
+// client of it, with the environment's credentials only.
+func manifestBucket(t *testing.T) (*s3test.Server, *objstore.Client) {
+	t.Helper()
+	srv := s3test.Start(t, s3test.Options{})
+	srv.Bucket(t, "manifests")
+	s3test.Isolate(t)
+	t.Setenv("AWS_ACCESS_KEY_ID", s3test.AccessKey)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", s3test.SecretKey)
+	c, err := objstore.New(context.Background(), srv.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv, c
 }

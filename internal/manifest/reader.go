@@ -58,6 +58,10 @@ type Reader struct {
 	// being parsed (the checksum holds part of it), the last read stopped inside a line
 	// longer than the buffer, and explain has run.
 	readFailed, inTrailer, midLine, explained bool
+	// For a first line that is not a manifest's: it is a byte or two away from a
+	// manifest's start (plain or gzip); it is worth explaining (suspect); only the
+	// source's checks, not the trailer, can prove it damaged (sourceOnly).
+	nearMagic, suspect, sourceOnly bool
 }
 
 // NewReader reads a manifest from src, plain or gzip (recognised by its content, not its
@@ -80,7 +84,7 @@ func NewReader(src io.Reader, name string) (*Reader, error) {
 		r.br = outer
 	}
 	if err := r.readMagic(); err != nil {
-		return nil, err
+		return nil, r.explainFirst(err)
 	}
 	if err := r.readHeader(); err != nil {
 		return nil, r.explain(err)
@@ -209,11 +213,11 @@ func (r *Reader) what() string {
 // wrong line in an intact file as what it is. Memory stays bounded: nothing is kept.
 func (r *Reader) explain(err error) error {
 	var fe *FormatError
-	if r.explained || r.readFailed || !errors.As(err, &fe) || !errors.Is(fe.Kind, ErrCorrupt) {
+	if r.explained || r.readFailed || !errors.As(err, &fe) || !errors.Is(fe.Kind, ErrCorrupt) && !r.suspect {
 		return err
 	}
 	r.explained = true
-	useSum := !r.inTrailer // the trailer's own failure leaves the checksum unusable
+	useSum := !r.inTrailer && !r.sourceOnly // the trailer's own failure leaves the checksum unusable
 	midLine := r.midLine
 	var want string // the sha256 of the first trailer found
 	var srcErr error
@@ -256,6 +260,8 @@ func (r *Reader) explain(err error) error {
 	shows := fe.Detail
 	if fe.Line > 0 {
 		shows = fmt.Sprintf("line %d: %s", fe.Line, fe.Detail)
+	} else if r.suspect {
+		shows = "line 1: " + fe.Detail
 	}
 	r.err = exitcode.UsageError(&FormatError{Name: r.name, Kind: ErrCorrupt, Cause: srcErr,
 		Detail: fmt.Sprintf("the %s is damaged: %s (the damage shows at %s)", r.what(), cause, shows)})
@@ -294,11 +300,51 @@ func (r *Reader) nextLine() ([]byte, error) {
 	return raw[:len(raw)-1], nil
 }
 
+// explainFirst has a wrong first line explained as damage when damage may be its cause: a
+// manifest's magic with a bad version, or a line a byte or two from a manifest's start
+// (checked as any other line: against the trailer's checksum and the source's checks), or
+// a version from the future (against the source's checks alone, an object's stored
+// checksum or gzip's CRC: a newer format may hash otherwise). A line unlike a manifest's is
+// not read further: the input may be any large file given by mistake.
+func (r *Reader) explainFirst(err error) error {
+	var fe *FormatError
+	if !errors.As(err, &fe) {
+		return err
+	}
+	r.sourceOnly = errors.Is(fe.Kind, ErrVersion)
+	r.suspect = r.sourceOnly || errors.Is(fe.Kind, ErrNotManifest) && r.nearMagic
+	return r.explain(err)
+}
+
+// nearMagic reports whether b starts a byte or two away from a manifest's start, plain
+// ("innowarm-manifest ") or gzip (1f 8b 08): what a damaged manifest's first bytes look like.
+func nearMagic(b []byte) bool {
+	for _, want := range []struct {
+		start []byte
+		diffs int
+	}{{[]byte(magic + " "), 2}, {[]byte{0x1f, 0x8b, 8}, 1}} {
+		if len(b) < len(want.start) {
+			continue
+		}
+		n := 0
+		for i, c := range want.start {
+			if b[i] != c {
+				n++
+			}
+		}
+		if n <= want.diffs {
+			return true
+		}
+	}
+	return false
+}
+
 // ibBufferPoolLine matches InnoDB's own dump format, to say so when someone passes one.
 var ibBufferPoolLine = regexp.MustCompile(`^\d+,\s*\d+\r?\n?$`)
 
 func (r *Reader) readMagic() error {
 	raw, err := r.br.ReadSlice('\n')
+	r.nearMagic = nearMagic(raw)
 	want := []byte(magic + " ")
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
 		return r.readError(err)

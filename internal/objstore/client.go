@@ -10,8 +10,8 @@ import (
 	"fmt"
 	"hash"
 	"io"
-	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -162,8 +162,14 @@ func (r *Reader) Read(p []byte) (int, error) {
 	case err == nil:
 	case errors.Is(err, io.EOF):
 		err = r.check()
-	case strings.Contains(err.Error(), "checksum did not match"): // the SDK's validation
-		err = exitcode.UsageError(fmt.Errorf("%s: %w: the bytes read do not match the stored checksum: %w", r.u, ErrChecksum, err))
+	case strings.Contains(err.Error(), sdkMismatch): // the SDK's validation
+		// "algorithm CRC32, expect ..., actual ...", without the SDK's repetition of the kind.
+		_, detail, _ := strings.Cut(err.Error(), sdkMismatch)
+		err = exitcode.UsageError(fmt.Errorf("%s: %w: the bytes read do not match the stored checksum (%s)", r.u, ErrChecksum, detail))
+	case errors.Is(err, io.ErrUnexpectedEOF) || isNetError(err):
+		// The connection was cut: say how far it got. Not %w: a reader of the bytes must
+		// not take the cut for an object that ends early (a damaged one).
+		err = fmt.Errorf("%s: read object: the transfer from %s broke after %d of %d bytes: %v", r.u, r.c.endpoint, r.n, r.info.Size, innermost(err))
 	default:
 		err = r.c.classify("read object", r.u, err)
 	}
@@ -184,6 +190,9 @@ func (r *Reader) check() error {
 	}
 	return io.EOF
 }
+
+// sdkMismatch starts the SDK's error for a body that does not match its stored checksum.
+const sdkMismatch = "checksum did not match: "
 
 // Finish reads what is left of the object and returns the result of the checks: nil only
 // when every byte has been read and matched.
@@ -233,38 +242,122 @@ func (d *Digester) Digests() Digests {
 // body is read again from its start when an attempt is retried.
 //
 // u must be a key of the caller's own that nothing else writes (innowarm puts only to a
-// fresh temporary key, then copies it in place): when ctx is cancelled or runs out while
-// the request is under way, the storage may have received the whole body and store the
-// object all the same, so Put deletes the object at u before it returns the error.
+// fresh temporary key, then copies it in place): when the upload fails or is cancelled,
+// Put deletes the object at u before it returns, since an attempt may have been stored
+// although its answer was an error or never came.
+//
+// The DELETE is sent only once the PUT's request has ended: a storage that has received a
+// whole body stores it whatever the client does next, and may finish doing so after a
+// DELETE sent meanwhile. So a cancel stops the upload at once only while part of the body
+// is still unsent (the storage cannot store a short body: it checks the length and the
+// checksums); once the whole body is out, Put waits for the storage's answer, up to
+// CleanupTimeout.
 func (c *Client) Put(ctx context.Context, u URL, body io.ReadSeeker, d Digests, contentType string) (Info, error) {
 	if d.Size > MaxPutSize {
 		return Info{}, fmt.Errorf("%s: %d bytes is over the %d a single upload may carry", u, d.Size, int64(MaxPutSize))
 	}
-	out, err := c.s3.PutObject(ctx, &s3.PutObjectInput{
-		Bucket: &u.Bucket, Key: &u.Key, Body: body, ContentLength: aws.Int64(d.Size),
+	// The request outlives ctx: the upload decides when it may be abandoned.
+	reqCtx, abandon := context.WithCancel(context.WithoutCancel(ctx))
+	defer abandon()
+	up := &upload{r: body, size: d.Size, abandon: abandon}
+	ended := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		if up.stop() {
+			return
+		}
+		// The storage has the whole body: its answer says when it is done with it.
+		t := time.NewTimer(CleanupTimeout)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			abandon()
+		case <-ended:
+		}
+	})
+	out, err := c.s3.PutObject(reqCtx, &s3.PutObjectInput{
+		Bucket: &u.Bucket, Key: &u.Key, Body: up, ContentLength: aws.Int64(d.Size),
 		ContentType:    aws.String(contentType),
 		ContentMD5:     aws.String(base64.StdEncoding.EncodeToString(d.MD5)),
 		ChecksumSHA256: aws.String(base64.StdEncoding.EncodeToString(d.SHA256)),
 		Metadata:       map[string]string{MetaSHA256: d.SHA256Hex()},
 	})
+	stop()
+	close(ended)
+	if cerr := ctx.Err(); cerr != nil {
+		// Stored or not, the caller no longer wants it; the cancel is what to report.
+		err = cerr
+	}
 	if err != nil {
-		if ctx.Err() != nil {
-			c.removeInterrupted(ctx, u)
-		}
+		c.removeFailed(ctx, u)
 		return Info{}, c.classify("put object", u, err)
 	}
 	return Info{Size: d.Size, ETag: aws.ToString(out.ETag), SHA256: d.SHA256Hex()}, nil
 }
 
-// CleanupTimeout bounds the removal of an interrupted upload's object: the user who pressed
-// Ctrl-C waits for it.
+// errUploadStopped ends the body of an upload whose caller cancelled before all of it was
+// sent.
+var errUploadStopped = errors.New("upload stopped by the cancel before its body was complete")
+
+// upload is a PUT's body that knows whether all of it has been handed to the transport, and
+// that a cancel stops, for good, short of that.
+type upload struct {
+	mu        sync.Mutex
+	r         io.ReadSeeker
+	size      int64
+	pos       int64 // in the current attempt: a retry seeks back to the start
+	cancelled bool
+	abandon   context.CancelFunc
+}
+
+// stop takes the caller's cancel: no byte is handed out after it, so that no attempt
+// unfinished now ever completes, and the request is abandoned if part of its body is still
+// unsent (the storage cannot store a short body). It reports whether it abandoned it: once
+// the whole body has been handed out, the storage may store it.
+func (b *upload) stop() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.cancelled = true
+	if b.pos >= b.size {
+		return false
+	}
+	b.abandon()
+	return true
+}
+
+func (b *upload) Read(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.cancelled && b.pos < b.size {
+		// Also a retry's new attempt after a cancel that came once the body was out.
+		b.abandon()
+		return 0, errUploadStopped
+	}
+	n, err := b.r.Read(p)
+	b.pos += int64(n)
+	return n, err
+}
+
+func (b *upload) Seek(offset int64, whence int) (int64, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	pos, err := b.r.Seek(offset, whence)
+	if err == nil {
+		b.pos = pos
+	}
+	return pos, err
+}
+
+// CleanupTimeout bounds the removal of a failed upload's object, and the wait for the
+// storage's answer to an upload cancelled after its whole body was sent: the user who
+// pressed Ctrl-C waits for them.
 const CleanupTimeout = 5 * time.Second
 
-// removeInterrupted deletes the object of a PUT whose outcome the cancel hid, with a context
-// of its own (the caller's is done). Best effort: a storage that finishes the PUT after the
-// DELETE (it got the whole body just before the cancel), or cannot be reached, still leaves
-// the object, for the sweep of a later write or a lifecycle rule.
-func (c *Client) removeInterrupted(ctx context.Context, u URL) {
+// removeFailed deletes the object of a PUT that failed or was cancelled, once its request
+// has ended, with a context of its own (the caller's may be done). Best effort: a storage
+// that cannot be reached, or that neither answered the PUT nor dropped it within
+// CleanupTimeout, may still leave the object, for the sweep of a later write or a lifecycle
+// rule.
+func (c *Client) removeFailed(ctx context.Context, u URL) {
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), CleanupTimeout)
 	defer cancel()
 	_ = c.Delete(dctx, u)
@@ -295,18 +388,35 @@ func (c *Client) Copy(ctx context.Context, from, to URL, etag string) error {
 		in.CopySourceIfMatch = aws.String(etag)
 	}
 	if _, err := c.s3.CopyObject(ctx, in); err != nil {
-		return c.classify("copy object from "+from.String(), to, err)
+		err = c.classify("copy object from "+from.String(), to, err)
+		if errors.Is(err, ErrNotFound) {
+			// What is missing is the source: the target need not exist.
+			return exitcode.UsageError(fmt.Errorf("%s: copy from %s: %w at %s", to, from, ErrNotFound, c.endpoint))
+		}
+		return err
 	}
 	return nil
 }
 
-// copySource is CopyObject's "bucket/key", each segment URL-escaped.
+// copySource is CopyObject's "bucket/key", URL-encoded as S3 asks: every byte but the
+// unreserved characters and the slashes, so that a server that decodes it as a query
+// value (a "+" as a space) or as a path gets the key back as it is.
 func copySource(u URL) string {
-	parts := strings.Split(u.Key, "/")
-	for i, p := range parts {
-		parts[i] = url.PathEscape(p)
+	return escapeKey(u.Bucket) + "/" + escapeKey(u.Key)
+}
+
+func escapeKey(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9',
+			c == '-', c == '_', c == '.', c == '~', c == '/':
+			b.WriteByte(c)
+		default:
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
 	}
-	return url.PathEscape(u.Bucket) + "/" + strings.Join(parts, "/")
+	return b.String()
 }
 
 // Delete removes the object at u; a missing one is no error.

@@ -55,8 +55,11 @@ func (c *Client) classify(op string, u URL, err error) error {
 	if err == nil {
 		return nil
 	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("%s: %s: %w", u, op, err)
+	// The SDK's wrapping of a cancel says nothing more than the cancel itself.
+	for _, cause := range []error{context.Canceled, context.DeadlineExceeded} {
+		if errors.Is(err, cause) {
+			return fmt.Errorf("%s: %s: %w", u, op, cause)
+		}
 	}
 	status := 0
 	var re *awshttp.ResponseError
@@ -107,7 +110,8 @@ func (c *Client) classify(op string, u URL, err error) error {
 	switch {
 	case errors.As(err, &certErr), errors.As(err, &unknownCA), errors.As(err, &hostErr):
 		return usage(ErrTLS, "the certificate of %s was not accepted (%v): give its CA with --s3-ca or AWS_CA_BUNDLE", c.endpoint, innermost(err))
-	case errors.As(err, &recordErr):
+	case errors.As(err, &recordErr), strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"):
+		// (net/http reports a plain-http answer to TLS with that sentence, no error type.)
 		return usage(ErrTLS, "%s does not speak TLS: use an http:// endpoint", c.endpoint)
 	}
 	var netErr net.Error
@@ -119,6 +123,11 @@ func (c *Client) classify(op string, u URL, err error) error {
 		return fmt.Errorf("%s: %s: %s (HTTP %d from %s)", u, op, detail, status, c.endpoint)
 	}
 	return fmt.Errorf("%s: %s: %v", u, op, innermost(err))
+}
+
+func isNetError(err error) bool {
+	var netErr net.Error
+	return errors.As(err, &netErr)
 }
 
 // innermost is the most specific part of an SDK error chain: "dial tcp 127.0.0.1:9:

@@ -13,7 +13,9 @@
 package objstore
 
 import (
+	"bytes"
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -68,6 +70,13 @@ func Parse(s string) (URL, error) {
 		return URL{}, exitcode.UsageError(fmt.Errorf("%s: no object name after the bucket and prefix: want s3://BUCKET/PREFIX/NAME", s))
 	case len(key) > 1024:
 		return URL{}, exitcode.UsageError(fmt.Errorf("%s: the key is %d bytes, S3 allows 1024", s, len(key)))
+	}
+	// AWS keeps such a key as given, but S3-compatible servers store it under another name
+	// (db1//x as db1/x, db1/../x as x) or refuse it: a writer and a reader could disagree.
+	for _, seg := range strings.Split(key, "/") {
+		if seg == "" || seg == "." || seg == ".." {
+			return URL{}, exitcode.UsageError(fmt.Errorf("%s: the key has an empty, \".\" or \"..\" part between slashes, which S3-compatible servers rename or refuse: write the key without it", s))
+		}
 	}
 	return URL{Bucket: bucket, Key: key}, nil
 }
@@ -149,12 +158,15 @@ func New(ctx context.Context, c Config) (*Client, error) {
 		opts = append(opts, config.WithSharedConfigProfile(c.Profile))
 	}
 	if c.CAFile != "" {
-		f, err := os.Open(c.CAFile)
+		pem, err := os.ReadFile(c.CAFile)
 		if err != nil {
 			return nil, exitcode.UsageError(fmt.Errorf("S3 CA bundle: %w", err))
 		}
-		defer f.Close()
-		opts = append(opts, config.WithCustomCABundle(f))
+		// The SDK's own refusal names neither the file nor what is wrong with it.
+		if !x509.NewCertPool().AppendCertsFromPEM(pem) {
+			return nil, exitcode.UsageError(fmt.Errorf("S3 CA bundle %s: no PEM certificate in it (want -----BEGIN CERTIFICATE----- blocks)", c.CAFile))
+		}
+		opts = append(opts, config.WithCustomCABundle(bytes.NewReader(pem)))
 	}
 	cfg, err := config.LoadDefaultConfig(ctx, opts...)
 	if err != nil {

@@ -25,8 +25,10 @@ func TestEvery(t *testing.T) {
 		var n atomic.Int32
 		entered, release := make(chan struct{}), make(chan struct{})
 		var returned atomic.Bool
-		stop := Every(context.Background(), time.Millisecond, func(context.Context) bool {
+		var third context.Context
+		stop := Every(context.Background(), time.Millisecond, func(ctx context.Context) bool {
 			if n.Add(1) == 3 {
+				third = ctx
 				close(entered)
 				<-release
 				returned.Store(true)
@@ -36,7 +38,11 @@ func TestEvery(t *testing.T) {
 		<-entered
 		stopped := make(chan bool)
 		go func() { stop(); stopped <- returned.Load() }()
-		time.Sleep(20 * time.Millisecond)
+		// The call is released once stop has begun (its context ended), not after a sleep:
+		// released before, the loop would rightly make a fourth call (a busy machine may start
+		// the goroutine above more than 20 ms late).
+		<-third.Done()
+		time.Sleep(20 * time.Millisecond) // stop, were it wrong, would return meanwhile
 		close(release)
 		if !<-stopped {
 			t.Error("stop returned while a call was in progress")

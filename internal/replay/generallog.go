@@ -21,6 +21,7 @@ type generalLog struct {
 	lr      *lineReader
 	close   func() error
 	schemas map[string]string // thread id → current schema
+	own     ownThreads
 
 	pending    *generalEvent
 	pendingBuf bodyBuilder
@@ -52,6 +53,7 @@ func (g *generalLog) Next() (Statement, error) {
 			if isServerHeader(line) {
 				st, ok := g.finish()
 				clear(g.schemas) // the server restarted or reopened its log
+				clear(g.own)
 				if ok {
 					return st, nil
 				}
@@ -83,6 +85,7 @@ func (g *generalLog) finish() (Statement, bool) {
 	arg := g.pendingBuf.b.String()
 	switch ev.command {
 	case "Connect", "Change user":
+		delete(g.own, ev.thread) // a new session, maybe not innowarm's
 		schema := ""
 		if m := connectSchemaRe.FindStringSubmatch(arg); m != nil {
 			schema = m[1]
@@ -92,12 +95,14 @@ func (g *generalLog) finish() (Statement, bool) {
 		g.schemas[ev.thread] = arg
 	case "Quit":
 		delete(g.schemas, ev.thread)
+		delete(g.own, ev.thread)
 	case "Query", "Execute":
+		own := g.own.see(ev.thread, arg)
 		if name, ok := useStatement(arg); ok {
 			g.schemas[ev.thread] = name
 			return Statement{}, false
 		}
-		return Statement{SQL: strings.TrimSpace(arg), Schema: g.schemas[ev.thread], Line: ev.line, TooLong: g.pendingBuf.tooLong}, true
+		return Statement{SQL: strings.TrimSpace(arg), Schema: g.schemas[ev.thread], Line: ev.line, TooLong: g.pendingBuf.tooLong, Own: own}, true
 	}
 	return Statement{}, false
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"strconv"
 	"strings"
 
 	"github.com/innowarm/innowarm/internal/connection"
@@ -24,6 +26,7 @@ type PerfSchemaInfo struct {
 	Rows      int    `json:"rows"`
 	Capacity  int64  `json:"capacity"` // the most rows the server keeps in it
 	Truncated int    `json:"truncated"`
+	Own       int    `json:"own"` // innowarm's own statements among Rows
 }
 
 // PerfSchemaState is what the server says about its performance_schema.
@@ -155,31 +158,59 @@ func OpenPerfSchema(ctx context.Context, conn *connection.Conn) (Source, PerfSch
 	if err := conn.DB.QueryRowContext(ctx, "SELECT @@performance_schema_max_sql_text_length "+Tag).Scan(&mt); err == nil && mt.Valid {
 		maxText = mt.Int64
 	}
-	where := fmt.Sprintf("%[1]s IS NOT NULL AND %[1]s <> '' AND %[1]s NOT LIKE '%%/* innowarm:%%'", src.Text)
+	// innowarm's own statements are read too, and counted as skipped: the history tables
+	// name each statement's thread, so those of innowarm's sessions are left out whole
+	// (most of their reads carry no tag); the digest summary has one sample per digest and
+	// no thread, so there only a tagged sample is known as innowarm's.
+	thread := "NULL"
+	if strings.HasPrefix(src.Table, "events_statements_history") {
+		thread = "THREAD_ID"
+	}
+	where := fmt.Sprintf("%[1]s IS NOT NULL AND %[1]s <> ''", src.Text)
 	if src.Filter != "" {
 		where += " AND " + src.Filter
 	}
-	q := fmt.Sprintf("SELECT %s, %s FROM performance_schema.%s WHERE %s ORDER BY %s %s", src.Schema, src.Text, src.Table, where, src.OrderBy, Tag)
+	q := fmt.Sprintf("SELECT %s, %s, %s FROM performance_schema.%s WHERE %s ORDER BY %s %s", thread, src.Schema, src.Text, src.Table, where, src.OrderBy, Tag)
 	rows, err := conn.DB.QueryContext(ctx, q)
 	if err != nil {
 		return nil, info, fmt.Errorf("read %s: %w", info.Table, err)
 	}
 	defer rows.Close()
 	var list []Statement
+	var threads []string
+	own := ownThreads{}
 	for rows.Next() {
-		var schema sql.NullString
+		var th, schema sql.NullString
 		var text string
-		if err := rows.Scan(&schema, &text); err != nil {
+		if err := rows.Scan(&th, &schema, &text); err != nil {
 			return nil, info, fmt.Errorf("read %s: %w", info.Table, err)
 		}
 		truncated := int64(len(text)) >= maxText
-		if truncated {
-			info.Truncated++
+		if thread == "NULL" {
+			text = unreplayed(text)
 		}
+		// A thread's setup may come after a statement of its in the order read (the digest
+		// order, or a history table's ring that dropped it): mark the threads first.
+		own.see(th.String, text)
 		list = append(list, Statement{SQL: text, Schema: schema.String, Truncated: truncated})
+		threads = append(threads, th.String)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, info, fmt.Errorf("read %s: %w", info.Table, err)
+	}
+	if thread != "NULL" {
+		for _, id := range ownProcessThreads(ctx, conn) {
+			own[id] = true
+		}
+	}
+	for i := range list {
+		list[i].Own = own.see(threads[i], list[i].SQL)
+		switch {
+		case list[i].Own:
+			info.Own++
+		case list[i].Truncated:
+			info.Truncated++
+		}
 	}
 	info.Rows = len(list)
 	return &sliceSource{list: list}, info, nil
@@ -200,3 +231,41 @@ func (s *sliceSource) Next() (Statement, error) {
 }
 
 func (s *sliceSource) Close() error { return nil }
+
+// ownProcessThreads are the performance_schema threads of this process's own connections
+// (the driver's connection attributes name the client and its pid): their setup statement
+// may have left the per-thread history while they read the catalog. Best effort: nil when
+// the server keeps no connection attributes.
+func ownProcessThreads(ctx context.Context, conn *connection.Conn) []string {
+	q := `SELECT t.THREAD_ID FROM performance_schema.threads t
+		JOIN performance_schema.session_connect_attrs p ON p.PROCESSLIST_ID = t.PROCESSLIST_ID AND p.ATTR_NAME = '_pid' AND p.ATTR_VALUE = ?
+		JOIN performance_schema.session_connect_attrs c ON c.PROCESSLIST_ID = t.PROCESSLIST_ID AND c.ATTR_NAME = '_client_name' AND c.ATTR_VALUE = 'Go-MySQL-Driver' ` + Tag
+	rows, err := conn.DB.QueryContext(ctx, q, strconv.Itoa(os.Getpid()))
+	if err != nil {
+		return nil
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if rows.Scan(&id) == nil {
+			ids = append(ids, id)
+		}
+	}
+	if rows.Err() != nil {
+		return nil
+	}
+	return ids
+}
+
+// unreplayed gives back the application's statement of a digest sample that a replay ran
+// (the statement, a line end and Tag; the replay's own reads have a space before Tag and
+// stay innowarm's): a digest leaves comments out, so the replay's run
+// and the application's share one row, whose sample is whichever ran longest. Left tagged,
+// the application's statement would be skipped as innowarm's after its first replay.
+func unreplayed(text string) string {
+	if stmt, ok := strings.CutSuffix(strings.TrimRight(text, " \t\r\n"), "\n"+Tag); ok && !isTagged(stmt) {
+		return strings.TrimRight(stmt, " \t\r\n")
+	}
+	return text
+}

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"compress/bzip2"
 	"compress/flate"
 	"compress/gzip"
 	"context"
@@ -288,13 +289,14 @@ func feed(ctx context.Context, src Source, o Options, mode Mode, res *Result, jo
 		var reason string
 		var toks []token
 		switch {
+		case st.Own || isTagged(st.SQL):
+			// A log written while innowarm ran: its scans and replays are not the application's,
+			// however long.
+			reason = ReasonOwn
 		case st.TooLong:
 			reason = ReasonTooLong
 		case st.Truncated:
 			reason = ReasonTruncated
-		case strings.Contains(st.SQL, "/* innowarm:"):
-			// A log written while innowarm ran: its scans and replays are not the application's.
-			reason = ReasonOwn
 		default:
 			toks, err = lex(st.SQL, mode)
 			if err != nil {
@@ -361,7 +363,9 @@ func feed(ctx context.Context, src Source, o Options, mode Mode, res *Result, jo
 // checksum: an input problem, not the machine's.
 func damaged(err error) bool {
 	var corrupt flate.CorruptInputError
-	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, gzip.ErrChecksum) || errors.Is(err, gzip.ErrHeader) || errors.As(err, &corrupt)
+	var structural bzip2.StructuralError
+	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, gzip.ErrChecksum) || errors.Is(err, gzip.ErrHeader) ||
+		errors.As(err, &corrupt) || errors.As(err, &structural)
 }
 
 func dedupeKey(schema, fingerprint string) [16]byte {

@@ -53,3 +53,38 @@ func TestSessionsAreReadOnly(t *testing.T) {
 		}
 	}
 }
+
+// A digest's sample that a replay ran is the application's statement again; innowarm's
+// other tagged statements stay tagged.
+func TestUnreplayed(t *testing.T) {
+	for in, want := range map[string]string{
+		"SELECT * FROM t WHERE id = 5\n" + Tag:               "SELECT * FROM t WHERE id = 5",
+		"SELECT 1":                                           "SELECT 1",
+		"SELECT @@performance_schema " + Tag:                 "SELECT @@performance_schema " + Tag,
+		"SELECT /* innowarm:warm */ COUNT(*) FROM t\n" + Tag: "SELECT /* innowarm:warm */ COUNT(*) FROM t\n" + Tag,
+		"SELECT /* innowarm:inspect */ SPACE FROM x":         "SELECT /* innowarm:inspect */ SPACE FROM x",
+	} {
+		if got := unreplayed(in); got != want {
+			t.Errorf("unreplayed(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// The first statement of innowarm's connections, as the driver writes it (its parameters in
+// any order), tells its sessions apart; an application's own timeouts do not.
+func TestOwnSessionSetup(t *testing.T) {
+	for sql, want := range map[string]bool{
+		"SET net_read_timeout = 600, net_write_timeout = 600, wait_timeout = 86400":                          true,
+		"SET wait_timeout = 86400, max_execution_time = 0, net_write_timeout = 600, net_read_timeout = 600;": true,
+		"SET max_statement_time = 0, wait_timeout = 86400, net_read_timeout = 600, net_write_timeout = 600":  true,
+		"SET wait_timeout = 86400": false,
+		"SET wait_timeout = 28800, net_read_timeout = 600, net_write_timeout = 600":          false,
+		"SET wait_timeout = 86400, net_read_timeout = 30, net_write_timeout = 600":           false,
+		"SELECT 'SET wait_timeout = 86400, net_read_timeout = 600, net_write_timeout = 600'": false,
+		"SET sql_mode = 'A,B', wait_timeout = 86400":                                         false,
+	} {
+		if got := isOwnSessionSetup(sql); got != want {
+			t.Errorf("isOwnSessionSetup(%q) = %v", sql, got)
+		}
+	}
+}

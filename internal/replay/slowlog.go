@@ -25,6 +25,7 @@ type slowLog struct {
 	lr      *lineReader
 	close   func() error
 	lastUse string // schema of the last "use" line
+	own     ownThreads
 }
 
 var (
@@ -35,6 +36,9 @@ var (
 	setTimestampRe = regexp.MustCompile(`(?i)^SET (?:\w+=-?\d+,)*timestamp=\d+;$`)
 	// perconaSchemaRe is Percona Server's schema line.
 	perconaSchemaRe = regexp.MustCompile(`^# Schema: (.*?)  Last_errno: `)
+	// slowThreadRe reads the session's id: MySQL's and Percona's "# User@Host: ... Id: 8",
+	// MariaDB's "# Thread_id: 8  Schema: ...".
+	slowThreadRe = regexp.MustCompile(`^# (?:User@Host: .*\sId:\s+(\d+)\s*$|Thread_id: (\d+)\s)`)
 )
 
 func (s *slowLog) Close() error { return s.close() }
@@ -43,6 +47,7 @@ func (s *slowLog) Next() (Statement, error) {
 	var body bodyBuilder
 	body.max = s.lr.max
 	schema, hasSchema := "", false
+	thread := ""
 	start := 0
 	for {
 		line, cut, err := s.lr.next()
@@ -65,6 +70,9 @@ func (s *slowLog) Next() (Statement, error) {
 		}
 		switch {
 		case strings.HasPrefix(line, "#"):
+			if m := slowThreadRe.FindStringSubmatch(line); m != nil {
+				thread = m[1] + m[2]
+			}
 			if m := mariadbSchemaRe.FindStringSubmatch(line); m != nil {
 				schema, hasSchema = m[1], true
 			} else if m := perconaSchemaRe.FindStringSubmatch(line); m != nil {
@@ -72,6 +80,7 @@ func (s *slowLog) Next() (Statement, error) {
 			}
 		case isServerHeader(line):
 			s.lastUse = ""
+			clear(s.own) // the server restarted: its thread ids start again
 		case len(line) > 4 && strings.EqualFold(line[:4], "use ") && strings.HasSuffix(line, ";"):
 			if name, ok := useArg(line[4:]); ok {
 				s.lastUse = name
@@ -89,5 +98,6 @@ func (s *slowLog) Next() (Statement, error) {
 	if !body.tooLong {
 		sql = strings.TrimSuffix(sql, ";")
 	}
-	return Statement{SQL: sql, Schema: schema, Line: start, TooLong: body.tooLong}, nil
+	own := s.own.see(thread, sql)
+	return Statement{SQL: sql, Schema: schema, Line: start, TooLong: body.tooLong, Own: own}, nil
 }

@@ -8,6 +8,7 @@ package replay
 import (
 	"bufio"
 	"bytes"
+	"compress/bzip2"
 	"compress/gzip"
 	"errors"
 	"fmt"
@@ -29,6 +30,9 @@ type Statement struct {
 	TooLong bool
 	// Truncated is set when performance_schema kept only the start of the text.
 	Truncated bool
+	// Own is set when the statement came from one of innowarm's own sessions (a log or
+	// performance_schema written to while innowarm ran): it is not the application's.
+	Own bool
 }
 
 // Source yields statements in order; Next returns io.EOF after the last one.
@@ -76,8 +80,8 @@ type FileOptions struct {
 	Stdin             io.Reader // for the name "-"; default os.Stdin
 }
 
-// OpenFile opens a log or SQL file ("-" is standard input; a name ending in .gz is
-// decompressed as it is read) and returns its source and the format it was read as.
+// OpenFile opens a log or SQL file ("-" is standard input; gzip or bzip2 data, whatever
+// the name, is decompressed as it is read) and returns its source and the format it was read as.
 // Missing or unreadable files are usage errors.
 func OpenFile(name string, o FileOptions) (Source, Format, error) {
 	if o.MaxStatementBytes <= 0 {
@@ -104,16 +108,29 @@ func OpenFile(name string, o FileOptions) (Source, Format, error) {
 		}
 		rc = f
 	}
-	var r io.Reader = rc
+	// The content, not the name, says whether the file is compressed, as zcat -f and
+	// pt-query-digest see it: a rotated log keeps its name when gzip'd by hand, and a file
+	// named .gz may hold plain text.
+	raw := bufio.NewReaderSize(rc, 64<<10)
+	var r io.Reader = raw
 	closers := []io.Closer{rc}
-	if strings.HasSuffix(strings.ToLower(name), ".gz") {
-		zr, err := gzip.NewReader(bufio.NewReaderSize(rc, 64<<10))
+	magic, _ := raw.Peek(10)
+	switch {
+	case bytes.HasPrefix(magic, gzipMagic):
+		zr, err := gzip.NewReader(raw)
 		if err != nil {
 			rc.Close()
-			return nil, "", exitcode.BadValue("Replay", "%s: not a gzip file: %w", name, err)
+			return nil, "", exitcode.BadValue("Replay", "%s: damaged gzip data: %w", name, err)
 		}
 		r = zr
 		closers = append([]io.Closer{zr}, closers...)
+	case isBzip2(magic):
+		r = bzip2.NewReader(raw)
+	default:
+		if tool := otherCompression(magic); tool != "" {
+			rc.Close()
+			return nil, "", exitcode.BadValue("Replay", "%s is compressed with %s, which innowarm does not read: decompress it into the replay, e.g. %s -dc FILE | innowarm warm --replay - ...", name, tool, tool)
+		}
 	}
 	br := bufio.NewReaderSize(r, 256<<10)
 	format := o.Format
@@ -132,9 +149,9 @@ func OpenFile(name string, o FileOptions) (Source, Format, error) {
 	}
 	switch format {
 	case FormatSlow:
-		return &slowLog{lr: lr, close: closeAll}, format, nil
+		return &slowLog{lr: lr, close: closeAll, own: ownThreads{}}, format, nil
 	case FormatGeneral:
-		return &generalLog{lr: lr, close: closeAll, schemas: map[string]string{}}, format, nil
+		return &generalLog{lr: lr, close: closeAll, schemas: map[string]string{}, own: ownThreads{}}, format, nil
 	case FormatSQL:
 		return &sqlFile{r: br, delim: ";", mode: o.Mode, max: o.MaxStatementBytes, line: 1, close: closeAll}, format, nil
 	}
@@ -148,6 +165,31 @@ func unwrapPath(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+var (
+	gzipMagic = []byte{0x1f, 0x8b}
+)
+
+// isBzip2 reads bzip2's header: "BZh", the block size 1-9, then the magic of a first block
+// or of the end of an empty stream, so that a text file starting "BZh" is not taken for one.
+func isBzip2(magic []byte) bool {
+	return len(magic) == 10 && bytes.HasPrefix(magic, []byte("BZh")) && magic[3] >= '1' && magic[3] <= '9' &&
+		(bytes.Equal(magic[4:], []byte{0x31, 0x41, 0x59, 0x26, 0x53, 0x59}) || bytes.Equal(magic[4:], []byte{0x17, 0x72, 0x45, 0x38, 0x50, 0x90}))
+}
+
+// otherCompression names the tool of a compressed format innowarm does not decompress
+// itself, from the file's first bytes; "" for none.
+func otherCompression(magic []byte) string {
+	switch {
+	case bytes.HasPrefix(magic, []byte{0x28, 0xb5, 0x2f, 0xfd}):
+		return "zstd"
+	case bytes.HasPrefix(magic, []byte{0xfd, '7', 'z', 'X', 'Z', 0}):
+		return "xz"
+	case bytes.HasPrefix(magic, []byte{0x04, 0x22, 0x4d, 0x18}):
+		return "lz4"
+	}
+	return ""
 }
 
 var (

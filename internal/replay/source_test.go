@@ -213,13 +213,81 @@ func TestOpenErrors(t *testing.T) {
 	if exitcode.Of(err) != exitcode.Usage {
 		t.Errorf("directory: %v", err)
 	}
-	p := filepath.Join(t.TempDir(), "x.gz")
-	os.WriteFile(p, []byte("not gzip"), 0o644)
+	p := filepath.Join(t.TempDir(), "x.log")
+	os.WriteFile(p, []byte{0x1f, 0x8b, 0x42, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 0o644)
 	_, _, err = replay.OpenFile(p, replay.FileOptions{})
 	if exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), "gzip") {
 		t.Errorf("bad gzip: %v", err)
 	}
 	if _, err := replay.ParseFormat("xml"); err == nil {
 		t.Error("ParseFormat(xml) accepted")
+	}
+}
+
+// TestCompressionByContent: whether a source is compressed is read from its first bytes, as
+// zcat -f does, not from its name: a log gzip'd under its own name is decompressed, a plain
+// file named .gz is read as it is, and a format innowarm cannot read says how to feed it.
+func TestCompressionByContent(t *testing.T) {
+	dir := t.TempDir()
+	gzipped := func(name string) []byte {
+		raw, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var z bytes.Buffer
+		zw := gzip.NewWriter(&z)
+		zw.Write(raw)
+		zw.Close()
+		return z.Bytes()
+	}
+	for _, name := range []string{"mariadb-10.11-slow.log", "mysql-8.0-general.log", "statements.sql"} {
+		plain, wantFormat := readAll(t, filepath.Join("testdata", name), replay.FileOptions{})
+		same := func(what string, got []replay.Statement, format replay.Format) {
+			t.Helper()
+			if format != wantFormat || len(got) != len(plain) || got[len(got)-1].SQL != plain[len(plain)-1].SQL {
+				t.Errorf("%s: %s, %d statements; want %s, %d", what, format, len(got), wantFormat, len(plain))
+			}
+		}
+		// gzip'd in place: the name is the log's own.
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, gzipped(name), 0o644)
+		got, format := readAll(t, p, replay.FileOptions{})
+		same(name+" gzip'd, no .gz", got, format)
+		got, format = readAll(t, "-", replay.FileOptions{Stdin: bytes.NewReader(gzipped(name))})
+		same(name+" gzip'd on stdin", got, format)
+		// A plain file named .gz.
+		raw, _ := os.ReadFile(filepath.Join("testdata", name))
+		p = filepath.Join(dir, name+".gz")
+		os.WriteFile(p, raw, 0o644)
+		got, format = readAll(t, p, replay.FileOptions{})
+		same(name+" plain, named .gz", got, format)
+	}
+	// Two gzip members, as cat a.gz b.gz makes them: both are read.
+	two := append(gzipped("statements.sql"), gzipped("statements.sql")...)
+	one, _ := readAll(t, "testdata/statements.sql", replay.FileOptions{})
+	raw, _ := os.ReadFile("testdata/statements.sql")
+	both, _ := readAll(t, "-", replay.FileOptions{Stdin: bytes.NewReader(append(raw, raw...))})
+	got, _ := readAll(t, "-", replay.FileOptions{Stdin: bytes.NewReader(two)})
+	if len(got) != len(both) || len(got) <= len(one) {
+		t.Errorf("two gzip members: %d statements, want %d", len(got), len(both))
+	}
+	// bzip2 (made by bzip2 -c statements.sql).
+	got, format := readAll(t, "testdata/statements.sql.bz2", replay.FileOptions{})
+	if format != replay.FormatSQL || len(got) != len(one) || got[len(got)-1].SQL != one[len(one)-1].SQL {
+		t.Errorf("bzip2: %s, %d statements; want sql, %d", format, len(got), len(one))
+	}
+	// A text that only starts like bzip2 is text.
+	p := filepath.Join(dir, "bzh.sql")
+	os.WriteFile(p, []byte("BZh9 is not a statement;\nSELECT 1;\n"), 0o644)
+	got, _ = readAll(t, p, replay.FileOptions{})
+	if len(got) != 2 {
+		t.Errorf("text starting BZh: %d statements", len(got))
+	}
+	// zstd: refused with the way to feed it.
+	p = filepath.Join(dir, "slow.log.zst")
+	os.WriteFile(p, []byte{0x28, 0xb5, 0x2f, 0xfd, 0x24, 0x04, 0x21, 0, 0, 0}, 0o644)
+	_, _, err := replay.OpenFile(p, replay.FileOptions{})
+	if exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), "zstd -dc") {
+		t.Errorf("zstd: %v (exit %d)", err, exitcode.Of(err))
 	}
 }

@@ -42,6 +42,10 @@ const (
 	errorLogName   = "error.log"
 	pidFileName    = "mysqld.pid"
 	socketName     = "mysqld.sock"
+	// markName is a file 'up' puts into the data directory it made: with it a data
+	// directory proves itself innowarm's where the state file cannot (a sandbox copied
+	// whole, or a state file that records no identity of its directory).
+	markName = DataDirMark
 	// MinPoolSize is the smallest pool a sandbox accepts; the servers refuse or silently raise
 	// smaller values.
 	MinPoolSize = 8 << 20
@@ -103,6 +107,9 @@ type State struct {
 	// innowarm then neither stops a server nor removes a file by it. Absent from states
 	// written before innowarm recorded it.
 	DirInode uint64 `json:"dir_inode,omitempty"`
+	// CopiedFrom is the directory of the sandbox this one was copied from (cp -a), when
+	// 'up' made the copy a sandbox of its own.
+	CopiedFrom string `json:"copied_from,omitempty"`
 }
 
 // Sandbox is one sandbox directory and, when this process started it, its server process.
@@ -112,7 +119,16 @@ type Sandbox struct {
 	startTimeout  time.Duration
 	proc          *os.Process
 	exited        chan struct{}
+	// copyOf is the directory a sandbox copied (or moved) here was made in, until 'up'
+	// makes the copy a sandbox of its own; moved: the directory itself is that one.
+	copyOf string
+	moved  bool
+	notes  []string
 }
+
+// Notes say what a user may not expect of the directory they named: a symbolic link to
+// the sandbox, or a copy of one.
+func (s *Sandbox) Notes() []string { return slices.Clone(s.notes) }
 
 // DefaultDir is under the user's cache directory.
 func DefaultDir() string {
@@ -123,11 +139,19 @@ func DefaultDir() string {
 	return filepath.Join(base, "innowarm", "sandbox")
 }
 
+// DataDirMark is the file 'sandbox up' puts into the data directory it made; it stays
+// there for the sandbox's life (tests that look for innowarm's leftovers in a datadir
+// leave it out).
+const DataDirMark = "innowarm-sandbox"
+
 // errNoSandbox: the directory holds no sandbox state.
 var errNoSandbox = errors.New("no sandbox")
 
-// Open loads the sandbox in dir. It refuses a state file that names another directory (a
-// copied sandbox.json, or a moved sandbox): every path in it points at the other one.
+// Open loads the sandbox in dir. A state file that names another directory is taken as a
+// sandbox copied (cp -a) or moved there only when the directory is that sandbox's (its
+// inode) or its data directory carries innowarm's mark: its paths are then the copy's own,
+// never the original's, and 'sandbox up' makes it a sandbox of its own. Any other state
+// file naming another directory (one copied alone, or written by hand) is refused.
 func Open(dir string) (*Sandbox, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -148,13 +172,73 @@ func Open(dir string) (*Sandbox, error) {
 	if st.Format != stateFormat {
 		return nil, fmt.Errorf("sandbox in %s has state format %d, this innowarm reads %d", abs, st.Format, stateFormat)
 	}
-	if !sameDir(abs, st.Dir) {
-		return nil, exitcode.UsageError(fmt.Errorf("%s describes the sandbox created in %s, not this directory (a copied state file, or a moved sandbox): innowarm acts on a sandbox only in the directory that created it (--dir %s)", statePath, st.Dir, st.Dir))
+	s := &Sandbox{State: st, startTimeout: 120 * time.Second}
+	moved := false
+	if sameDir(abs, st.Dir) {
+		if err := st.checkOwnPaths(abs); err == nil {
+			s.notes = viaLink(abs, st.Dir)
+			return s, nil
+		} else if !errors.Is(err, errOtherInode) || !hasMark(filepath.Join(abs, dataDirName)) {
+			return nil, fmt.Errorf("refusing %s: %w", statePath, err)
+		}
+		// The same path, another directory: a sandbox restored or copied back here.
+	} else if ino, err := inodeOf(abs); err == nil && st.DirInode != 0 && ino == st.DirInode && hasMark(filepath.Join(abs, dataDirName)) {
+		// The inode alone proves nothing once the original is gone: a directory made
+		// after its purge can get its number again, and a state file copied alone into it
+		// was taken for the sandbox moved there (a CI run: beside a user's data directory).
+		moved = true
+	} else if !hasMark(filepath.Join(abs, dataDirName)) {
+		return nil, exitcode.UsageError(fmt.Errorf("%s describes the sandbox created in %s, not this directory, and %s is no data directory 'sandbox up' made (a state file copied alone, or written by hand): innowarm acts on that sandbox only in %s (--dir %s); a sandbox copied whole (cp -a) after this innowarm's 'sandbox up' marked its data directory can be used where it was copied", statePath, st.Dir, filepath.Join(abs, dataDirName), st.Dir, st.Dir))
 	}
-	if err := st.checkOwnPaths(abs); err != nil {
-		return nil, fmt.Errorf("refusing %s: %w", statePath, err)
+	s.copyOf, s.moved = st.Dir, moved
+	s.setPaths(abs)
+	// A copy's directory was made by the copy, not by 'sandbox up': purge leaves it.
+	s.DirCreated = st.DirCreated && moved
+	what := "a copy of"
+	if moved {
+		what = "moved from"
 	}
-	return &Sandbox{State: st, startTimeout: 120 * time.Second}, nil
+	if n := linkNote(abs); n != "" {
+		s.notes = append(s.notes, n)
+	}
+	s.notes = append(s.notes, fmt.Sprintf("%s is %s the sandbox made in %s (its sandbox.json names that directory): innowarm uses this directory's own data, socket, pid file and logs, never the original's; 'sandbox up --dir %s' starts it as a sandbox of its own", abs, what, st.Dir, abs))
+	return s, nil
+}
+
+// errOtherInode: the state was written in another directory of the same path.
+var errOtherInode = errors.New("another directory")
+
+// setPaths derives every path of the sandbox from its directory, as 'up' does.
+func (s *Sandbox) setPaths(dir string) {
+	s.Dir, s.Datadir = dir, filepath.Join(dir, dataDirName)
+	s.PidFile, s.ErrorLog = filepath.Join(dir, pidFileName), filepath.Join(dir, errorLogName)
+	s.Socket, _ = socketPath(dir)
+}
+
+// viaLink says, when given (the --dir a user gave) and the sandbox's directory differ only
+// through a symbolic link, which one innowarm acts on: a user who gave a link to a sandbox
+// learns that the sandbox, and what purge removes, is the link's target.
+func viaLink(given, dir string) []string {
+	if given == dir {
+		return nil // the user names it as it was made
+	}
+	if n := linkNote(given); n != "" {
+		return []string{n}
+	}
+	return []string{fmt.Sprintf("%s is the directory of the sandbox made as %s (a symbolic link)", given, dir)}
+}
+
+// linkNote says where the --dir given leads when it is a symbolic link, else "".
+func linkNote(given string) string {
+	fi, err := os.Lstat(given)
+	if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		return ""
+	}
+	target, err := filepath.EvalSymlinks(given)
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%s is a symbolic link: acting on the sandbox in %s (the link itself is never removed)", given, target)
 }
 
 // checkOwnPaths says whether every path the state names is the one 'up' derives from the
@@ -184,7 +268,7 @@ func (st State) checkOwnPaths(dir string) error {
 		if ino, err := inodeOf(dir); err != nil {
 			return fmt.Errorf("sandbox dir %s: %w", dir, err)
 		} else if ino != st.DirInode {
-			return fmt.Errorf("it was written in another directory than %s (inode %d, not %d: a copied state file, or a sandbox copied or restored here): innowarm stops and removes only what 'sandbox up' made in this directory", dir, ino, st.DirInode)
+			return fmt.Errorf("it was written in another directory than %s (inode %d, not %d: a copied state file, or a sandbox copied or restored here): innowarm stops and removes only what 'sandbox up' made in this directory: %w", dir, ino, st.DirInode, errOtherInode)
 		}
 	}
 	return nil
@@ -226,8 +310,21 @@ func (s *Sandbox) save() error {
 	if err != nil {
 		return err
 	}
+	// Made anew (O_EXCL does not follow a link): a symbolic link planted at the temporary
+	// name made the write go through it, over the file it led to.
 	tmp := filepath.Join(s.Dir, stateFileName+".tmp")
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+	if err := os.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
 		return err
 	}
 	return os.Rename(tmp, filepath.Join(s.Dir, stateFileName))
@@ -264,9 +361,47 @@ func Up(ctx context.Context, cfg Config) (*Sandbox, *UpReport, error) {
 	if err != nil {
 		return nil, nil, exitcode.UsageError(fmt.Errorf("sandbox dir %s: %w", cfg.Dir, err))
 	}
+	for attempt := 0; ; attempt++ {
+		// The directory must exist to be locked; one made here is innowarm's.
+		created := false
+		if _, err := os.Stat(dir); err != nil {
+			if created, err = claimDir(dir); err != nil {
+				return nil, nil, err
+			}
+		}
+		unlock, err := lockDir(ctx, dir)
+		if errors.Is(err, fs.ErrNotExist) && attempt < 3 {
+			continue // removed by the purge we waited for: make it anew
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		s, rep, err := up(ctx, cfg, dir, created)
+		unlock()
+		return s, rep, err
+	}
+}
+
+// up is Up holding the directory's lock: two 'up' at once in one directory bootstrapped
+// into one data directory, and each wrote its own state over the other's.
+func up(ctx context.Context, cfg Config, dir string, created bool) (*Sandbox, *UpReport, error) {
 	rep := &UpReport{}
 	s, err := Open(dir)
-	var dirCreated bool
+	dirCreated := created
+	if err == nil && s.copyOf != "" {
+		if n := linkNote(dir); n != "" {
+			rep.Notes = append(rep.Notes, n)
+		}
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%s is a copy of the sandbox made in %s: it is now a sandbox of its own, with its own data, socket, port, pid file and logs (a purge of either leaves the other alone)", s.Dir, s.copyOf))
+		if s.moved {
+			rep.Notes[len(rep.Notes)-1] = fmt.Sprintf("the sandbox made in %s was moved to %s: it now lives there", s.copyOf, s.Dir)
+		}
+		if err := s.adopt(); err != nil {
+			return nil, nil, err
+		}
+	} else if err == nil {
+		rep.Notes = append(rep.Notes, s.notes...)
+	}
 	switch {
 	case err == nil && !s.Installing:
 		return upExisting(ctx, s, cfg, rep)
@@ -279,9 +414,11 @@ func Up(ctx context.Context, cfg Config) (*Sandbox, *UpReport, error) {
 		}
 		dir = s.Dir
 	case errors.Is(err, errNoSandbox):
-		if dirCreated, err = claimDir(dir); err != nil {
+		claimed, err := claimDir(dir)
+		if err != nil {
 			return nil, nil, err
 		}
+		dirCreated = dirCreated || claimed
 	default:
 		return nil, nil, err
 	}
@@ -336,6 +473,9 @@ func Up(ctx context.Context, cfg Config) (*Sandbox, *UpReport, error) {
 		return nil, nil, err
 	}
 	rep.InstallSeconds = time.Since(t0).Seconds()
+	if err := s.writeMark(); err != nil {
+		return nil, nil, err
+	}
 	s.Installing = false
 	if err := s.save(); err != nil {
 		return nil, nil, exitcode.UsageError(fmt.Errorf("sandbox dir %s is not writable: %w", dir, err))
@@ -347,6 +487,68 @@ func Up(ctx context.Context, cfg Config) (*Sandbox, *UpReport, error) {
 	rep.Action, rep.StartSeconds, rep.Pid = "created", start.Seconds, start.Pid
 	rep.Stale, rep.Notes = start.Stale, append(rep.Notes, start.Notes...)
 	return s, rep, nil
+}
+
+// adopt makes a sandbox copied (or moved) into its directory a sandbox of its own there:
+// its state names this directory's paths and identity from now on. A copy gets a port of
+// its own (the original's may be in use, or soon be).
+func (s *Sandbox) adopt() error {
+	ino, err := inodeOf(s.Dir)
+	if err != nil {
+		return exitcode.BadValue("Dir", "%s: %w", s.Dir, err)
+	}
+	s.DirInode = ino
+	if !s.moved {
+		s.Port, s.CopiedFrom = 0, s.copyOf
+	}
+	s.copyOf, s.moved = "", false
+	if err := s.save(); err != nil {
+		return exitcode.UsageError(fmt.Errorf("sandbox dir %s is not writable: %w", s.Dir, err))
+	}
+	return nil
+}
+
+// LockDir holds an exclusive lock on the sandbox directory dir until unlock is called,
+// waiting while another innowarm holds it ('up', 'down', 'restart' of the same sandbox).
+// The lock is on the directory itself: a lock file would be one more entry in a directory
+// that may be the user's. It fails with fs.ErrNotExist when the directory was removed
+// while it waited (a purge).
+func LockDir(ctx context.Context, dir string) (unlock func(), err error) { return lockDir(ctx, dir) }
+
+func lockDir(ctx context.Context, dir string) (func(), error) {
+	for {
+		f, err := os.Open(dir)
+		if err != nil {
+			return nil, fmt.Errorf("lock sandbox dir: %w", err)
+		}
+		for {
+			err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+			if err == nil {
+				break
+			}
+			if !errors.Is(err, syscall.EWOULDBLOCK) {
+				f.Close()
+				return nil, fmt.Errorf("lock sandbox dir %s: %w", dir, err)
+			}
+			select {
+			case <-ctx.Done():
+				f.Close()
+				return nil, ctx.Err()
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+		// The holder may have removed the directory, or another took its place: the lock
+		// counts only on the directory the path names now.
+		held, herr := f.Stat()
+		now, nerr := os.Stat(dir)
+		if herr == nil && nerr == nil && os.SameFile(held, now) {
+			return func() { f.Close() }, nil
+		}
+		f.Close()
+		if nerr != nil {
+			return nil, fmt.Errorf("lock sandbox dir: %w", nerr)
+		}
+	}
 }
 
 // creationArgs are the server options a data directory is created with and keeps:
@@ -411,8 +613,15 @@ func claimDir(dir string) (created bool, err error) {
 	fi, err := os.Stat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		if _, lerr := os.Lstat(dir); lerr == nil {
-			return false, exitcode.BadValue("Dir", "%s is a symbolic link to a directory that does not exist: create the directory or choose another", dir)
+		if lfi, lerr := os.Lstat(dir); lerr == nil {
+			if lfi.Mode()&fs.ModeSymlink != 0 {
+				if _, err := os.Stat(dir); err != nil {
+					return false, exitcode.BadValue("Dir", "%s is a symbolic link to a directory that does not exist: create the directory or choose another", dir)
+				}
+			}
+			// Made between the two looks, by another 'up' in the same directory: the
+			// directory's lock decides which of them bootstraps.
+			return false, nil
 		}
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return false, notWritable(err)
@@ -589,7 +798,15 @@ func (s *Sandbox) Start(ctx context.Context) (StartReport, error) {
 		rep.Pid = st.Pid
 		return rep, nil
 	}
+	if err := s.checkStart(); err != nil {
+		return rep, err
+	}
 	rep.Stale = s.clearStale(st)
+	if socketLive(s.Socket) {
+		// The sandbox's server would take it over, and our wait for its answer would
+		// take the other's answer for it.
+		return rep, fmt.Errorf("refusing to start the sandbox's server: another process listens on its socket %s", s.Socket)
+	}
 	for attempt := 0; ; attempt++ {
 		err := s.start(ctx, &rep)
 		if err == nil || attempt == 2 || !errors.Is(err, errPortTaken) {
@@ -598,6 +815,34 @@ func (s *Sandbox) Start(ctx context.Context) (StartReport, error) {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("port %d was taken while the server started; retrying on another", s.Port))
 		s.Port = 0
 	}
+}
+
+// checkStart refuses to run a server on a data directory innowarm cannot prove it made,
+// or that lies elsewhere: a server of another version upgrades, and any server changes,
+// the data it is started on.
+func (s *Sandbox) checkStart() error {
+	if s.copyOf != "" {
+		return exitcode.UsageError(fmt.Errorf("%s is a copy of the sandbox made in %s: 'innowarm sandbox up --dir %s' makes it a sandbox of its own and starts it", s.Dir, s.copyOf, s.Dir))
+	}
+	if fi, err := os.Lstat(s.Datadir); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return fmt.Errorf("refusing to start a server on %s: it is a symbolic link, which 'sandbox up' never makes (the server would run on the directory it leads to)", s.Datadir)
+	}
+	// The server writes its pid file, logs, socket and temporary files through a link,
+	// over whatever it leads to (a pid file linked to a file of the user's was truncated).
+	for _, n := range []string{pidFileName, errorLogName, serverOutName, socketName, socketLockName, tmpDirName, filesDirName} {
+		p := filepath.Join(s.Dir, n)
+		if fi, err := os.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("refusing to start the sandbox's server: %s is a symbolic link, which 'sandbox up' never makes (the server would write through it): remove it", p)
+		}
+	}
+	if err := s.proven(); err != nil {
+		return fmt.Errorf("refusing to start a server on %s: %w: create a new sandbox with 'innowarm sandbox up --dir NEW_DIR'", s.Datadir, err)
+	}
+	if fi, err := os.Lstat(s.Datadir); err == nil && fi.IsDir() && !hasMark(s.Datadir) {
+		// Made before 'up' marked its data directory: a copy of it can then be used too.
+		return s.writeMark()
+	}
+	return nil
 }
 
 var errPortTaken = errors.New("port taken")
@@ -747,13 +992,15 @@ type Status struct {
 	UptimeSecs  float64  `json:"uptime_seconds,omitempty"`
 	StalePid    string   `json:"stale_pid_file,omitempty"`
 	StaleSocket string   `json:"stale_socket,omitempty"`
+	// Notes say what the directory named is: a symbolic link to the sandbox, or a copy of one.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Status inspects the pid file and socket without changing anything.
 func (s *Sandbox) Status(ctx context.Context) Status {
 	st := Status{Dir: s.Dir, Socket: s.Socket, Port: s.Port, Flavor: string(s.Flavor), Version: versionFromLine(s.ServerVersion), VersionLine: s.ServerVersion,
 		PoolSize: s.PoolSize, FlushMethod: "O_DIRECT", DumpAtShutdown: s.DumpAtShutdown, LoadAtStartup: s.LoadAtStartup,
-		ServerArgs: append([]string{}, s.ServerArgs...)}
+		ServerArgs: append([]string{}, s.ServerArgs...), Notes: s.Notes()}
 	if s.BufferedIO {
 		st.FlushMethod = "fsync"
 	}
@@ -769,7 +1016,9 @@ func (s *Sandbox) Status(ctx context.Context) Status {
 			st.StalePid = fmt.Sprintf("%s names %s", s.PidFile, other)
 		}
 	}
-	if _, err := os.Stat(s.Socket); err == nil {
+	if socketLive(s.Socket) {
+		st.StaleSocket = fmt.Sprintf("%s is served by another process, not this sandbox's server", s.Socket)
+	} else if _, err := os.Lstat(s.Socket); err == nil {
 		st.StaleSocket = fmt.Sprintf("%s exists but no server of this sandbox is running", s.Socket)
 	}
 	return st
@@ -779,12 +1028,8 @@ func (s *Sandbox) Status(ctx context.Context) Status {
 // unknown). The mtime of /proc/PID is no start time: it is when the kernel last built that
 // inode, which a lookup after the inode cache dropped it sets to now.
 func processUptime(pid int) float64 {
-	p, err := procfs.NewProc(pid)
-	if err != nil {
-		return 0
-	}
-	stat, err := p.Stat()
-	if err != nil {
+	stat, ok := procStat(pid)
+	if !ok {
 		return 0
 	}
 	started, err := stat.StartTime()
@@ -792,6 +1037,16 @@ func processUptime(pid int) float64 {
 		return 0
 	}
 	return max(0, float64(time.Now().UnixNano())/1e9-started)
+}
+
+// procStat is /proc/PID/stat, when pid is a live process.
+func procStat(pid int) (procfs.ProcStat, bool) {
+	p, err := procfs.NewProc(pid)
+	if err != nil {
+		return procfs.ProcStat{}, false
+	}
+	stat, err := p.Stat()
+	return stat, err == nil
 }
 
 // livePid is the pid of this sandbox's running server, or 0.
@@ -827,14 +1082,17 @@ func (s *Sandbox) pidFilePid() int {
 	return pid
 }
 
-// serves says whether pid is a server of this sandbox's data directory: the last --datadir
-// on its command line is the sandbox's, and its working directory (both servers change
-// into their data directory at start-up) is that directory. A pid file can name any
-// process: a recycled pid, or one a user wrote there; a substring match of the command
-// line took a server of D/data/data (or, with an empty datadir, any sandbox's) for D's.
+// serves says whether pid is a server of this sandbox's data directory, started as 'up'
+// starts it: the last --datadir and --pid-file on its command line are the sandbox's,
+// after --no-defaults, and its working directory (both servers change into their data
+// directory at start-up) is that directory. A pid file can name any process: a recycled
+// pid, or one a user wrote there; a substring match of the command line took a server of
+// D/data/data (or, with an empty datadir, any sandbox's) for D's, and a server of the
+// user's own, run with the datadir a hand-written sandbox.json names, for the sandbox's.
 func (s *Sandbox) serves(pid int) bool {
-	datadir := procDatadir(pid)
-	if datadir == "" || filepath.Clean(datadir) != filepath.Clean(s.Datadir) {
+	args := procArgs(pid)
+	datadir := lastOpt(args, "--datadir=")
+	if datadir == "" || filepath.Clean(datadir) != filepath.Clean(s.Datadir) || lastOpt(args, "--pid-file=") != s.PidFile || !slices.Contains(args, "--no-defaults") {
 		return false
 	}
 	cwd, err := os.Stat(fmt.Sprintf("/proc/%d/cwd", pid))
@@ -845,20 +1103,28 @@ func (s *Sandbox) serves(pid int) bool {
 	return err == nil && os.SameFile(cwd, own)
 }
 
-// procDatadir is the last --datadir= on pid's command line (the one the server uses), or "".
-func procDatadir(pid int) string {
+// procArgs is pid's command line.
+func procArgs(pid int) []string {
 	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 	if err != nil {
-		return ""
+		return nil
 	}
-	var datadir string
-	for _, a := range strings.Split(string(cmdline), "\x00") {
-		if v, ok := strings.CutPrefix(a, "--datadir="); ok {
-			datadir = v
+	return strings.Split(string(cmdline), "\x00")
+}
+
+// lastOpt is the value of the last option with prefix in args (the one the server uses).
+func lastOpt(args []string, prefix string) string {
+	var v string
+	for _, a := range args {
+		if after, ok := strings.CutPrefix(a, prefix); ok {
+			v = after
 		}
 	}
-	return datadir
+	return v
 }
+
+// procDatadir is the last --datadir= on pid's command line (the one the server uses), or "".
+func procDatadir(pid int) string { return lastOpt(procArgs(pid), "--datadir=") }
 
 // otherServer describes the running MariaDB or MySQL server, not this sandbox's, that the
 // pid file names ("" when it names none): 'down' and 'restart' refuse to go on then,
@@ -887,21 +1153,54 @@ func (s *Sandbox) otherServer() string {
 	} else if cwd, err := os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid)); err == nil {
 		where = cwd
 	}
+	if filepath.Clean(where) == filepath.Clean(s.Datadir) {
+		return fmt.Sprintf("pid %d, a server of %s that 'sandbox up' did not start (not with --no-defaults and the sandbox's pid file)", pid, where)
+	}
 	return fmt.Sprintf("pid %d, the server of %s, not this sandbox's (%s)", pid, where, s.Datadir)
 }
 
-// clearStale removes a stale pid file and socket, and says so.
+// clearStale removes a stale pid file and socket, and says so. A socket another process
+// listens on is no stale one: removing it cut that server off from its clients.
 func (s *Sandbox) clearStale(st Status) []string {
 	var msgs []string
 	if st.StalePid != "" {
 		os.Remove(s.PidFile)
 		msgs = append(msgs, "removed stale pid file: "+st.StalePid)
 	}
-	if st.StaleSocket != "" {
-		os.Remove(s.Socket)
+	if socketLive(s.Socket) {
+		return msgs
+	}
+	lock := ""
+	if fi, err := os.Lstat(s.Socket + ".lock"); err == nil && fi.Mode().IsRegular() && os.Remove(s.Socket+".lock") == nil {
+		lock = s.Socket + ".lock"
+	}
+	switch {
+	case st.StaleSocket != "":
+		// Only a socket: the path may lie outside the directory (a long one's is in /tmp).
+		if fi, err := os.Lstat(s.Socket); err == nil && fi.Mode()&fs.ModeSocket != 0 {
+			os.Remove(s.Socket)
+		}
+		if lock != "" {
+			st.StaleSocket += " (and its lock file)"
+		}
 		msgs = append(msgs, "removed stale socket: "+st.StaleSocket)
+	case lock != "":
+		msgs = append(msgs, "removed stale socket lock file: "+lock)
 	}
 	return msgs
+}
+
+// socketLive says whether path is a Unix socket some process accepts connections on.
+func socketLive(path string) bool {
+	if fi, err := os.Lstat(path); err != nil || fi.Mode()&fs.ModeSocket == 0 {
+		return false
+	}
+	c, err := net.DialTimeout("unix", path, time.Second)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
 }
 
 // alive reports whether pid runs and is not a zombie.
@@ -941,36 +1240,27 @@ func threadAlive(statFile string) bool {
 // Stop shuts the server down cleanly (SIGTERM, which both servers treat as SHUTDOWN) and
 // waits for it to exit. It reports how long that took; stopping a stopped server is a no-op.
 func (s *Sandbox) Stop(ctx context.Context) (float64, error) {
-	pid := s.livePid()
-	if pid == 0 {
-		if other := s.otherServer(); other != "" {
+	h := s.server()
+	if h == nil {
+		// A copy's pid file, copied from the original, names the original's server: that
+		// is no server of the copy's to stop, nor one the copy must wait for.
+		if other := s.otherServer(); other != "" && (s.copyOf == "" || procDatadir(s.pidFilePid()) == s.Datadir) {
 			return 0, fmt.Errorf("refusing to stop %s: %s names it (remove that file if this sandbox's server is not running)", other, s.PidFile)
 		}
 		s.clearStale(s.Status(ctx))
 		return 0, nil
 	}
 	t0 := time.Now()
-	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return 0, fmt.Errorf("stop server pid %d: %w", pid, err)
+	if err := h.proc.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return 0, fmt.Errorf("stop server pid %d: %w", h.pid, err)
 	}
 	// Wait for the process itself: the server removes its pid file and socket early in the
 	// shutdown, long before InnoDB has flushed and closed its files.
-	exited := func() bool {
-		if s.proc != nil && s.proc.Pid == pid {
-			select {
-			case <-s.exited:
-				return true
-			default:
-				return false
-			}
-		}
-		return !alive(pid)
-	}
 	deadline := time.Now().Add(5 * time.Minute)
-	for !exited() {
+	for !s.gone(h) {
 		if time.Now().After(deadline) {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-			return time.Since(t0).Seconds(), fmt.Errorf("server pid %d did not shut down within 5 minutes; killed it", pid)
+			_ = h.proc.Signal(syscall.SIGKILL)
+			return time.Since(t0).Seconds(), fmt.Errorf("server pid %d did not shut down within 5 minutes; killed it", h.pid)
 		}
 		select {
 		case <-ctx.Done():
@@ -983,13 +1273,70 @@ func (s *Sandbox) Stop(ctx context.Context) (float64, error) {
 	return time.Since(t0).Seconds(), nil
 }
 
+// serverHandle is the sandbox's running server, held so that a signal reaches that
+// process and no other: on Linux os.FindProcess holds a pidfd, and a pid the kernel hands
+// to a new process after the server exits is then not signalled.
+type serverHandle struct {
+	pid   int
+	proc  *os.Process
+	start uint64 // its start time in clock ticks since boot, 0 when unknown
+}
+
+// server is the handle of the sandbox's running server, or nil.
+func (s *Sandbox) server() *serverHandle {
+	pid := s.livePid()
+	if pid == 0 {
+		return nil
+	}
+	if s.proc != nil && s.proc.Pid == pid {
+		return &serverHandle{pid: pid, proc: s.proc, start: procStart(pid)}
+	}
+	proc, err := os.FindProcess(pid)
+	if err != nil {
+		return nil
+	}
+	// Checked again with the handle held: the pid may have changed hands in between.
+	start := procStart(pid)
+	if !s.serves(pid) {
+		return nil
+	}
+	return &serverHandle{pid: pid, proc: proc, start: start}
+}
+
+// gone says whether the server h has exited: every thread of it (alive), and the pid
+// not since taken by a process that started later.
+func (s *Sandbox) gone(h *serverHandle) bool {
+	if s.proc != nil && s.proc == h.proc {
+		select {
+		case <-s.exited:
+			return true
+		default:
+			return false
+		}
+	}
+	if h.proc.Signal(syscall.Signal(0)) != nil {
+		return true // the pidfd says the process is gone
+	}
+	return !alive(h.pid) || (h.start != 0 && procStart(h.pid) != h.start)
+}
+
+// procStart is when pid started, in clock ticks since boot (0 when unknown): with the pid,
+// it names one process.
+func procStart(pid int) uint64 {
+	stat, ok := procStat(pid)
+	if !ok {
+		return 0
+	}
+	return stat.Starttime
+}
+
 // Kill stops the server at once (SIGKILL), as a crash would.
 func (s *Sandbox) Kill() {
-	if pid := s.livePid(); pid > 0 {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-		// alive, not livePid: the server's working directory and command line are gone
-		// once its main thread exits, while other threads still hold its files.
-		for alive(pid) {
+	if h := s.server(); h != nil {
+		_ = h.proc.Signal(syscall.SIGKILL)
+		// Not livePid: the server's working directory and command line are gone once its
+		// main thread exits, while other threads still hold its files.
+		for !s.gone(h) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
@@ -1094,10 +1441,13 @@ func (s *Sandbox) Purge(ctx context.Context) (PurgeReport, error) {
 	if _, err := s.Stop(ctx); err != nil {
 		return rep, err
 	}
-	if filepath.Dir(s.Socket) != s.Dir {
-		// Only a socket: the path comes from the state file.
-		if fi, err := os.Lstat(s.Socket); err == nil && fi.Mode()&fs.ModeSocket != 0 {
+	if filepath.Dir(s.Socket) != s.Dir && filepath.Dir(s.Socket) == os.TempDir() {
+		// Only a socket no process listens on: the path comes from the state file.
+		if fi, err := os.Lstat(s.Socket); err == nil && fi.Mode()&fs.ModeSocket != 0 && !socketLive(s.Socket) {
 			os.Remove(s.Socket)
+			if fi, err := os.Lstat(s.Socket + ".lock"); err == nil && fi.Mode().IsRegular() {
+				os.Remove(s.Socket + ".lock")
+			}
 		}
 	}
 	removed, err := s.removeOwned()
@@ -1122,9 +1472,11 @@ func (s *Sandbox) Purge(ctx context.Context) (PurgeReport, error) {
 	case err != nil:
 		return rep, fmt.Errorf("purge %s: %w", s.Dir, err)
 	case fi.Mode()&fs.ModeSymlink != 0:
-		rep.KeptReason = "it is a symbolic link"
+		rep.KeptReason = "it is a symbolic link (the sandbox's files in the directory it leads to are removed)"
 	case len(rep.Kept) > 0:
 		rep.KeptReason = "it holds files innowarm did not make: " + strings.Join(rep.Kept, ", ")
+	case !s.DirCreated && (s.CopiedFrom != "" || s.copyOf != ""):
+		rep.KeptReason = "it was made by copying a sandbox, not by 'sandbox up'"
 	case !s.DirCreated:
 		rep.KeptReason = "it existed before 'sandbox up'"
 	default:
@@ -1138,12 +1490,53 @@ func (s *Sandbox) Purge(ctx context.Context) (PurgeReport, error) {
 
 // ownedNames are the entries a sandbox makes in its directory. The data directory goes
 // last: a purge that failed half-way leaves it, by which CheckPurge knows the rest.
-var ownedNames = []string{tmpDirName, filesDirName, installLogName, serverOutName, errorLogName, pidFileName, socketName, stateFileName + ".tmp", dataDirName}
+var ownedNames = []string{tmpDirName, filesDirName, installLogName, serverOutName, errorLogName, pidFileName, socketName, socketLockName, stateFileName + ".tmp", dataDirName}
+
+// socketLockName is the lock file MySQL keeps beside its socket, holding its pid: a crash
+// leaves it, and a copy (cp -a) of a running sandbox carries the original's pid in it,
+// which made the copy's server refuse to start ("Unable to setup unix socket lock file").
+const socketLockName = socketName + ".lock"
 
 // datadirMarks begin the names of the files a server makes first in a new data directory
 // (InnoDB's and Aria's, before any schema), and those a copy in name order makes first: a
 // directory holding none of them is no server's data directory.
 var datadirMarks = []string{"ibdata", "ib_logfile", "aria_log", "#ib", "#innodb", "mysql.ibd", "undo_", "ibtmp"}
+
+// hasMark says whether datadir is a directory (not a link to one) holding the mark of a
+// data directory 'sandbox up' made.
+func hasMark(datadir string) bool {
+	if fi, err := os.Lstat(datadir); err != nil || !fi.IsDir() {
+		return false
+	}
+	fi, err := os.Lstat(filepath.Join(datadir, markName))
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// writeMark marks the data directory 'up' made as innowarm's.
+func (s *Sandbox) writeMark() error {
+	text := fmt.Sprintf("made by 'innowarm sandbox up' in %s at %s; 'innowarm sandbox down --purge' removes it\n", s.Dir, time.Now().UTC().Format(time.RFC3339))
+	if err := os.WriteFile(filepath.Join(s.Datadir, markName), []byte(text), 0o640); err != nil {
+		return fmt.Errorf("mark the sandbox's data directory: %w", err)
+	}
+	return nil
+}
+
+// proven says whether innowarm can prove it made this sandbox: the state file records the
+// identity (inode) of the directory 'up' made, and this is that directory, or the data
+// directory carries the mark 'up' puts into it. A state file written by hand, or by an
+// innowarm that recorded neither, beside a real server's data directory proves nothing,
+// and nothing is then started on, or removed from, that directory.
+func (s *Sandbox) proven() error {
+	if s.DirInode != 0 && s.copyOf == "" {
+		if ino, err := inodeOf(s.Dir); err == nil && ino == s.DirInode {
+			return nil
+		}
+	}
+	if hasMark(s.Datadir) {
+		return nil
+	}
+	return fmt.Errorf("innowarm cannot prove it made %s: its %s records no identity of the directory 'sandbox up' made (written by hand, or by an older innowarm), and %s carries no mark of innowarm's install", s.Dir, stateFileName, s.Datadir)
+}
 
 // CheckPurge says whether a purge would remove only what the sandbox made: each of its
 // entries present is of the kind the sandbox makes (a symbolic link is removed, not
@@ -1153,6 +1546,9 @@ var datadirMarks = []string{"ibdata", "ib_logfile", "aria_log", "#ib", "#innodb"
 func (s *Sandbox) CheckPurge() error {
 	refuse := func(format string, args ...any) error {
 		return fmt.Errorf("refusing to purge %s: %s: remove it by hand if it is the sandbox's", s.Dir, fmt.Sprintf(format, args...))
+	}
+	if err := s.proven(); err != nil {
+		return refuse("%v", err)
 	}
 	for _, n := range ownedNames {
 		p := filepath.Join(s.Dir, n)
@@ -1167,6 +1563,9 @@ func (s *Sandbox) CheckPurge() error {
 				kind = "not a directory"
 			}
 			return refuse("%s is %s, not what 'sandbox up' makes there", p, kind)
+		}
+		if err := sameDevice(p, fi); err != nil {
+			return refuse("%v", err)
 		}
 		if n != dataDirName {
 			continue
@@ -1184,6 +1583,39 @@ func (s *Sandbox) CheckPurge() error {
 	return nil
 }
 
+// sameDevice says whether every directory under dir (whose Lstat is fi) lies on dir's
+// parent's file system: a file system mounted there (a user's volume, or a bind mount of
+// their directory) is not the sandbox's, and removing the sandbox's entries would empty it.
+func sameDevice(dir string, fi fs.FileInfo) error {
+	if !fi.IsDir() {
+		return nil
+	}
+	parent, err := os.Stat(filepath.Dir(dir))
+	if err != nil {
+		return fmt.Errorf("%s: %w", filepath.Dir(dir), err)
+	}
+	dev := func(fi fs.FileInfo) uint64 {
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			return st.Dev
+		}
+		return 0
+	}
+	want := dev(parent)
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if dev(info) != want {
+			return fmt.Errorf("%s is a mount point of another file system, which 'sandbox up' never makes (unmount it first)", p)
+		}
+		return nil
+	})
+}
+
 // removeOwned removes the sandbox's own entries from its directory, by name (a symbolic
 // link among them is removed, not followed), and says which it removed.
 func (s *Sandbox) removeOwned() ([]string, error) {
@@ -1193,8 +1625,8 @@ func (s *Sandbox) removeOwned() ([]string, error) {
 	var removed []string
 	for _, n := range ownedNames {
 		p := filepath.Join(s.Dir, n)
-		if _, err := os.Lstat(p); err != nil {
-			continue
+		if _, err := os.Lstat(p); err != nil || ((n == socketName || n == socketLockName) && socketLive(filepath.Join(s.Dir, socketName))) {
+			continue // another server's socket at the sandbox's path is that server's
 		}
 		if err := os.RemoveAll(p); err != nil {
 			return removed, fmt.Errorf("purge %s: %w", s.Dir, err)

@@ -612,8 +612,8 @@ func TestForgedStateStopsNoOtherServer(t *testing.T) {
 }
 
 // A state file put into a directory that is no sandbox, written to name that directory's
-// own paths (no inode recorded, as states before it), makes neither purge nor up's
-// reinstall remove the user's data, tmp or files directories.
+// own paths and identity, makes neither purge nor up's reinstall remove the user's data,
+// tmp or files directories (without the identity, TestNothingUnprovenIsPurgedOrStarted).
 func TestPurgeRefusesWhatNoSandboxMade(t *testing.T) {
 	ctx := context.Background()
 	for name, setup := range map[string]func(d string){
@@ -634,8 +634,13 @@ func TestPurgeRefusesWhatNoSandboxMade(t *testing.T) {
 		for _, installing := range []bool{false, true} {
 			d := t.TempDir()
 			setup(d)
+			// With the directory's identity, as 'up' writes it: these checks hold even then.
+			ino, err := inodeOf(d)
+			if err != nil {
+				t.Fatal(err)
+			}
 			st := State{Format: stateFormat, Dir: d, Datadir: filepath.Join(d, dataDirName), PidFile: filepath.Join(d, pidFileName),
-				ErrorLog: filepath.Join(d, errorLogName), Socket: filepath.Join(d, socketName), DirCreated: true, Installing: installing}
+				ErrorLog: filepath.Join(d, errorLogName), Socket: filepath.Join(d, socketName), DirCreated: true, Installing: installing, DirInode: ino}
 			b, _ := json.Marshal(st)
 			os.WriteFile(filepath.Join(d, stateFileName), b, 0o644)
 			before := tree(t, d)

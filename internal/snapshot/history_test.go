@@ -85,6 +85,26 @@ func TestHistoryRanksWhatTheWorkloadKeepsTouching(t *testing.T) {
 	}
 }
 
+// The polluted-source case, then the workload stops and a sidecar keeps capturing: the
+// idle intervals, in a pool that has evicted, credit no page. They credited every resident
+// page as in a pool that never evicted, and the bulk load's leftovers outranked the hot
+// page evicted before the workload stopped (4), which a standby needs.
+func TestHistoryIdleAfterEvictingCreditsNothing(t *testing.T) {
+	h := NewHistory(time.Minute)
+	capture(h, []uint32{100, 101, 102, 103}, []uint32{1, 2, 50})
+	capture(h, []uint32{1, 100, 101, 102, 103}, []uint32{3, 50, 4, 2})
+	capture(h, []uint32{2, 3, 1, 100, 101, 102, 103}, []uint32{50})
+	for range 5 {
+		capture(h, []uint32{2, 3, 1, 100, 101, 102, 103}, []uint32{50})
+	}
+	m := historyManifest(t, h)
+	for _, e := range manifest.CutToBudget(m.Entries, 4) {
+		if e.Page > 4 {
+			t.Errorf("after idle captures, a budget of 4 keeps page %d: %+v", e.Page, m.Entries)
+		}
+	}
+}
+
 // In a settled pool nothing moves: the places decide, and no resident page is forgotten.
 func TestHistorySettledPoolKeepsItsOrder(t *testing.T) {
 	h := NewHistory(time.Minute)
@@ -99,6 +119,35 @@ func TestHistorySettledPoolKeepsItsOrder(t *testing.T) {
 	for i, e := range m.Entries {
 		if e.Page != uint32(i+1) {
 			t.Errorf("rank %d is page %d: %+v", i, e.Page, m.Entries)
+		}
+	}
+}
+
+// A pool that has not evicted yet moves nothing up: the hot set (1-4), read before the
+// history began, is read in place, and a report's pages (50, 51) join the list's end. The
+// report's single read must not outrank the hot set (it did: a manifest cut to the hot
+// set's size named the report first): pages resident longer rank first.
+// Once the pool evicts (a page leaves), touches count again, and residence no more.
+func TestHistoryPoolThatHasNotEvicted(t *testing.T) {
+	h := NewHistory(time.Minute)
+	capture(h, []uint32{1, 2, 3, 4}, nil)
+	capture(h, []uint32{1, 2, 3, 4}, []uint32{50, 51})
+	capture(h, []uint32{1, 2, 3, 4}, []uint32{50, 51})
+	m := historyManifest(t, h)
+	for _, e := range manifest.CutToBudget(m.Entries, 4) {
+		if e.Page > 4 {
+			t.Errorf("a budget of 4 keeps page %d: %+v", e.Page, m.Entries)
+		}
+	}
+	// Evicting now: 51 left, 60 read from disk and 3 made young.
+	capture(h, []uint32{3, 1, 2, 4}, []uint32{60, 50})
+	m = historyManifest(t, h)
+	if m.Entries[0].Page != 3 {
+		t.Errorf("once the pool evicts, the page made young leads: %+v", m.Entries)
+	}
+	for _, e := range manifest.CutToBudget(m.Entries, 4) {
+		if e.Page > 4 {
+			t.Errorf("once the pool evicts, a budget of 4 keeps page %d: %+v", e.Page, m.Entries)
 		}
 	}
 }

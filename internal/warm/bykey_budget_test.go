@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/innowarm/innowarm/internal/catalog"
+	"github.com/innowarm/innowarm/internal/connection"
 	"github.com/innowarm/innowarm/internal/manifest"
 	"github.com/innowarm/innowarm/internal/sandbox/sandboxtest"
 	"github.com/innowarm/innowarm/internal/snapshot"
@@ -64,34 +65,11 @@ func TestTreePathBudgetGoesToTheHottest(t *testing.T) {
 	if hotPages < 300 || coldPages < 100 {
 		t.Fatalf("the manifest holds %d hot and %d cold pages; the test needs 300+ and 100+", hotPages, coldPages)
 	}
-	// The copy: the same rows inserted in random key order, under the same name.
-	cp := sqltext.Table(db, "hot_copy")
-	sandboxtest.Exec(t,
-		"CREATE TABLE "+cp+" LIKE "+hot,
-		"INSERT INTO "+cp+" SELECT * FROM "+hot+" ORDER BY RAND(7)",
-		"DROP TABLE "+hot,
-		"RENAME TABLE "+cp+" TO "+hot,
-		"ANALYZE TABLE "+hot,
-		"FLUSH TABLES "+hot+" FOR EXPORT", "UNLOCK TABLES")
-	if _, err := sandboxtest.Server(t).ColdRestart(ctx); err != nil {
-		t.Fatal(err)
-	}
-	conn = sandboxtest.Reconnect(t)
+	conn = copyInRandomOrder(t, db, "hot", 7)
 	// Room for the hot table's manifest pages and a fifth more: less than its ranges take
 	// in the sparser copy, more than the manifest's count of them.
 	budgetPages := hotPages * 6 / 5
-	b, err := warm.ParseBudget(fmt.Sprintf("%d", int64(budgetPages)*int64(srv.PageSize)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req := warm.Request{Manifest: m, Method: warm.MethodNative, Run: quiet(), Plan: warm.Options{Order: "small-first", Budget: b, ByKey: warm.ByKeyAuto, SplitPages: warm.DefaultSplitPages}}
-	if err := req.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	out, err := warm.Execute(ctx, conn, req, func(string, string) {})
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := warmWithin(t, conn, m, budgetPages)
 	var path0 warm.IndexPath
 	for _, ip := range out.Manifest.Paths {
 		if ip.Table == "hot" && ip.Index == "PRIMARY" {
@@ -115,4 +93,42 @@ func TestTreePathBudgetGoesToTheHottest(t *testing.T) {
 	if loaded["hot"] < int64(budgetPages)*9/10 {
 		t.Errorf("the hot table got %d of the budget's %d pages", loaded["hot"], budgetPages)
 	}
+}
+
+// copyInRandomOrder replaces a table of the shared server with a logical copy of it: the
+// same rows inserted in random key order (seed), under the same name, written out; then
+// restarts the server cold and returns a new connection.
+func copyInRandomOrder(t *testing.T, db, table string, seed int) *connection.Conn {
+	t.Helper()
+	tbl, cp := sqltext.Table(db, table), sqltext.Table(db, table+"_copy")
+	sandboxtest.Exec(t,
+		"CREATE TABLE "+cp+" LIKE "+tbl,
+		fmt.Sprintf("INSERT INTO %s SELECT * FROM %s ORDER BY RAND(%d)", cp, tbl, seed),
+		"DROP TABLE "+tbl,
+		"RENAME TABLE "+cp+" TO "+tbl,
+		"ANALYZE TABLE "+tbl,
+		"FLUSH TABLES "+tbl+" FOR EXPORT", "UNLOCK TABLES")
+	if _, err := sandboxtest.Server(t).ColdRestart(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return sandboxtest.Reconnect(t)
+}
+
+// warmWithin warms a manifest natively, by key where it must (auto), within a budget of
+// pages.
+func warmWithin(t *testing.T, conn *connection.Conn, m *manifest.Manifest, budgetPages int) *warm.Outcome {
+	t.Helper()
+	b, err := warm.ParseBudget(fmt.Sprintf("%d", int64(budgetPages)*int64(conn.Server.PageSize)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := warm.Request{Manifest: m, Method: warm.MethodNative, Run: quiet(), Plan: warm.Options{Order: "small-first", Budget: b, ByKey: warm.ByKeyAuto, SplitPages: warm.DefaultSplitPages}}
+	if err := req.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	out, err := warm.Execute(context.Background(), conn, req, func(string, string) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

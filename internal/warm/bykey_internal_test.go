@@ -2,6 +2,7 @@ package warm
 
 import (
 	"fmt"
+	"reflect"
 	"testing"
 
 	"github.com/innowarm/innowarm/internal/keys"
@@ -133,13 +134,15 @@ func TestKeyRuns(t *testing.T) {
 	}
 	chosen := r.keyed[:5] // not page 7
 	got := r.keyRuns(chosen, lows)
-	want := []keyRun{{low: "~", high: "30", pages: 3, rank: 0}, {low: "50", high: "", pages: 1, rank: 2}, {low: "60", high: "70", pages: 1, rank: 4}}
+	want := []keyRun{{low: "~", high: "30", pages: 3, rank: 0, members: []runMember{{"~", 0}, {"10", 3}, {"20", 1}}},
+		{low: "50", high: "", pages: 1, rank: 2, members: []runMember{{"50", 2}}},
+		{low: "60", high: "70", pages: 1, rank: 4, members: []runMember{{"60", 4}}}}
 	if len(got) != len(want) {
 		t.Fatalf("runs %+v, want %+v", got, want)
 	}
 	for i := range want {
-		if got[i] != want[i] {
-			t.Errorf("run %d: %+v, want %+v", i, got[i], want[i])
+		if !reflect.DeepEqual(got[i], want[i]) {
+			t.Errorf("run %d: %+v, want %+v (members in key order)", i, got[i], want[i])
 		}
 	}
 }
@@ -303,5 +306,43 @@ func TestLikelyLeaves(t *testing.T) {
 	sLow := func(i int) keys.Key { return key(strs, []string{"0x61", "0x6d", "0x74"}[i]) }
 	if got := likelyLeaves(strs, key(strs, "0x62"), key(strs, "0x70"), true, 0, 2, 3, sLow); got != nil {
 		t.Errorf("string keys: %v, want nil", got)
+	}
+}
+
+// TestMemberRanks: a run's leaves rank by the hottest member whose range they hold, the
+// leaf where one member's range ends and the next begins by the hotter of the two; a run
+// whose members rank alike, or of one leaf, ranks as one.
+func TestMemberRanks(t *testing.T) {
+	// Leaves 10-19 start at keys 0, 100, ..., 900; the run's members start at keys 0, 250,
+	// 500 and 750, the last the hottest (a scan's latest pages).
+	parse := func(tok string) (keys.Key, bool, error) {
+		var n int64
+		if _, err := fmt.Sscan(tok, &n); err != nil {
+			return nil, false, err
+		}
+		return keys.Key{{I: n}}, true, nil
+	}
+	leafOf := func(k keys.Key) int { return 10 + int(k[0].I/100) }
+	run := keyRun{low: "0", rank: 3, members: []runMember{{"0", 9}, {"250", 7}, {"500", 5}, {"750", 3}}}
+	got, err := memberRanks(run, 10, 20, parse, leafOf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Members' first leaves: 10, 12, 15, 17; each holds up to the next's first leaf.
+	want := []int32{9, 9, 7, 7, 7, 5, 5, 3, 3, 3}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("leaf ranks %v, want %v", got, want)
+	}
+	// A member whose low key lies past the run's last leaf (a copy that holds fewer rows
+	// there) ranks the last leaf.
+	got, _ = memberRanks(keyRun{members: []runMember{{"0", 4}, {"5000", 1}}}, 10, 13, parse, leafOf)
+	if want := []int32{4, 4, 1}; !reflect.DeepEqual(got, want) {
+		t.Errorf("leaf ranks %v, want %v", got, want)
+	}
+	if got, _ := memberRanks(keyRun{members: []runMember{{"0", 2}, {"250", 2}}}, 10, 20, parse, leafOf); got != nil {
+		t.Errorf("members ranked alike: %v, want nil (the run's rank)", got)
+	}
+	if got, _ := memberRanks(keyRun{members: []runMember{{"0", 2}, {"250", 1}}}, 10, 11, parse, leafOf); got != nil {
+		t.Errorf("a run of one leaf: %v, want nil", got)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 
@@ -190,6 +191,10 @@ func (r *Resolved) treeOf(conn *connection.Conn, dict *pagekey.Dictionary, kt ke
 		}
 		return c
 	}
+	// leafOf is the last leaf whose range starts at or before k.
+	leafOf := func(k keys.Key) int {
+		return max(sort.Search(len(leaves), func(i int) bool { return compare(lowOf(i), k) > 0 })-1, 0)
+	}
 	var out []treePage
 	at := map[uint32]int{} // page -> its place in out
 	add := func(pg uint32, rank int32) {
@@ -231,8 +236,7 @@ func (r *Resolved) treeOf(conn *connection.Conn, dict *pagekey.Dictionary, kt ke
 		}
 		start := 0
 		if hasLow {
-			// The last leaf whose range starts at or before the low key.
-			start = max(sort.Search(len(leaves), func(i int) bool { return compare(lowOf(i), low) > 0 })-1, 0)
+			start = leafOf(low)
 		}
 		// A run with a high bound (a key, or the index's end) holds every leaf up to it, as
 		// the sql path's range scan reads every row up to it: a table grown by inserts since
@@ -251,8 +255,15 @@ func (r *Resolved) treeOf(conn *connection.Conn, dict *pagekey.Dictionary, kt ke
 		}
 		end = max(min(end, len(leaves)), start+1)
 		likely := likelyLeaves(cmpCols, low, high, hasLow && hasHigh, start, end, len(leaves), lowOf)
+		ranks, err := memberRanks(run, start, end, parse, leafOf)
+		if err != nil {
+			return nil, err
+		}
 		for i := start; i < end; i++ {
 			rank := run.rank
+			if ranks != nil {
+				rank = ranks[i-start]
+			}
 			if likely != nil && !likely[i-start] {
 				rank += behind
 			}
@@ -333,4 +344,51 @@ func keyPosition(cs keys.Columns, k keys.Key) (float64, bool) {
 		pos = -pos
 	}
 	return pos, true
+}
+
+// memberRanks ranks each leaf of a run's [start, end) by the hottest member whose range it
+// holds rows of, rather than every leaf by the run's hottest: a run is a contiguous hot set
+// (a scan's pages, a range of recent rows), hotter at one end, and a budget that holds part
+// of it took its leaves in key order, the low end whatever its rank (a copy with room for
+// half of a scanned table's ranges loaded the half read first, the coldest). A member's
+// range starts in the leaf that holds its low key (leafOf) and ends in the one where the
+// next member's starts, which both hold. nil when every member ranks alike.
+func memberRanks(run keyRun, start, end int, parse func(string) (keys.Key, bool, error), leafOf func(keys.Key) int) ([]int32, error) {
+	ms := run.members
+	if len(ms) < 2 || end-start < 2 {
+		return nil, nil
+	}
+	alike := true
+	for _, m := range ms[1:] {
+		alike = alike && m.rank == ms[0].rank
+	}
+	if alike {
+		return nil, nil
+	}
+	first := make([]int, len(ms)) // each member's first leaf, in [start, end)
+	first[0] = start
+	for k := 1; k < len(ms); k++ {
+		first[k] = first[k-1]
+		low, ok, err := parse(ms[k].low)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			first[k] = min(max(leafOf(low), first[k-1]), end-1)
+		}
+	}
+	ranks := make([]int32, end-start)
+	for i := range ranks {
+		ranks[i] = math.MaxInt32
+	}
+	for k, m := range ms {
+		last := end - 1
+		if k+1 < len(ms) {
+			last = first[k+1]
+		}
+		for i := first[k]; i <= last; i++ {
+			ranks[i-start] = min(ranks[i-start], m.rank)
+		}
+	}
+	return ranks, nil
 }

@@ -139,23 +139,24 @@ func TestNothingToLoadSaysSo(t *testing.T) {
 // A warm that can load nothing because the budget has no room fails (exit 1) with that
 // reason, by scans or natively, also when a FULLTEXT index was skipped besides (with a full
 // pool on MySQL the scan blamed the FULLTEXT skip, "every index was skipped", and the
-// native load printed a dry run's line and exited 0). --budget 1 (under a page) is the
-// budget a full pool leaves.
+// native load printed a dry run's line and exited 0). --budget 4K (under a page of the
+// test servers' 16 KiB; a budget under InnoDB's smallest page is refused) is the budget a
+// full pool leaves.
 func TestNoRoomInTheBudgetSaysSo(t *testing.T) {
 	db := sandboxtest.Schema(t)
 	sandboxtest.Exec(t, "ANALYZE TABLE "+textsTable(t, db, 5000))
 	coldConn(t)
 	for _, method := range []string{"scan", "native"} {
 		t.Run(method, func(t *testing.T) {
-			r := sandboxtest.CLI(t, sandboxtest.Run{}, append([]string{"warm", "--tables", db + ".texts", "--method", method, "--budget", "1", "-q"}, sandboxtest.Sock(t)...)...)
+			r := sandboxtest.CLI(t, sandboxtest.Run{}, append([]string{"warm", "--tables", db + ".texts", "--method", method, "--budget", "4K", "-q"}, sandboxtest.Sock(t)...)...)
 			line := strings.TrimSpace(r.Stderr)
-			if r.Code != 1 || strings.Contains(line, "\n") || !strings.Contains(line, "nothing to warm: the budget of 0 pages (--budget 1)") ||
+			if r.Code != 1 || strings.Contains(line, "\n") || !strings.Contains(line, "nothing to warm: the budget of 0 pages (--budget 4K)") ||
 				strings.Contains(line, "every index was skipped") || r.Stdout != "" {
 				t.Errorf("exit %d, stderr %q, stdout %q", r.Code, r.Stderr, r.Stdout)
 			}
 			// The dry run exits as the warm would, after its plan.
-			r = sandboxtest.CLI(t, sandboxtest.Run{}, append([]string{"warm", "--tables", db + ".texts", "--method", method, "--budget", "1", "--dry-run"}, sandboxtest.Sock(t)...)...)
-			if r.Code != 1 || !strings.Contains(r.Stderr, "nothing to warm: the budget of 0 pages (--budget 1)") || r.Stdout == "" {
+			r = sandboxtest.CLI(t, sandboxtest.Run{}, append([]string{"warm", "--tables", db + ".texts", "--method", method, "--budget", "4K", "--dry-run"}, sandboxtest.Sock(t)...)...)
+			if r.Code != 1 || !strings.Contains(r.Stderr, "nothing to warm: the budget of 0 pages (--budget 4K)") || r.Stdout == "" {
 				t.Errorf("--dry-run: exit %d, stderr %q, stdout %q", r.Code, r.Stderr, r.Stdout)
 			}
 		})
@@ -167,8 +168,8 @@ func TestNoRoomInTheBudgetSaysSo(t *testing.T) {
 		"ANALYZE TABLE "+sqltext.Table(db, "two"))
 	coldConn(t)
 	sandboxtest.Exec(t, "SELECT COUNT(*) FROM "+sqltext.Table(db, "two")+" FORCE INDEX (k)")
-	r := sandboxtest.CLI(t, sandboxtest.Run{}, append([]string{"warm", "--tables", db + ".two", "--method", "scan", "--budget", "1", "-q"}, sandboxtest.Sock(t)...)...)
-	if r.Code != 1 || !strings.Contains(r.Stderr, "nothing to warm: the budget of 0 pages (--budget 1)") {
+	r := sandboxtest.CLI(t, sandboxtest.Run{}, append([]string{"warm", "--tables", db + ".two", "--method", "scan", "--budget", "4K", "-q"}, sandboxtest.Sock(t)...)...)
+	if r.Code != 1 || !strings.Contains(r.Stderr, "nothing to warm: the budget of 0 pages (--budget 4K)") {
 		t.Errorf("an index resident, the rest over the budget: exit %d, stderr %q, stdout %q", r.Code, r.Stderr, r.Stdout)
 	}
 }

@@ -303,7 +303,7 @@ func (r *scanRun) lastTry(ctx context.Context, refusal error) (*connection.Sessi
 			return nil, ctx.Err()
 		case <-time.After(lastTryWait):
 		}
-		sess, err := r.conn.NewSession(ctx)
+		sess, err := r.conn.NewSessionNow(ctx)
 		switch {
 		case err == nil:
 			return sess, nil
@@ -676,7 +676,7 @@ func (r *scanRun) worker(ctx context.Context, w int) error {
 		}
 		return err
 	}
-	sess, err := r.conn.NewSession(ctx)
+	sess, err := r.conn.NewSessionNow(ctx)
 	switch {
 	case err != nil && connection.LimitReached(err):
 		if !r.sessions.settle(err, r.pl.Parallel) {

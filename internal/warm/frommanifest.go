@@ -60,6 +60,10 @@ type Resolved struct {
 	keyColumns map[TargetKey]string
 	// wholeIndex caches wholeIndexOnly: the path's choice and the tree path ask it.
 	wholeIndex map[TargetKey]bool
+	// sameSpace says, by index, that this server's tablespace has the manifest's space id:
+	// on the manifest's own server, the same tablespace, never rebuilt since (a rebuild,
+	// OPTIMIZE, ALTER ... FORCE or TRUNCATE, gives a new id on both flavors).
+	sameSpace map[TargetKey]bool
 }
 
 // keyedEntry is a manifest entry with a key range, of an index that resolves here.
@@ -88,7 +92,7 @@ func Resolve(ctx context.Context, conn *connection.Conn, m *manifest.Manifest) (
 // manifests on the same server again and again (each round of follow).
 func ResolveCached(ctx context.Context, conn *connection.Conn, m *manifest.Manifest, cats *catalog.Cache) (*Resolved, error) {
 	r := &Resolved{Source: m.Header, Name: m.Name, Entries: int64(len(m.Entries)), Dropped: map[string]int64{}, ByTarget: map[TargetKey]int64{},
-		m: m, keyColumns: map[TargetKey]string{}, catalogs: cats}
+		m: m, keyColumns: map[TargetKey]string{}, catalogs: cats, sameSpace: map[TargetKey]bool{}}
 	if err := m.CheckPageSize(conn.Server.PageSize); err != nil {
 		return nil, err
 	}
@@ -191,6 +195,10 @@ func ResolveCached(ctx context.Context, conn *connection.Conn, m *manifest.Manif
 			}
 		}
 		targets[i] = objTarget{space: p.Space, limit: uint32(p.FileSize / page), key: key}
+		if key.Kind == KindIndex {
+			same, seen := r.sameSpace[key]
+			r.sameSpace[key] = (same || !seen) && o.SpaceID == p.Space
+		}
 	}
 	entries := append([]manifest.Entry(nil), m.Entries...)
 	manifest.SortByHotness(entries)
@@ -592,7 +600,14 @@ func PlanFromManifest(ctx context.Context, conn *connection.Conn, full *Resolved
 	}
 	if len(trees) > 0 {
 		var err error
-		if req, kts, err = mp.placeTrees(ctx, conn, full, trees, kts, paths, reqRanked, spill, budget, mr, targetRow); err != nil {
+		// A budget of a size is capped at what the pool can hold besides the selection's
+		// resident pages (budgetPages); the trees' resident pages are known only once
+		// they are placed, and count there too.
+		hold := int64(-1)
+		if o.Budget.Bytes > 0 || o.Budget.Percent > 0 {
+			hold = poolHold(mp.totals, coveredBefore)
+		}
+		if req, kts, err = mp.placeTrees(ctx, conn, full, trees, kts, paths, reqRanked, spill, budget, hold, mr, targetRow); err != nil {
 			return nil, err
 		}
 		r = mp.r
@@ -603,6 +618,13 @@ func PlanFromManifest(ctx context.Context, conn *connection.Conn, full *Resolved
 		sort.Slice(kts, func(a, b int) bool { return kts[a].chosen[0].rank < kts[b].chosen[0].rank })
 		if mp.Keyed, err = full.buildKeyPlan(ctx, conn, kts, paths, max(budget-int64(len(req)), 0), source, o); err != nil {
 			return nil, err
+		}
+		// The plan holds the range scans to the budget with the pages at their ranges'
+		// ends: what it cut is left out, not requested ("requested 500 key ranges" was
+		// said of a plan that kept 160).
+		if mp.Keyed != nil && mp.Keyed.trimmedRanges > 0 {
+			mr.KeyRanges = max(mr.KeyRanges-mp.Keyed.trimmedRanges, 0)
+			mr.LeftOut += mp.Keyed.trimmedRanges
 		}
 	}
 	mp.Paths = sortedPaths(paths)
@@ -798,7 +820,7 @@ type rankedPage struct {
 // entries) takes the hottest of them. The trees' pages join what the plan measures
 // coverage on. An index whose tree cannot be read here takes the sql path (kts).
 func (mp *ManifestPlan) placeTrees(ctx context.Context, conn *connection.Conn, full *Resolved, trees, kts []keyedTarget, paths map[TargetKey]IndexPath,
-	req, spill []rankedPage, budget int64, mr *ManifestReport, targetRow func(TargetKey) *ManifestTarget) ([]PageID, []keyedTarget, error) {
+	req, spill []rankedPage, budget, hold int64, mr *ManifestReport, targetRow func(TargetKey) *ManifestTarget) ([]PageID, []keyedTarget, error) {
 	lows := map[[2]uint32]string{}
 	for _, e := range full.keyed {
 		lows[[2]uint32{e.object, e.page}] = full.m.Ranges[e.rng-1].Low
@@ -855,6 +877,7 @@ func (mp *ManifestPlan) placeTrees(ctx context.Context, conn *connection.Conn, f
 	all := make([]rankedPage, 0, len(req)+len(spill))
 	all = append(all, req...)
 	all = append(all, spill...)
+	var treeResident int64
 	for _, kt := range live {
 		ip := paths[kt.key]
 		ip.Ranges = int64(len(kt.chosen))
@@ -866,6 +889,7 @@ func (mp *ManifestPlan) placeTrees(ctx context.Context, conn *connection.Conn, f
 			ip.TreePages++
 			if before.Has(p.page.Space(), p.page.Page()) {
 				mp.before.Add(p.page.Space(), p.page.Page())
+				treeResident++
 				continue
 			}
 			all = append(all, rankedPage{p.page, p.rank, idOf[kt.key]})
@@ -878,6 +902,13 @@ func (mp *ManifestPlan) placeTrees(ctx context.Context, conn *connection.Conn, f
 	}
 	sort.SliceStable(order, func(a, b int) bool { return all[order[a]].rank < all[order[b]].rank })
 	room := max(budget-sqlEntries, 0)
+	if hold >= 0 {
+		// A round of follow on a standby its hot set fills (a logical copy, whose rows
+		// take more pages than the source's): the trees' pages a round loaded hold the
+		// pool, and the next round, counting only the pages by number, loaded what the
+		// budget had left out by evicting them, round after round.
+		room = min(room, max(hold-treeResident-sqlEntries, 0))
+	}
 	out := make([]PageID, 0, min(int64(len(all)), room))
 	seen := make(map[PageID]bool, len(all))
 	var cutRank int32 = math.MaxInt32
@@ -1260,8 +1291,12 @@ func MeasureTarget(ctx context.Context, conn *connection.Conn, r *Resolved) (mea
 	if !r.hasKeys() {
 		return r, nil, 0, nil
 	}
+	// Counting reads the tablespace files only: a user who may not drive the server's
+	// loader (no SET GLOBAL privilege), or a load under way, does not stop it. Planned as a
+	// scan, a logical copy's hot set was "unknown" on a standby wholly warm (follow, after
+	// a REVOKE).
 	method := MethodScan
-	if CheckNative(ctx, conn).OK {
+	if a := CheckNative(ctx, conn); a.OK || a.Readable {
 		method = MethodNative
 	}
 	mp, err := PlanFromManifest(ctx, conn, r, method, Options{Budget: Budget{Percent: 100, Raw: "100%"}, Order: "small-first",

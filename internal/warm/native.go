@@ -459,7 +459,11 @@ func loadOnce(ctx context.Context, conn *connection.Conn, follow loadFollow, bef
 		if ctx.Err() != nil {
 			return before, ctx.Err()
 		}
-		return before, fmt.Errorf("start the server's buffer pool load (innodb_buffer_pool_load_now needs SUPER or SYSTEM_VARIABLES_ADMIN): %w", err)
+		if sqlerr.Is(err, sqlerr.SpecificAccessDenied) {
+			return before, fmt.Errorf("start the server's buffer pool load (innodb_buffer_pool_load_now needs %s): %w", strings.Join(conn.Server.GlobalVariablePrivileges(), " or "), err)
+		}
+		// A server gone away is no missing privilege (follow's standby restarted mid-load).
+		return before, fmt.Errorf("start the server's buffer pool load: %w", err)
 	}
 	t0 := time.Now()
 	var progressAt time.Time

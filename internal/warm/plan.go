@@ -19,6 +19,7 @@ import (
 	"github.com/innowarm/innowarm/internal/catalog"
 	"github.com/innowarm/innowarm/internal/connection"
 	"github.com/innowarm/innowarm/internal/flavor"
+	"github.com/innowarm/innowarm/internal/manifest"
 	"github.com/innowarm/innowarm/internal/sqlerr"
 	"github.com/innowarm/innowarm/internal/sqltext"
 	"github.com/innowarm/innowarm/internal/units"
@@ -106,6 +107,11 @@ func ParseBudget(s string) (Budget, error) {
 	b, err := units.ParseBytes(s)
 	if err != nil || b <= 0 {
 		return Budget{}, fmt.Errorf("bad budget %q: use a size (2G) or a percent of the pool (80%%)", s)
+	}
+	if b < manifest.MinPageSize {
+		// A bare number is bytes, as in the servers' own options: "--budget 10" was a
+		// budget of no page, and the warm said only that nothing fitted.
+		return Budget{}, fmt.Errorf("bad budget %q: %d bytes is less than one page (InnoDB's smallest is 4 KiB); a size takes its unit (10M, 2G) or is a percent of the pool (10%%)", s, b)
 	}
 	return Budget{Bytes: b, Raw: s}, nil
 }
@@ -229,6 +235,9 @@ type Plan struct {
 	// sessionSetup runs on every session of the run and on the planning session (the sql
 	// path's time zone, for its TIMESTAMP literals).
 	sessionSetup []string
+	// trimmedRanges counts the manifest pages whose key ranges the sql path's plan left
+	// out for the budget (trimToBudget): the manifest's summary counts them left out.
+	trimmedRanges int64
 }
 
 // DefaultSplitPages is the index size above which an index is cut into key ranges
@@ -529,10 +538,17 @@ func budgetPages(b Budget, tot bufferpool.Totals, resident int64) (int64, string
 		return asked, source
 	}
 	_, reserve := tot.Room()
-	if hold := max(tot.PagesTotal-reserve-resident, 0); asked > hold {
+	if hold := poolHold(tot, resident); asked > hold {
 		return hold, fmt.Sprintf("%s, capped at %d pages: the pool's %d less the %d the page cleaner keeps free and the selection's %d already resident", source, hold, tot.PagesTotal, reserve, resident)
 	}
 	return asked, source
+}
+
+// poolHold is how many pages a load may add to a pool that already holds resident pages
+// of its selection: the pool less the page cleaner's free target and those pages.
+func poolHold(tot bufferpool.Totals, resident int64) int64 {
+	_, reserve := tot.Room()
+	return max(tot.PagesTotal-reserve-resident, 0)
 }
 
 func (pl *Plan) leaveOut(tg *Target, pages int64, reason string) {

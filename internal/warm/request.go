@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/innowarm/innowarm/internal/bufferpool"
@@ -309,17 +310,38 @@ func (r Request) executeManifest(ctx context.Context, conn *connection.Conn, out
 	}
 	var goal *untilGoal
 	if r.UntilCoverage > 0 {
+		// The pages counted as inspect and the readiness gate count them (MeasureTarget):
+		// the manifest's by number on a page-for-page copy, this server's own B-trees' pages
+		// of the key ranges elsewhere, where innowarm can read them. The plan's page list
+		// was no measure on a logical copy warmed by scans: its few pages by number (a
+		// table's file pages) said "33.3% (1 of 3 manifest pages)" where inspect said 99.9%.
+		var counted *Resolved
+		var uncounted int64
+		var countedMu sync.Mutex
 		goal = newUntilGoal(r.UntilCoverage, func(ctx context.Context) (float64, string, error) {
+			countedMu.Lock()
+			defer countedMu.Unlock()
+			if counted == nil {
+				m, _, u, err := MeasureTarget(ctx, conn, resolved)
+				if err != nil {
+					return 0, "", err
+				}
+				if len(m.Pages) == 0 || 10*u > int64(len(resolved.Pages)) {
+					return 0, "", fmt.Errorf("%d of the manifest's %d pages cannot be counted here (key ranges read by range scans name no pages)", u, len(resolved.Pages))
+				}
+				counted, uncounted = m, u
+			}
 			// The LRU table: a native load holds the dump file while this measures.
-			// The pages loaded by number: the manifest's, and those the tree path found
-			// (the sql path's key ranges have no page numbers to measure).
-			byNumber := mp.r
-			set, err := bufferpool.ResidentFromLRUTable(ctx, conn, byNumber.Spaces())
+			set, err := bufferpool.ResidentFromLRUTable(ctx, conn, counted.Spaces())
 			if err != nil {
 				return 0, "", err
 			}
-			c, n := byNumber.Coverage(set)
-			return c, fmt.Sprintf("%d of %d manifest pages resident", n, len(byNumber.Pages)), nil
+			c, n := counted.Coverage(set)
+			detail := fmt.Sprintf("%d of %d manifest pages resident", n, len(counted.Pages))
+			if uncounted > 0 {
+				detail += fmt.Sprintf(", %d not counted", uncounted)
+			}
+			return c, detail, nil
 		})
 		r.Run.Until = goal.until()
 	}

@@ -2,6 +2,8 @@ package warm_test
 
 import (
 	"context"
+	"database/sql"
+	"database/sql/driver"
 	"fmt"
 	"strings"
 	"testing"
@@ -185,6 +187,59 @@ func TestCLIWithFewConnections(t *testing.T) {
 	warnings := strings.Count(r.Stderr, "WARNING")
 	if r.Code != 0 || warnings > 1 || warnings != strings.Count(r.Stderr, "WARNING: ran on ") {
 		t.Errorf("warm: exit %d: %s", r.Code, r.Stderr)
+	}
+}
+
+// A command started right after the same account's previous one: the server still counts
+// the sessions that command closed until their threads end, and a warm's plan was refused
+// its session (a CI run: "open session: Error 1226" right after an inspect by the same
+// 3-connection account). Modelled here by sessions the test holds until the warm's first
+// connection is in, then closes: the warm waits for them in its first seconds.
+func TestCommandWaitsOutJustClosedSessions(t *testing.T) {
+	db := sandboxtest.Schema(t)
+	plainTable(t, db, "closing", 2_000)
+	flags, held := limitedUser(t, 3)
+	ctx := context.Background()
+	// Two of the account's three connections pinned: the warm gets one.
+	var pinned []*sql.Conn
+	for range 2 {
+		c, err := held.DB.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		pinned = append(pinned, c)
+	}
+	root := sandboxtest.Conn(t)
+	done, released := make(chan struct{}), make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-done:
+				close(released)
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+			var n int
+			if err := root.DB.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE USER = 'warm_lim3'").Scan(&n); err != nil {
+				continue
+			}
+			if n >= 3 {
+				for _, c := range pinned {
+					_ = c.Raw(func(any) error { return driver.ErrBadConn })
+					c.Close()
+				}
+				close(released)
+				return
+			}
+		}
+	}()
+	r := sandboxtest.CLI(t, sandboxtest.Run{Env: []string{"MYSQL_PWD=" + sandboxtest.LimitedPassword}},
+		append([]string{"warm", "-D", db, "--method", "scan", "--parallel", "8"}, flags...)...)
+	close(done)
+	<-released
+	if r.Code != 0 {
+		t.Errorf("warm while the account's other sessions close: exit %d: %s", r.Code, r.Stderr)
 	}
 }
 

@@ -135,7 +135,11 @@ func TestParseBudget(t *testing.T) {
 	if err != nil || b.Bytes != 2<<30 {
 		t.Errorf("2G: %+v %v", b, err)
 	}
-	for _, bad := range []string{"0%", "150%", "x", "-1G", "0"} {
+	b, err = ParseBudget("4096")
+	if err != nil || b.Bytes != 4096 {
+		t.Errorf("4096: %+v %v", b, err)
+	}
+	for _, bad := range []string{"0%", "150%", "x", "-1G", "0", "10", "1k", "4095"} {
 		if _, err := ParseBudget(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}

@@ -3,6 +3,7 @@ package sandboxtest
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"testing"
 
 	"github.com/innowarm/innowarm/internal/connection"
@@ -29,7 +30,13 @@ func SetGlobal(t testing.TB, name, value string) {
 	}
 	t.Cleanup(func() {
 		defer pin.Close()
-		if _, err := pin.ExecContext(context.Background(), fmt.Sprintf("SET GLOBAL %s = %s", name, old)); err != nil {
+		// A number goes back as a number (MySQL refuses a string for an integer variable),
+		// anything else as a string: a file name, an enum's word.
+		q, args := fmt.Sprintf("SET GLOBAL %s = %s", name, old), []any(nil)
+		if _, err := strconv.ParseFloat(old, 64); err != nil {
+			q, args = fmt.Sprintf("SET GLOBAL %s = ?", name), []any{old}
+		}
+		if _, err := pin.ExecContext(context.Background(), q, args...); err != nil {
 			t.Errorf("put back %s = %s: %v", name, old, err)
 		}
 		Reconnect(t)

@@ -25,7 +25,7 @@ func CLIElsewhere(t testing.TB, r Run, args ...string) Result {
 	if !CanRunElsewhere() {
 		t.Fatal("CLIElsewhere needs root, to run innowarm as the OS user nobody")
 	}
-	r.nobody = nobodyBinary(t)
+	r.nobody = NobodyBinary(t)
 	r.Dir = filepath.Dir(r.nobody)
 	args = append(args, "--no-defaults", "-h", "127.0.0.1", "-P", strconv.Itoa(Server(t).Port))
 	if !hasFlag(args, "-u") {
@@ -43,9 +43,10 @@ func hasFlag(args []string, flag string) bool {
 	return false
 }
 
-// nobodyBinary copies the innowarm binary, for the test, into a directory of its own that
-// the OS user nobody may enter (the scratch root is not), which is also its HOME.
-func nobodyBinary(t testing.TB) string {
+// NobodyBinary copies the innowarm binary, for the test, into a directory of its own that
+// the OS user nobody may enter (the scratch root is not), which is also its HOME, and
+// returns the copy's path.
+func NobodyBinary(t testing.TB) string {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "innowarm-elsewhere-")
 	if err == nil {

@@ -2,9 +2,11 @@ package sandboxtest
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/innowarm/innowarm/internal/ibd"
+	"github.com/innowarm/innowarm/internal/sandbox"
 )
 
 // FilePagesOfType counts the pages of the tablespace file at path whose FIL_PAGE_TYPE is
@@ -28,4 +30,17 @@ func FilePagesOfType(t testing.TB, path string, pageSize int, typ uint16) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// InnowarmFilesIn lists the files of a data directory whose names say they are innowarm's
+// (a borrowed dump file, its list), but the sandbox's own mark, which stays for its life.
+func InnowarmFilesIn(datadir string) []string {
+	all, _ := filepath.Glob(filepath.Join(datadir, "*innowarm*"))
+	var out []string
+	for _, f := range all {
+		if filepath.Base(f) != sandbox.DataDirMark {
+			out = append(out, f)
+		}
+	}
+	return out
 }

@@ -1,0 +1,73 @@
+package follow_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/innowarm/innowarm/internal/catalog"
+	"github.com/innowarm/innowarm/internal/connection"
+	"github.com/innowarm/innowarm/internal/follow"
+	"github.com/innowarm/innowarm/internal/logx"
+	"github.com/innowarm/innowarm/internal/sandbox/sandboxtest"
+)
+
+// A logical standby whose pool the hot set nearly fills: the source's hot pages hold more
+// pages' worth of rows on the standby (its rows went in another order, its pages half full),
+// and a round's load by its own tree was held to the pool less the page cleaner's free
+// target only, not less what the pool's other uses take (the adaptive hash index, locks):
+// each round loaded past the room and evicted what it had just loaded, and loaded it again
+// the next round (CI saw a round end at a coverage under 0.9 so). A round's budget is the
+// room the hot set was cut to: once the standby is warm, the next rounds find it so.
+func TestFollowOnATightLogicalStandbyDoesNotChurn(t *testing.T) {
+	ctx := context.Background()
+	source := sandboxtest.Server(t)
+	target := sandboxtest.SecondServer(t, 64<<20)
+	onBothEnds(t, target, "ftp", func(conn *connection.Conn, end int) []string {
+		order := []string{"seq", "seq * 7919 % 250007"}[end]
+		stmts := []string{"DROP DATABASE IF EXISTS ftp", "CREATE DATABASE ftp",
+			"CREATE TABLE ftp.t (id INT NOT NULL PRIMARY KEY, pad CHAR(200) CHARACTER SET latin1 NOT NULL DEFAULT '')",
+			fmt.Sprintf("INSERT INTO ftp.t (id) SELECT seq FROM %s ORDER BY %s", conn.Server.Series("ftp", 1, 250000), order),
+			"FLUSH TABLES ftp.t FOR EXPORT", "UNLOCK TABLES"}
+		if end == 0 {
+			stmts = append(stmts, "SELECT COUNT(*) FROM ftp.t WHERE pad = ''") // the source's hot set
+		}
+		return stmts
+	})
+	if _, err := target.ColdRestart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var statuses []follow.Status
+	o := follow.Options{Source: source.ConnOptions(), Target: target.ConnOptions(), Interval: time.Second, Rounds: 3, NoChurnRounds: true,
+		Filter: catalog.Filter{Schemas: []string{"ftp"}}, Log: logx.New(os.Stderr, false)}
+	if err := follow.Run(ctx, o, nil, func(s follow.Status) { statuses = append(statuses, s) }); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range statuses {
+		t.Logf("round %d ok %v: coverage %.3f of %d hot pages, %d loaded, paths %v, requested %d, left out %d, key ranges %d: %s",
+			s.Round, s.OK, s.Coverage, s.HotSetPages, s.Loaded, s.Paths, s.Requested, s.LeftOut, s.KeyRanges, s.Error)
+	}
+	if len(statuses) != 3 {
+		t.Fatalf("%d rounds reported, want 3", len(statuses))
+	}
+	first := statuses[0]
+	if !first.OK || first.Paths["tree"] == 0 || first.Loaded == 0 {
+		t.Fatalf("want the first round to load the logical standby by its own tree: %+v", first)
+	}
+	for i, s := range statuses[1:] {
+		// The source's hot set does not change between rounds: a warm standby has all the
+		// round can hold already. A few pages a round are no churn; hundreds are (663-1,030
+		// a round before). A round whose hot set was cut shorter (the pool's other uses
+		// grow after the first load, on MySQL 9.7 from 3,008 pages to 2,877) rightly loads
+		// ranges the cut made room for (205 pages in a CI run): it is not held to that.
+		last := statuses[i]
+		if !s.OK || s.HotSetPages == last.HotSetPages && s.Loaded > s.HotSetPages/20 {
+			t.Errorf("round %d loaded %d pages into a standby the first round warmed (hot set %d pages): each round evicts what it loads", s.Round, s.Loaded, s.HotSetPages)
+		}
+		if s.Coverage < last.Coverage-0.02 {
+			t.Errorf("round %d covers %.3f of the hot set, the round before %.3f: the standby lost what it was warmed with", s.Round, s.Coverage, last.Coverage)
+		}
+	}
+}

@@ -1,0 +1,95 @@
+package warm_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/innowarm/innowarm/internal/bufferpool"
+	"github.com/innowarm/innowarm/internal/catalog"
+	"github.com/innowarm/innowarm/internal/manifest"
+	"github.com/innowarm/innowarm/internal/sandbox/sandboxtest"
+	"github.com/innowarm/innowarm/internal/snapshot"
+	"github.com/innowarm/innowarm/internal/sqltext"
+	"github.com/innowarm/innowarm/internal/warm"
+)
+
+// TestTreePathBudgetKeepsARunsHotEnd: a scanned table's manifest is one run of key ranges,
+// hotter toward the end the scan read last. On a logical copy whose pages hold fewer rows,
+// a budget that holds part of that run's leaves must take its hot end: every leaf ranked as
+// the run's hottest page, and in key order, the budget went to the low end, the coldest,
+// and the copy read the hot end from disk.
+func TestTreePathBudgetKeepsARunsHotEnd(t *testing.T) {
+	ctx := context.Background()
+	conn := sandboxtest.Conn(t)
+	srv := conn.Server
+	db := sandboxtest.Schema(t)
+	tbl := sqltext.Table(db, "scanned")
+	// About 370 pages; the hot end is the last eighth of the keys.
+	const rows, hotFrom = 25000, 22000
+	sandboxtest.Exec(t,
+		"CREATE TABLE "+tbl+" (id INT PRIMARY KEY, pad CHAR(200) CHARACTER SET latin1 NOT NULL DEFAULT '')",
+		"INSERT INTO "+tbl+" (id) SELECT seq FROM "+srv.Series(db, 1, rows)+" ORDER BY seq",
+		"FLUSH TABLES "+tbl+" FOR EXPORT", "UNLOCK TABLES")
+	if _, err := sandboxtest.Server(t).ColdRestart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	conn = sandboxtest.Reconnect(t)
+	sandboxtest.Exec(t, "SELECT SUM(LENGTH(pad)) FROM "+tbl)
+	path := filepath.Join(sandboxtest.Dir(t), "scanned.manifest")
+	if _, err := snapshot.Capture(ctx, conn, snapshot.Options{Path: path, ToolVersion: "test", Filter: catalog.Filter{Schemas: []string{db}}}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := manifest.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The scan's order made plain, whatever the flavor's LRU list did with it (an old
+	// sublist formed part way, a dump's order): the later a page's keys, the hotter.
+	var pages int
+	for i, e := range m.Entries {
+		o := m.Objects[e.Object]
+		if o.Table != "scanned" || o.Index != "PRIMARY" || e.Range == 0 {
+			continue
+		}
+		pages++
+		low := 0
+		if tok := m.Ranges[e.Range-1].Low; tok != manifest.OpenBound {
+			if low, err = strconv.Atoi(tok); err != nil {
+				t.Fatalf("page %d's low key %q", e.Page, tok)
+			}
+		}
+		m.Entries[i].LRU, m.Entries[i].Old, m.Entries[i].Score = uint32(rows-low), false, 0
+	}
+	conn = copyInRandomOrder(t, db, "scanned", 11)
+	// Room for half the manifest's pages: a quarter or so of the copy's leaves for them,
+	// more than its hot end's.
+	budgetPages := pages / 2
+	out := warmWithin(t, conn, m, budgetPages)
+	for _, ip := range out.Manifest.Paths {
+		if ip.Table == "scanned" && ip.Index == "PRIMARY" && ip.Path != warm.PathTree {
+			t.Fatalf("the copy's PRIMARY took path %q (%s), want tree", ip.Path, ip.Reason)
+		}
+	}
+	// Pages read from disk by a range of rows: the scan's last eighth (the hottest), then its
+	// first (the coldest).
+	read := func(where string) int64 {
+		before, err := bufferpool.ReadTotals(ctx, conn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sandboxtest.Exec(t, "SELECT SUM(LENGTH(pad)) FROM "+tbl+" WHERE "+where)
+		after, err := bufferpool.ReadTotals(ctx, conn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return after.DiskReads + after.ReadAhead - before.DiskReads - before.ReadAhead
+	}
+	hotEnd, coldEnd := read(fmt.Sprintf("id > %d", hotFrom)), read(fmt.Sprintf("id <= %d", rows-hotFrom))
+	t.Logf("%s: manifest %d pages of one scan; budget %d pages; loaded %d; then the hot end read %d pages from disk, the cold end %d", srv, pages, budgetPages, out.Result.PagesLoaded, hotEnd, coldEnd)
+	if hotEnd*4 > coldEnd {
+		t.Errorf("the scan's hot end read %d pages from disk after the warm, its cold end %d: the budget went to the cold end", hotEnd, coldEnd)
+	}
+}

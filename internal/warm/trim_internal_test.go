@@ -1,0 +1,55 @@
+package warm
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/innowarm/innowarm/internal/catalog"
+)
+
+// TestTrimToBudgetSaysWhatItCounted: runs past the budget are left out, the one that
+// straddles it read in part from its low end, and the reason names the pages at the runs'
+// ends only where the plan counted them (the manifest's own tablespace): elsewhere it said
+// "with the pages at their ends" of a cost that had none.
+func TestTrimToBudgetSaysWhatItCounted(t *testing.T) {
+	for _, ends := range []int64{0, 2} {
+		tbl := &catalog.Table{Schema: "db", Name: "t"}
+		part := &catalog.Part{}
+		idx := &catalog.Index{Name: "PRIMARY"}
+		tg := &Target{Table: tbl, Part: part, Index: idx, Kind: KindIndex, EstPages: 300}
+		kr := &keyedRead{conds: []string{"a", "b", "c"}, limits: []int64{1000, 1000, 1000},
+			pages: []int64{100, 100, 100}, ends: ends}
+		for range kr.conds {
+			kr.costs = append(kr.costs, 100+ends)
+		}
+		u := &Unit{Target: tg, Table: tbl, Part: part, Index: idx, Kind: KindIndex, keyed: kr}
+		tg.Units = []*Unit{u}
+		pl := &Plan{Units: []*Unit{u}, Targets: []*Target{tg}, BudgetPages: 150, BudgetSource: "--budget"}
+		pl.trimToBudget(150, map[*Target]TargetKey{}, map[TargetKey]IndexPath{})
+
+		if len(kr.conds) != 2 || kr.pages[0] != 100 {
+			t.Fatalf("ends %d: kept runs %v of pages %v, want the first whole and the second in part", ends, kr.conds, kr.pages)
+		}
+		if got := kr.costs[0] + kr.costs[1]; got != 150 {
+			t.Errorf("ends %d: the kept runs cost %d pages, want the budget's 150", ends, got)
+		}
+		if want := 150 - (100 + ends) - ends; kr.pages[1] != want {
+			t.Errorf("ends %d: the straddling run keeps %d of its pages, want %d (the room less its ends)", ends, kr.pages[1], want)
+		}
+		if len(pl.LeftOut) != 1 {
+			t.Fatalf("ends %d: left out %+v, want one entry for the index", ends, pl.LeftOut)
+		}
+		lo := pl.LeftOut[0]
+		if wantPages := 300 - 100 - kr.pages[1]; lo.Pages != wantPages {
+			t.Errorf("ends %d: left out %d pages, want %d", ends, lo.Pages, wantPages)
+		}
+		cut := 100 - kr.pages[1]
+		if want := fmt.Sprintf("1 key run of 100 manifest pages, and %d manifest pages of a run read in part, left out", cut); !strings.Contains(lo.Reason, want) {
+			t.Errorf("ends %d: reason %q, want it to say %q", ends, lo.Reason, want)
+		}
+		if said := strings.Contains(lo.Reason, "pages at their ends"); said != (ends > 0) {
+			t.Errorf("ends %d: reason %q; want the pages at the runs' ends named only when counted", ends, lo.Reason)
+		}
+	}
+}
