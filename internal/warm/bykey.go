@@ -111,6 +111,8 @@ func (r *Resolved) choosePaths(ctx context.Context, conn *connection.Conn, byKey
 	for id, k := range r.targets {
 		ip := IndexPath{Schema: k.Schema, Table: k.Table, Partition: k.Partition, Index: k.Index, Kind: k.Kind, KeyedPages: keyedPages[uint32(id)], Path: PathPages}
 		switch {
+		case k.Kind == KindFile && k.Index == UnnamedPages:
+			ip.Reason = "pages the source's files did not name (allocated since it last wrote them, or unused pages its read-ahead brought in): by number"
 		case k.Kind == KindFile:
 			ip.Reason = "pages of no index: by number"
 		case k.Kind == KindLOB:
@@ -190,6 +192,22 @@ func (r *Resolved) choosePaths(ctx context.Context, conn *connection.Conn, byKey
 		if c, ok := out[ck]; ok && (c.Path == PathSQL || c.Path == PathTree) {
 			ip.Path, ip.Reason = PathNone, "off-page BLOB/TEXT pages are not key-addressable, and their page numbers name other pages on this copy: left out"
 			out[k] = ip
+		}
+	}
+	// So are the pages its source did not name: on a copy of the table that is not
+	// page-for-page, those numbers are other pages of its indexes (a MySQL source's
+	// read-ahead of unused pages took 31 of a 531-page budget for random pages of a
+	// logical copy).
+	for k, ip := range out {
+		if k.Kind != KindFile || k.Index != UnnamedPages {
+			continue
+		}
+		for ik, iip := range out {
+			if ik.Kind == KindIndex && ik.Schema == k.Schema && ik.Table == k.Table && ik.Partition == k.Partition && (iip.Path == PathSQL || iip.Path == PathTree) {
+				ip.Path, ip.Reason = PathNone, "pages the source's files did not name, and this copy of the table is not page-for-page ("+IndexLabel(ik.Index, ik.Kind)+" takes the "+iip.Path+" path): their numbers name other pages here: left out"
+				out[k] = ip
+				break
+			}
 		}
 	}
 	return out

@@ -46,10 +46,18 @@ func IndexLabel(index string, k Kind) string {
 	case KindLOB:
 		return index + " (LOB)"
 	case KindFile:
+		if index == UnnamedPages {
+			return "(pages the source did not name)"
+		}
 		return "(file pages)"
 	}
 	return index
 }
+
+// UnnamedPages is the index name of a table's file pages that the manifest's source could
+// not name (bufferpool.PageTypeUnnamed): allocated since the server last wrote them, or
+// unused pages a MySQL read-ahead brought in.
+const UnnamedPages = "(unnamed)"
 
 // Orders accepted by --order.
 var Orders = []string{"small-first", "large-first", "dense-first", "catalog"}
