@@ -111,7 +111,7 @@ func (r *Resolved) choosePaths(ctx context.Context, conn *connection.Conn, byKey
 	for id, k := range r.targets {
 		ip := IndexPath{Schema: k.Schema, Table: k.Table, Partition: k.Partition, Index: k.Index, Kind: k.Kind, KeyedPages: keyedPages[uint32(id)], Path: PathPages}
 		switch {
-		case k.Kind == KindFile && k.Index == UnnamedPages:
+		case k.unnamed():
 			ip.Reason = "pages the source's files did not name (allocated since it last wrote them, or unused pages its read-ahead brought in): by number"
 		case k.Kind == KindFile:
 			ip.Reason = "pages of no index: by number"
@@ -199,7 +199,7 @@ func (r *Resolved) choosePaths(ctx context.Context, conn *connection.Conn, byKey
 	// read-ahead of unused pages took 31 of a 531-page budget for random pages of a
 	// logical copy).
 	for k, ip := range out {
-		if k.Kind != KindFile || k.Index != UnnamedPages {
+		if !k.unnamed() {
 			continue
 		}
 		for ik, iip := range out {

@@ -581,7 +581,9 @@ func PlanFromManifest(ctx context.Context, conn *connection.Conn, full *Resolved
 			continue // its keyed entries are counted by takeKeyed
 		case PathNone:
 			targetRow(k).ManifestPages++
-			mr.NotWarmed++
+			if !k.unnamed() {
+				mr.NotWarmed++
+			}
 			continue
 		}
 		mt := targetRow(k)
@@ -1347,7 +1349,7 @@ func MeasureTarget(ctx context.Context, conn *connection.Conn, r *Resolved) (mea
 	}
 	for _, mt := range mp.Targets {
 		k := TargetKey{Schema: mt.Schema, Table: mt.Table, Partition: mt.Partition, Index: mt.Index, Kind: mt.Kind}
-		if p := cmp.Or(final[k], mt.Path); p == PathSQL || p == PathNone {
+		if p := cmp.Or(final[k], mt.Path); (p == PathSQL || p == PathNone) && !k.unnamed() {
 			uncounted += mt.ManifestPages
 		}
 	}

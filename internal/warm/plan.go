@@ -59,6 +59,11 @@ func IndexLabel(index string, k Kind) string {
 // unused pages a MySQL read-ahead brought in.
 const UnnamedPages = "(unnamed)"
 
+// unnamed says k is a table's file pages that the manifest's source did not name. Left out
+// on a copy that is not page-for-page, they are neither warmed nor a share of the hot set
+// to count: no index's rows are known to be on them.
+func (k TargetKey) unnamed() bool { return k.Kind == KindFile && k.Index == UnnamedPages }
+
 // Orders accepted by --order.
 var Orders = []string{"small-first", "large-first", "dense-first", "catalog"}
 
