@@ -718,6 +718,63 @@ func (r *Resolved) leafRuns(cs keys.Columns, target uint32, runs []keyRun) []boo
 	return leaf
 }
 
+// splitRuns cuts each run longer than most members into runs of most members, each
+// ranked by its hottest, hottest first (leaf says the same of each part as of its run): a
+// run is read in key order, and where this server's pages hold fewer rows than the
+// source's, its rows fill more pages than the plan counts, and the run's stop at the
+// budget keeps its low end. A table scanned in key order, hottest at its high end, left
+// the hot end on disk on a sparser logical copy (TestTreePathBudgetKeepsARunsHotEnd):
+// read in parts, hottest first, the stop leaves the coldest parts. A run of the whole
+// index (open at both ends) stays whole: one scan from the index's start, which needs no
+// key compared (parts of a SET column's index read as scans of the whole index, EXPLAIN
+// type index, and the sql path then refused the index).
+func splitRuns(runs []keyRun, leaf []bool, most int) ([]keyRun, []bool) {
+	whole := func(run keyRun) bool {
+		return (run.low == manifest.OpenBound || run.low == "") && (run.high == manifest.OpenBound || run.high == "")
+	}
+	long := false
+	for _, run := range runs {
+		long = long || (len(run.members) > most && !whole(run))
+	}
+	if !long {
+		return runs, leaf
+	}
+	var outRuns []keyRun
+	var outLeaf []bool
+	for i, run := range runs {
+		isLeaf := leaf != nil && leaf[i]
+		if len(run.members) <= most || whole(run) {
+			outRuns, outLeaf = append(outRuns, run), append(outLeaf, isLeaf)
+			continue
+		}
+		for from := 0; from < len(run.members); from += most {
+			to := min(from+most, len(run.members))
+			part := keyRun{low: run.members[from].low, high: run.high, pages: int64(to - from), rank: run.members[from].rank, growth: run.growth,
+				members: run.members[from:to:to]}
+			if from == 0 {
+				part.low = run.low
+			}
+			if to < len(run.members) {
+				part.high = run.members[to].low
+			}
+			for _, m := range part.members {
+				part.rank = min(part.rank, m.rank)
+			}
+			outRuns, outLeaf = append(outRuns, part), append(outLeaf, isLeaf)
+		}
+	}
+	order := make([]int, len(outRuns))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return outRuns[order[a]].rank < outRuns[order[b]].rank })
+	sortedRuns, sortedLeaf := make([]keyRun, len(order)), make([]bool, len(order))
+	for i, j := range order {
+		sortedRuns[i], sortedLeaf[i] = outRuns[j], outLeaf[j]
+	}
+	return sortedRuns, sortedLeaf
+}
+
 // rangesPerStatement is how many key runs one statement reads: enough that a few thousand
 // scattered hot pages take a few hundred statements, few enough that a statement stopped
 // at the budget or by KILL QUERY has little in flight.
@@ -733,6 +790,43 @@ type keyedRead struct {
 	// the budget holds (trimToBudget); ends is the part of each for the pages at its ends.
 	costs []int64
 	ends  int64
+	// runs are the key runs of conds, and cond builds a run's condition: a run the budget
+	// reads in part is narrowed to its hottest members (hotWindow).
+	runs []keyRun
+	cond func(low, high string) (string, error)
+}
+
+// hotWindow is the part of a run's members, n of them in key order, whose ranks sum least
+// (the hottest), as the bounds of the range that reads them: the window's first low key,
+// and the next member's low key or the run's high bound. ok is false where the window is
+// the run's low end (read by the run's own condition) or a bound is open.
+func hotWindow(run keyRun, n int) (low, high string, ok bool) {
+	m := run.members
+	if n <= 0 || n >= len(m) {
+		return "", "", false
+	}
+	var sum, best int64
+	for i := 0; i < n; i++ {
+		sum += int64(m[i].rank)
+	}
+	best, from := sum, 0
+	for i := n; i < len(m); i++ {
+		sum += int64(m[i].rank) - int64(m[i-n].rank)
+		if sum < best {
+			best, from = sum, i-n+1
+		}
+	}
+	if from == 0 {
+		return "", "", false
+	}
+	low, high = m[from].low, run.high
+	if from+n < len(m) {
+		high = m[from+n].low
+	}
+	if low == manifest.OpenBound || low == "" {
+		return "", "", false
+	}
+	return low, high, true
 }
 
 // runCost is the pages a run may make the server read, as the plan counts them: its
@@ -1075,6 +1169,7 @@ func (r *Resolved) buildKeyPlan(ctx context.Context, conn *connection.Conn, kts 
 		if len(kt.chosen) > 0 {
 			leaf = r.leafRuns(cs, kt.chosen[0].target, runs)
 		}
+		runs, leaf = splitRuns(runs, leaf, rangesPerStatement)
 		ip.Ranges, ip.Runs = int64(len(kt.chosen)), int64(len(runs))
 		// A run with neither bound (the root page: the whole index) reads from the index's
 		// start to its row limit: a statement of its own, which EXPLAIN rightly shows as
@@ -1114,8 +1209,9 @@ func (r *Resolved) buildKeyPlan(ctx context.Context, conn *connection.Conn, kts 
 			}
 		}
 		isLeaf := func(run keyRun) bool { return run.growth == maxGrowth }
+		cond := func(low, high string) (string, error) { return rangeCond(cs, here, low, high) }
 		for _, batch := range batches {
-			kr := &keyedRead{ends: r.runEnds(conn, kt.key)}
+			kr := &keyedRead{ends: r.runEnds(conn, kt.key), cond: cond}
 			var pages int64
 			for _, run := range batch {
 				c, err := rangeCond(cs, here, run.low, run.high)
@@ -1136,6 +1232,7 @@ func (r *Resolved) buildKeyPlan(ctx context.Context, conn *connection.Conn, kts 
 				kr.limits = append(kr.limits, int64(float64(run.growth)*rowsPerPage*float64(run.pages))+16)
 				kr.pages = append(kr.pages, run.pages)
 				kr.costs = append(kr.costs, runCost(run, isLeaf(run), kr.ends))
+				kr.runs = append(kr.runs, run)
 				pages += kr.costs[len(kr.costs)-1]
 			}
 			if len(kr.conds) == 0 {
@@ -1326,8 +1423,21 @@ func (pl *Plan) verifyKeyed(ctx context.Context, sess *connection.Session, tg *T
 			continue
 		}
 		checked = true
-		ends += perRun * len(u.keyed.conds)
-		q, _ := Statement(pl.Server, u, 0)
+		explained := u
+		if !stale {
+			// With plausible statistics, the first run says how the optimizer reads
+			// them all (each is a SELECT of its own in the statement), and EXPLAIN
+			// estimates each run it is given by reading the pages at its ends, and
+			// between them where they are close: a statement of 12 runs of a hot
+			// range, cut in parts (splitRuns), read 121 pages of a 185-page budget.
+			one := *u
+			kr := *u.keyed
+			kr.conds, kr.limits = kr.conds[:1], kr.limits[:1]
+			one.keyed = &kr
+			explained = &one
+		}
+		ends += perRun * len(explained.keyed.conds)
+		q, _ := Statement(pl.Server, explained, 0)
 		bad, err := explainKeyed(ctx, sess, pl.Server.ExplainTabular()+q, tg.Table.Name, tg.Index.Name, tg.Index.Clustered)
 		if err != nil {
 			return "", err
@@ -1395,14 +1505,23 @@ func (pl *Plan) trimToBudget(budget int64, keyOf map[*Target]TargetKey, paths ma
 			var cut, cutCost int64 // manifest pages of a run read in part, and their cost
 			if n < len(kr.conds) {
 				full = true
-				// A run longer than what is left is read in part, from its low end: its
-				// row limit cut to the pages left. A contiguous hot set is one run, and
-				// over the budget it read nothing at all.
+				// A run longer than what is left is read in part, its row limit cut to
+				// the pages left: a contiguous hot set is one run, and over the budget
+				// it read nothing at all. The part is the run's hottest members (a
+				// table scanned in key order is hottest at its high end, which a read
+				// from the run's low end left on disk), or its low end.
 				if room := left - cost - kr.ends; room > 0 && kr.costs[n] > kr.ends+room {
 					share := float64(room) / float64(kr.costs[n]-kr.ends)
 					part := max(int64(float64(kr.pages[n])*share), 1)
 					cut = max(kr.pages[n]-part, 0)
 					kr.limits[n] = max(int64(float64(kr.limits[n])*share), 1)
+					if n < len(kr.runs) && kr.cond != nil {
+						if low, high, ok := hotWindow(kr.runs[n], int(part)); ok {
+							if c, err := kr.cond(low, high); err == nil && c != condFalse {
+								kr.conds[n] = c
+							}
+						}
+					}
 					cutCost = kr.costs[n] - (room + kr.ends)
 					kr.pages[n], kr.costs[n] = part, room+kr.ends
 					cost += kr.costs[n]
@@ -1430,6 +1549,9 @@ func (pl *Plan) trimToBudget(budget int64, keyOf map[*Target]TargetKey, paths ma
 			dropped[u.Target] = d
 		}
 		kr.conds, kr.limits, kr.pages, kr.costs = kr.conds[:n], kr.limits[:n], kr.pages[:n], kr.costs[:n]
+		if len(kr.runs) > n {
+			kr.runs = kr.runs[:n]
+		}
 		if n == 0 {
 			continue
 		}

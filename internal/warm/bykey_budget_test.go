@@ -134,11 +134,17 @@ func copyInRandomOrder(t *testing.T, db, table string, seed int) *connection.Con
 // pages.
 func warmWithin(t *testing.T, conn *connection.Conn, m *manifest.Manifest, budgetPages int) *warm.Outcome {
 	t.Helper()
+	return warmWithinBy(t, conn, m, budgetPages, warm.ByKeyAuto)
+}
+
+// warmWithinBy is warmWithin with --by-key byKey.
+func warmWithinBy(t *testing.T, conn *connection.Conn, m *manifest.Manifest, budgetPages int, byKey string) *warm.Outcome {
+	t.Helper()
 	b, err := warm.ParseBudget(fmt.Sprintf("%d", int64(budgetPages)*int64(conn.Server.PageSize)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := warm.Request{Manifest: m, Method: warm.MethodNative, Run: quiet(), Plan: warm.Options{Order: "small-first", Budget: b, ByKey: warm.ByKeyAuto, SplitPages: warm.DefaultSplitPages}}
+	req := warm.Request{Manifest: m, Method: warm.MethodNative, Run: quiet(), Plan: warm.Options{Order: "small-first", Budget: b, ByKey: byKey, SplitPages: warm.DefaultSplitPages}}
 	if err := req.Validate(); err != nil {
 		t.Fatal(err)
 	}

@@ -346,3 +346,58 @@ func TestMemberRanks(t *testing.T) {
 		t.Errorf("a run of one leaf: %v, want nil", got)
 	}
 }
+
+// TestSplitRuns: a run longer than the most members a part holds is cut in key order into
+// parts bounded by their members' low keys (the first keeps the run's low bound, the last
+// its high), each ranked by its hottest member, and every run sorted hottest first; a run
+// of the whole index is not cut.
+func TestSplitRuns(t *testing.T) {
+	long := keyRun{low: "~", high: "90", pages: 5, rank: 0, growth: 2, members: []runMember{{"~", 9}, {"10", 8}, {"20", 7}, {"30", 1}, {"40", 0}}}
+	short := keyRun{low: "90", high: "95", pages: 1, rank: 3, growth: maxGrowth, members: []runMember{{"90", 3}}}
+	runs, leaf := splitRuns([]keyRun{long, short}, []bool{false, true}, 2)
+	want := []keyRun{
+		{low: "40", high: "90", pages: 1, rank: 0, growth: 2, members: []runMember{{"40", 0}}},
+		{low: "20", high: "40", pages: 2, rank: 1, growth: 2, members: []runMember{{"20", 7}, {"30", 1}}},
+		{low: "90", high: "95", pages: 1, rank: 3, growth: maxGrowth, members: []runMember{{"90", 3}}},
+		{low: "~", high: "20", pages: 2, rank: 8, growth: 2, members: []runMember{{"~", 9}, {"10", 8}}},
+	}
+	if !reflect.DeepEqual(runs, want) || !reflect.DeepEqual(leaf, []bool{false, false, true, false}) {
+		t.Errorf("split into\n%+v %v\nwant\n%+v", runs, leaf, want)
+	}
+	if got, _ := splitRuns([]keyRun{short}, nil, 2); !reflect.DeepEqual(got, []keyRun{short}) {
+		t.Errorf("a short run became %+v", got)
+	}
+	// The whole index is one scan from its start.
+	whole := long
+	whole.high = "~"
+	if got, _ := splitRuns([]keyRun{whole}, nil, 2); !reflect.DeepEqual(got, []keyRun{whole}) {
+		t.Errorf("a run of the whole index became %+v", got)
+	}
+}
+
+// TestHotWindow: the n members of a run whose ranks sum least, as a range's bounds; the
+// run's low end (its own condition) and a window from an open bound say no.
+func TestHotWindow(t *testing.T) {
+	run := keyRun{low: "~", high: "99", members: []runMember{{"~", 5}, {"10", 6}, {"20", 2}, {"30", 1}, {"40", 7}}}
+	for _, c := range []struct {
+		n         int
+		low, high string
+		ok        bool
+	}{
+		{2, "20", "40", true}, // 2+1
+		{1, "30", "40", true},
+		{4, "", "", false},    // the low end: 5+6+2+1 against 6+2+1+7
+		{3, "10", "40", true}, // 6+2+1 against 2+1+7
+		{5, "", "", false},    // the whole run
+		{0, "", "", false},
+	} {
+		low, high, ok := hotWindow(run, c.n)
+		if low != c.low || high != c.high || ok != c.ok {
+			t.Errorf("n=%d: %q %q %v, want %q %q %v", c.n, low, high, ok, c.low, c.high, c.ok)
+		}
+	}
+	coldHigh := keyRun{low: "~", high: "~", members: []runMember{{"~", 0}, {"10", 1}, {"20", 9}}}
+	if _, _, ok := hotWindow(coldHigh, 2); ok {
+		t.Errorf("the run's low end is its own condition's")
+	}
+}

@@ -18,9 +18,10 @@ import (
 
 // TestTreePathBudgetKeepsARunsHotEnd: a scanned table's manifest is one run of key ranges,
 // hotter toward the end the scan read last. On a logical copy whose pages hold fewer rows,
-// a budget that holds part of that run's leaves must take its hot end: every leaf ranked as
-// the run's hottest page, and in key order, the budget went to the low end, the coldest,
-// and the copy read the hot end from disk.
+// a budget that holds part of that run's leaves must take its hot end, by either key path:
+// with every leaf ranked as the run's hottest page, in key order, the tree path's budget
+// went to the low end, the coldest, and the copy read the hot end from disk; the sql path
+// read its part of the run from the run's low key.
 func TestTreePathBudgetKeepsARunsHotEnd(t *testing.T) {
 	ctx := context.Background()
 	conn := sandboxtest.Conn(t)
@@ -67,29 +68,41 @@ func TestTreePathBudgetKeepsARunsHotEnd(t *testing.T) {
 	// Room for half the manifest's pages: a quarter or so of the copy's leaves for them,
 	// more than its hot end's.
 	budgetPages := pages / 2
-	out := warmWithin(t, conn, m, budgetPages)
-	for _, ip := range out.Manifest.Paths {
-		if ip.Table == "scanned" && ip.Index == "PRIMARY" && ip.Path != warm.PathTree {
-			t.Fatalf("the copy's PRIMARY took path %q (%s), want tree", ip.Path, ip.Reason)
+	for i, path := range []string{warm.PathTree, warm.PathSQL} {
+		if i > 0 {
+			if _, err := sandboxtest.Server(t).ColdRestart(ctx); err != nil {
+				t.Fatal(err)
+			}
+			conn = sandboxtest.Reconnect(t)
 		}
-	}
-	// Pages read from disk by a range of rows: the scan's last eighth (the hottest), then its
-	// first (the coldest).
-	read := func(where string) int64 {
-		before, err := bufferpool.ReadTotals(ctx, conn)
-		if err != nil {
-			t.Fatal(err)
+		byKey := warm.ByKeyAuto // the tree path, on the database host
+		if path == warm.PathSQL {
+			byKey = warm.ByKeySQL
 		}
-		sandboxtest.Exec(t, "SELECT SUM(LENGTH(pad)) FROM "+tbl+" WHERE "+where)
-		after, err := bufferpool.ReadTotals(ctx, conn)
-		if err != nil {
-			t.Fatal(err)
+		out := warmWithinBy(t, conn, m, budgetPages, byKey)
+		for _, ip := range out.Manifest.Paths {
+			if ip.Table == "scanned" && ip.Index == "PRIMARY" && ip.Path != path {
+				t.Fatalf("the copy's PRIMARY took path %q (%s), want %s", ip.Path, ip.Reason, path)
+			}
 		}
-		return after.DiskReads + after.ReadAhead - before.DiskReads - before.ReadAhead
-	}
-	hotEnd, coldEnd := read(fmt.Sprintf("id > %d", hotFrom)), read(fmt.Sprintf("id <= %d", rows-hotFrom))
-	t.Logf("%s: manifest %d pages of one scan; budget %d pages; loaded %d; then the hot end read %d pages from disk, the cold end %d", srv, pages, budgetPages, out.Result.PagesLoaded, hotEnd, coldEnd)
-	if hotEnd*4 > coldEnd {
-		t.Errorf("the scan's hot end read %d pages from disk after the warm, its cold end %d: the budget went to the cold end", hotEnd, coldEnd)
+		// Pages read from disk by a range of rows: the scan's last eighth (the hottest),
+		// then its first (the coldest).
+		read := func(where string) int64 {
+			before, err := bufferpool.ReadTotals(ctx, conn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sandboxtest.Exec(t, "SELECT SUM(LENGTH(pad)) FROM "+tbl+" WHERE "+where)
+			after, err := bufferpool.ReadTotals(ctx, conn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return after.DiskReads + after.ReadAhead - before.DiskReads - before.ReadAhead
+		}
+		hotEnd, coldEnd := read(fmt.Sprintf("id > %d", hotFrom)), read(fmt.Sprintf("id <= %d", rows-hotFrom))
+		t.Logf("%s, %s path: manifest %d pages of one scan; budget %d pages; loaded %d; then the hot end read %d pages from disk, the cold end %d", srv, path, pages, budgetPages, out.Result.PagesLoaded, hotEnd, coldEnd)
+		if hotEnd*4 > coldEnd {
+			t.Errorf("%s path: the scan's hot end read %d pages from disk after the warm, its cold end %d: the budget went to the cold end", path, hotEnd, coldEnd)
+		}
 	}
 }
