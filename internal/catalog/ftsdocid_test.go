@@ -21,7 +21,7 @@ func TestFulltextDocIDIndexListed(t *testing.T) {
 	hidden, own, plain := sqltext.Table(db, "hidden"), sqltext.Table(db, "own"), sqltext.Table(db, "plain")
 	sandboxtest.Exec(t,
 		"CREATE TABLE "+hidden+" (id INT PRIMARY KEY, body VARCHAR(100), FULLTEXT KEY ft (body))",
-		"INSERT INTO "+hidden+" SELECT seq, CONCAT('word', seq) FROM "+srv.Series(db, 1, 3000),
+		"INSERT INTO "+hidden+" SELECT seq, CONCAT('word', seq) FROM "+srv.Series(db, 1, 3000)+" ORDER BY seq",
 		"CREATE TABLE "+own+" (FTS_DOC_ID BIGINT UNSIGNED NOT NULL AUTO_INCREMENT, body VARCHAR(100), UNIQUE KEY FTS_DOC_ID_INDEX (FTS_DOC_ID), FULLTEXT KEY ft (body))",
 		"CREATE TABLE "+plain+" (id INT PRIMARY KEY, k INT, KEY k (k))",
 		"ANALYZE TABLE "+hidden)

@@ -28,7 +28,7 @@ func TestPartitionNamesAsTheServerWritesThem(t *testing.T) {
 	db := sandboxtest.Schema(t)
 	analyzed, stale := sqltext.Table(db, "Analyzed"), sqltext.Table(db, "stale")
 	fill := func(tbl string) string {
-		return "INSERT INTO " + tbl + " SELECT seq, seq MOD 97, 'x' FROM " + srv.Series(db, 1, 8000)
+		return "INSERT INTO " + tbl + " SELECT seq, seq MOD 97, 'x' FROM " + srv.Series(db, 1, 8000) + " ORDER BY seq"
 	}
 	sandboxtest.Exec(t,
 		"CREATE TABLE "+analyzed+fmt.Sprintf(partitionedDDL, ""),

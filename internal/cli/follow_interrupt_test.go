@@ -31,13 +31,13 @@ func TestFollowInterruptedPrintsTheRoundInFlight(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range append(create, fmt.Sprintf("INSERT INTO %s.t (id) SELECT seq FROM %s", db, conn.Server.Series(db, 1, 40000))) {
+	for _, q := range append(create, fmt.Sprintf("INSERT INTO %s.t (id) SELECT seq FROM %s ORDER BY seq", db, conn.Server.Series(db, 1, 40000))) {
 		if _, err := conn.DB.ExecContext(ctx, q); err != nil {
 			t.Fatal(err)
 		}
 	}
 	conn.Close()
-	sandboxtest.Exec(t, append(create, fmt.Sprintf("INSERT INTO %s.t (id) SELECT seq FROM %s", db, sandboxtest.Conn(t).Server.Series(db, 1, 40000)))...)
+	sandboxtest.Exec(t, append(create, fmt.Sprintf("INSERT INTO %s.t (id) SELECT seq FROM %s ORDER BY seq", db, sandboxtest.Conn(t).Server.Series(db, 1, 40000)))...)
 	t.Cleanup(func() { sandboxtest.Exec(t, "DROP DATABASE IF EXISTS "+db) })
 	if _, err := target.ColdRestart(ctx); err != nil {
 		t.Fatal(err)

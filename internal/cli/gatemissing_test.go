@@ -21,7 +21,7 @@ func TestGateCountsTheHotSetThisServerLacks(t *testing.T) {
 	for _, q := range []string{kept, gone} {
 		sandboxtest.Exec(t,
 			"CREATE TABLE "+q+" (id INT PRIMARY KEY, pad CHAR(200) NOT NULL DEFAULT '')",
-			"INSERT INTO "+q+" (id) SELECT seq FROM "+srv.Series(db, 1, 10000))
+			"INSERT INTO "+q+" (id) SELECT seq FROM "+srv.Series(db, 1, 10000)+" ORDER BY seq")
 	}
 	if _, err := sandboxtest.Server(t).ColdRestart(context.Background()); err != nil {
 		t.Fatal(err)

@@ -22,7 +22,7 @@ func TestNoBorrowDuringALoad(t *testing.T) {
 	settings(t, conn) // put back when the test ends
 	sandboxtest.Exec(t, "DROP DATABASE IF EXISTS dl", "CREATE DATABASE dl",
 		"CREATE TABLE dl.t (id INT PRIMARY KEY, pad CHAR(200) CHARACTER SET latin1 NOT NULL DEFAULT '')",
-		"INSERT INTO dl.t (id) SELECT seq FROM "+conn.Server.Series("dl", 1, 150000),
+		"INSERT INTO dl.t (id) SELECT seq FROM "+conn.Server.Series("dl", 1, 150000)+" ORDER BY seq",
 		"SET GLOBAL innodb_buffer_pool_dump_pct = 100")
 	t.Cleanup(func() { sandboxtest.Exec(t, "DROP DATABASE IF EXISTS dl") })
 	sb := sandboxtest.Server(t)

@@ -105,7 +105,7 @@ func TestRestartOfAServerThatLoadsAtStartupIsCold(t *testing.T) {
 	for _, q := range []string{
 		"CREATE DATABASE warmdb",
 		"CREATE TABLE warmdb.t (id INT PRIMARY KEY, pad CHAR(200) NOT NULL DEFAULT '') CHARSET latin1",
-		"INSERT INTO warmdb.t (id) SELECT seq FROM " + series,
+		"INSERT INTO warmdb.t (id) SELECT seq FROM " + series + " ORDER BY seq",
 	} {
 		if _, err := conn.DB.Exec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)

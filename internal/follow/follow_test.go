@@ -271,7 +271,7 @@ func TestFollowRefusesATargetWithNoneOfTheHotSet(t *testing.T) {
 	source := sandboxtest.Server(t)
 	sandboxtest.Exec(t, "DROP DATABASE IF EXISTS fonly", "CREATE DATABASE fonly",
 		"CREATE TABLE fonly.t (id INT PRIMARY KEY, pad CHAR(100))",
-		"INSERT INTO fonly.t SELECT seq, 'x' FROM "+sandboxtest.Flavor(t).Series("fonly", 1, 5000),
+		"INSERT INTO fonly.t SELECT seq, 'x' FROM "+sandboxtest.Flavor(t).Series("fonly", 1, 5000)+" ORDER BY seq",
 		"SELECT COUNT(*) FROM fonly.t")
 	t.Cleanup(func() { sandboxtest.Exec(t, "DROP DATABASE IF EXISTS fonly") })
 	target := sandboxtest.SecondServer(t, 0)

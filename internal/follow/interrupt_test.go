@@ -29,9 +29,9 @@ func TestFollowReportsTheRoundItWasStoppedIn(t *testing.T) {
 	}
 	create := []string{"DROP DATABASE IF EXISTS fint", "CREATE DATABASE fint",
 		"CREATE TABLE fint.t (id INT NOT NULL PRIMARY KEY, pad CHAR(200) CHARACTER SET latin1 NOT NULL DEFAULT '')"}
-	sandboxtest.Exec(t, append(create, fmt.Sprintf("INSERT INTO fint.t (id) SELECT seq FROM %s", sandboxtest.Conn(t).Server.Series("fint", 1, 20000)))...)
+	sandboxtest.Exec(t, append(create, fmt.Sprintf("INSERT INTO fint.t (id) SELECT seq FROM %s ORDER BY seq", sandboxtest.Conn(t).Server.Series("fint", 1, 20000)))...)
 	t.Cleanup(func() { sandboxtest.Exec(t, "DROP DATABASE IF EXISTS fint") })
-	for _, q := range append(create, fmt.Sprintf("INSERT INTO fint.t (id) SELECT seq FROM %s", tgtConn.Server.Series("fint", 1, 20000))) {
+	for _, q := range append(create, fmt.Sprintf("INSERT INTO fint.t (id) SELECT seq FROM %s ORDER BY seq", tgtConn.Server.Series("fint", 1, 20000))) {
 		if _, err := tgtConn.DB.ExecContext(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}

@@ -36,9 +36,9 @@ func TestPartitionRootsFromTheSDI(t *testing.T) {
 		PARTITION BY RANGE (id) SUBPARTITION BY HASH (k) (
 		PARTITION Lo VALUES LESS THAN (500) (SUBPARTITION SubA, SUBPARTITION sb),
 		PARTITION hi VALUES LESS THAN MAXVALUE (SUBPARTITION sc, SUBPARTITION sd))`,
-		"INSERT INTO "+sqltext.Table(db, "subparts")+" SELECT seq, seq MOD 7 FROM "+srv.Series(db, 1, 1000),
+		"INSERT INTO "+sqltext.Table(db, "subparts")+" SELECT seq, seq MOD 7 FROM "+srv.Series(db, 1, 1000)+" ORDER BY seq",
 		"CREATE TABLE "+sqltext.Table(db, "wide")+" (id INT NOT NULL PRIMARY KEY, k INT, KEY kk (k), "+strings.Join(comments, ", ")+") PARTITION BY HASH (id) PARTITIONS 3",
-		"INSERT INTO "+sqltext.Table(db, "wide")+" (id, k) SELECT seq, seq FROM "+srv.Series(db, 1, 1000),
+		"INSERT INTO "+sqltext.Table(db, "wide")+" (id, k) SELECT seq, seq FROM "+srv.Series(db, 1, 1000)+" ORDER BY seq",
 		"FLUSH TABLES "+sqltext.Table(db, "subparts")+", "+sqltext.Table(db, "wide")+" FOR EXPORT", "UNLOCK TABLES",
 	)
 	// Every index's root in the pool, where the server names its index.

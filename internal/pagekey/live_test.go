@@ -457,7 +457,7 @@ func TestSystemVersionedKeys(t *testing.T) {
 			execSession(t, c,
 				"CREATE TABLE "+tbl+" (id INT NOT NULL, u INT NOT NULL, v INT, pad CHAR(100) NOT NULL DEFAULT ''"+tc.rowEnd+
 					", PRIMARY KEY (id), UNIQUE KEY uu (u), KEY kv (v)"+tc.period+") WITH SYSTEM VERSIONING",
-				"INSERT INTO "+tbl+" (id, u, v) SELECT seq * 7919 % 20011, seq, IF(seq % 9 = 0, NULL, seq % 300) FROM "+srv.Series(db, 1, 8000))
+				"INSERT INTO "+tbl+" (id, u, v) SELECT seq * 7919 % 20011, seq, IF(seq % 9 = 0, NULL, seq % 300) FROM "+srv.Series(db, 1, 8000)+" ORDER BY seq")
 			reports := checkTable(t, c, db, tc.name)
 			want := map[string]string{
 				"PRIMARY": "id:int4,row_end:rowid", "uu": "u:int4,row_end:rowid,id:int4", "kv": "v:int4,id:int4,row_end:rowid"}

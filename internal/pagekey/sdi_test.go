@@ -40,12 +40,12 @@ func TestIndexRootsOfAnOverflowingSDI(t *testing.T) {
 	tables := map[string]int{"wide": 3, "many": 200}
 	sandboxtest.Exec(t,
 		"CREATE TABLE "+sqltext.Table(db, "wide")+" (id INT NOT NULL PRIMARY KEY, k INT, KEY kk (k), "+longComments(24)+") ENGINE=InnoDB PARTITION BY HASH (id) PARTITIONS 3",
-		"INSERT INTO "+sqltext.Table(db, "wide")+" (id, k) SELECT seq, seq MOD 7 FROM "+srv.Series(db, 1, 2000),
+		"INSERT INTO "+sqltext.Table(db, "wide")+" (id, k) SELECT seq, seq MOD 7 FROM "+srv.Series(db, 1, 2000)+" ORDER BY seq",
 		// An everyday table: four indexes and 200 partitions overflow its SDI's page.
 		"CREATE TABLE "+sqltext.Table(db, "many")+" (id INT NOT NULL, day INT NOT NULL, user_id BIGINT, kind VARCHAR(32), amount DECIMAL(12,2),"+
 			" note VARCHAR(200), created DATETIME, updated DATETIME, status TINYINT, src VARCHAR(64), PRIMARY KEY (id, day), KEY k_user (user_id),"+
 			" KEY k_kind (kind, created), KEY k_status (status)) ENGINE=InnoDB PARTITION BY HASH (day) PARTITIONS 200",
-		"INSERT INTO "+sqltext.Table(db, "many")+" (id, day, user_id, kind, status) SELECT seq, seq MOD 400, seq MOD 97, CONCAT('k', seq MOD 13), seq MOD 5 FROM "+srv.Series(db, 1, 4000),
+		"INSERT INTO "+sqltext.Table(db, "many")+" (id, day, user_id, kind, status) SELECT seq, seq MOD 400, seq MOD 97, CONCAT('k', seq MOD 13), seq MOD 5 FROM "+srv.Series(db, 1, 4000)+" ORDER BY seq",
 	)
 	// The SDI on disk, for the test's check that it overflows.
 	sandboxtest.Exec(t, "FLUSH TABLES "+sqltext.Table(db, "wide")+", "+sqltext.Table(db, "many")+" FOR EXPORT", "UNLOCK TABLES")
@@ -140,9 +140,9 @@ func TestInstantAlterWithAnOverflowingSDI(t *testing.T) {
 	db := sandboxtest.Schema(t)
 	tbl := sqltext.Table(db, "inst")
 	execSession(t, c, "CREATE TABLE "+tbl+" (id INT NOT NULL PRIMARY KEY, n1 INT, n2 INT, v VARCHAR(20), KEY kv (v, n1), "+longComments(24)+") ENGINE=InnoDB ROW_FORMAT=DYNAMIC",
-		"INSERT INTO "+tbl+" (id, n1, n2, v) SELECT seq, IF(seq % 3 = 0, NULL, seq), seq, CONCAT('v', seq % 101) FROM "+srv.Series(db, 1, 3000),
+		"INSERT INTO "+tbl+" (id, n1, n2, v) SELECT seq, IF(seq % 3 = 0, NULL, seq), seq, CONCAT('v', seq % 101) FROM "+srv.Series(db, 1, 3000)+" ORDER BY seq",
 		"ALTER TABLE "+tbl+" ADD COLUMN a1 INT, ADD COLUMN a2 VARCHAR(10), ALGORITHM=INSTANT",
-		"INSERT INTO "+tbl+" (id, n1, a1, a2, v) SELECT seq, seq, IF(seq % 2 = 0, NULL, seq), 'x', CONCAT('w', seq % 103) FROM "+srv.Series(db, 3001, 6000))
+		"INSERT INTO "+tbl+" (id, n1, a1, a2, v) SELECT seq, seq, IF(seq % 2 = 0, NULL, seq), 'x', CONCAT('w', seq % 103) FROM "+srv.Series(db, 3001, 6000)+" ORDER BY seq")
 	reports := checkTable(t, c, db, "inst")
 	if !srv.IsMariaDB() {
 		func() {

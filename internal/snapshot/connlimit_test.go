@@ -31,7 +31,7 @@ func TestCaptureWithinConnectionLimit(t *testing.T) {
 	tbl := sqltext.Table(db, "t")
 	sandboxtest.Exec(t,
 		"CREATE TABLE "+tbl+" (id INT NOT NULL PRIMARY KEY, k INT NOT NULL, pad CHAR(100) NOT NULL DEFAULT '', KEY kk (k))",
-		"INSERT INTO "+tbl+" (id, k) SELECT seq, (seq * 7919) % 20011 FROM "+srv.Series(db, 1, 20000),
+		"INSERT INTO "+tbl+" (id, k) SELECT seq, (seq * 7919) % 20011 FROM "+srv.Series(db, 1, 20000)+" ORDER BY seq",
 		// On disk, so that the capture reads the trees from the file.
 		"FLUSH TABLES "+tbl+" FOR EXPORT", "UNLOCK TABLES",
 		"SELECT COUNT(*) FROM "+tbl+" FORCE INDEX (PRIMARY) WHERE pad = ''",

@@ -130,7 +130,7 @@ func TestMeasurePhysicalSample(t *testing.T) {
 	tbl := sqltext.Table(db, "s")
 	sandboxtest.Exec(t,
 		"CREATE TABLE "+tbl+" (id INT NOT NULL PRIMARY KEY, k INT NOT NULL, pad CHAR(200) CHARACTER SET latin1 NOT NULL DEFAULT '', KEY kk (k))",
-		fmt.Sprintf("INSERT INTO %s (id, k) SELECT seq, (seq * 7919) %% %d FROM %s", tbl, rows, conn.Server.Series(db, 1, int64(rows))),
+		fmt.Sprintf("INSERT INTO %s (id, k) SELECT seq, (seq * 7919) %% %d FROM %s ORDER BY seq", tbl, rows, conn.Server.Series(db, 1, int64(rows))),
 		"ANALYZE TABLE "+tbl, "FLUSH TABLES "+tbl+" FOR EXPORT", "UNLOCK TABLES",
 		"SELECT COUNT(*) FROM "+tbl+" FORCE INDEX (PRIMARY) WHERE pad = 'x'",
 		"SELECT COUNT(*) FROM "+tbl+" FORCE INDEX (kk) WHERE k >= 0")

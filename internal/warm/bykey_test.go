@@ -301,7 +301,7 @@ func TestWarmByKeySkipsAnIgnoredIndex(t *testing.T) {
 	tbl := sqltext.Table(db, "ig")
 	sandboxtest.Exec(t,
 		"CREATE TABLE "+tbl+" (id INT NOT NULL PRIMARY KEY, k INT NOT NULL, pad CHAR(200) NOT NULL DEFAULT '', KEY kk (k))",
-		fmt.Sprintf("INSERT INTO %s (id, k) SELECT seq, (seq * 7919) %% 20011 FROM %s", tbl, conn.Server.Series(db, 1, 20000)),
+		fmt.Sprintf("INSERT INTO %s (id, k) SELECT seq, (seq * 7919) %% 20011 FROM %s ORDER BY seq", tbl, conn.Server.Series(db, 1, 20000)),
 		"ANALYZE TABLE "+tbl,
 		// Written to its file, where snapshot reads the key ranges (MySQL's export also
 		// drops the table's pages from the pool: the reads come after it).

@@ -164,7 +164,7 @@ func TestNoRoomInTheBudgetSaysSo(t *testing.T) {
 	// An index of the selection already resident does not make a warm that could load
 	// none of the rest a success (the scans said it was, the native load did not).
 	sandboxtest.Exec(t, "CREATE TABLE "+sqltext.Table(db, "two")+" (id INT PRIMARY KEY, k INT, pad CHAR(100), KEY k (k))",
-		"INSERT INTO "+sqltext.Table(db, "two")+" SELECT seq, seq MOD 7, 'x' FROM "+sandboxtest.Flavor(t).Series(db, 1, 20000),
+		"INSERT INTO "+sqltext.Table(db, "two")+" SELECT seq, seq MOD 7, 'x' FROM "+sandboxtest.Flavor(t).Series(db, 1, 20000)+" ORDER BY seq",
 		"ANALYZE TABLE "+sqltext.Table(db, "two"))
 	coldConn(t)
 	sandboxtest.Exec(t, "SELECT COUNT(*) FROM "+sqltext.Table(db, "two")+" FORCE INDEX (k)")

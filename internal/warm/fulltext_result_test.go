@@ -34,7 +34,7 @@ func TestNativeWarmResultListsFulltextRows(t *testing.T) {
 		// index built after the rows writes its tables at once.
 		sandboxtest.Exec(t,
 			"CREATE TABLE "+q+" (id INT PRIMARY KEY, body VARCHAR(200)) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci",
-			"INSERT INTO "+q+" SELECT seq, CONCAT(CHAR(97 + seq MOD 26 USING utf8mb4), 'word', seq, ' ', seq MOD 1000, 'n ', CHAR(97 + seq * 7 MOD 26 USING utf8mb4), 'x', seq MOD 977) FROM "+conn.Server.Series(db, 1, 8000),
+			"INSERT INTO "+q+" SELECT seq, CONCAT(CHAR(97 + seq MOD 26 USING utf8mb4), 'word', seq, ' ', seq MOD 1000, 'n ', CHAR(97 + seq * 7 MOD 26 USING utf8mb4), 'x', seq MOD 977) FROM "+conn.Server.Series(db, 1, 8000)+" ORDER BY seq",
 			"ALTER TABLE "+q+" ADD FULLTEXT KEY fb (body)")
 	}
 	all, err := catalog.Load(ctx, conn, catalog.Filter{Schemas: []string{db}})

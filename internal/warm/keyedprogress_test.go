@@ -26,7 +26,7 @@ func TestManifestWarmProgressIsOneCount(t *testing.T) {
 	sandboxtest.Exec(t,
 		// u stays as it was: its pages go by number.
 		"CREATE TABLE "+same+" (id INT NOT NULL PRIMARY KEY, pad CHAR(200) CHARACTER SET latin1 NOT NULL DEFAULT '')",
-		"INSERT INTO "+same+" (id) SELECT seq FROM "+conn.Server.Series(db, 1, 20000),
+		"INSERT INTO "+same+" (id) SELECT seq FROM "+conn.Server.Series(db, 1, 20000)+" ORDER BY seq",
 		// t's key compares by its collation, which only the server knows: on the copy its
 		// ranges are read by range scans (the sql path).
 		"CREATE TABLE "+tbl+" (id VARCHAR(20) CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci NOT NULL PRIMARY KEY, pad CHAR(200) CHARACTER SET latin1 NOT NULL DEFAULT '')",

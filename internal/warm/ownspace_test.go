@@ -30,7 +30,7 @@ func TestWarmOwnTablespaceChangedSinceItsSnapshot(t *testing.T) {
 	sandboxtest.Exec(t,
 		"CREATE TABLE "+tbl+" (id INT NOT NULL PRIMARY KEY, s VARCHAR(40) CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci NOT NULL, "+
 			"pad CHAR(200) CHARACTER SET latin1 NOT NULL DEFAULT '', KEY ks (s)) STATS_AUTO_RECALC=0",
-		fmt.Sprintf("INSERT INTO %s (id, s) SELECT seq, CONCAT('s', LPAD((seq * 7919) %% 20011, 36, '0')) FROM %s", tbl, conn.Server.Series(db, 1, rows)),
+		fmt.Sprintf("INSERT INTO %s (id, s) SELECT seq, CONCAT('s', LPAD((seq * 7919) %% 20011, 36, '0')) FROM %s ORDER BY seq", tbl, conn.Server.Series(db, 1, rows)),
 		"ANALYZE TABLE "+tbl,
 		"FLUSH TABLES "+tbl+" FOR EXPORT", "UNLOCK TABLES",
 		"SELECT SUM(LENGTH(pad)) FROM "+tbl+" FORCE INDEX (PRIMARY) WHERE id > 0",

@@ -21,7 +21,7 @@ func TestScanOfPrefixIndexReadsValuesBeforeEmpty(t *testing.T) {
 	q := sqltext.Table(db, "tabs")
 	sandboxtest.Exec(t,
 		"CREATE TABLE "+q+" (id INT PRIMARY KEY, s VARCHAR(300) CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci, KEY kpre (s(10)))",
-		"INSERT INTO "+q+" SELECT seq, CONCAT(IF(seq MOD 2 = 1, CHAR(9), ''), seq, REPEAT('x', 100)) FROM "+conn.Server.Series(db, 1, 16000),
+		"INSERT INTO "+q+" SELECT seq, CONCAT(IF(seq MOD 2 = 1, CHAR(9), ''), seq, REPEAT('x', 100)) FROM "+conn.Server.Series(db, 1, 16000)+" ORDER BY seq",
 		"INSERT INTO "+q+" VALUES (16001, NULL), (16002, ''), (16003, CONCAT(CHAR(10), 'newline'))",
 		"ANALYZE TABLE "+q)
 	filter := catalog.Filter{Schemas: []string{db}}
@@ -71,7 +71,7 @@ func TestWarmByKeySQLReadsAPrefixIndex(t *testing.T) {
 	q := sqltext.Table(db, "pfx")
 	sandboxtest.Exec(t,
 		"CREATE TABLE "+q+" (id INT PRIMARY KEY, s VARCHAR(300) CHARACTER SET utf8mb4, KEY kpre (s(10)))",
-		"INSERT INTO "+q+" SELECT seq, CONCAT(seq * 7919 MOD 10007, REPEAT('y', 100)) FROM "+conn.Server.Series(db, 1, 8000),
+		"INSERT INTO "+q+" SELECT seq, CONCAT(seq * 7919 MOD 10007, REPEAT('y', 100)) FROM "+conn.Server.Series(db, 1, 8000)+" ORDER BY seq",
 		"ANALYZE TABLE "+q)
 	if _, err := sandboxtest.Server(t).ColdRestart(ctx); err != nil {
 		t.Fatal(err)

@@ -162,6 +162,6 @@ func systemSpaceTable(t *testing.T, conn *connection.Conn, db string) {
 	sandboxtest.Exec(t, "DROP DATABASE IF EXISTS "+db, "CREATE DATABASE "+db, "SET GLOBAL innodb_file_per_table = OFF",
 		"CREATE TABLE "+db+".t (id INT PRIMARY KEY, k INT, pad CHAR(150), KEY k (k))",
 		"SET GLOBAL innodb_file_per_table = "+perTable,
-		"INSERT INTO "+db+".t SELECT seq, seq MOD 97, 'x' FROM "+conn.Server.Series(db, 1, 30000),
+		"INSERT INTO "+db+".t SELECT seq, seq MOD 97, 'x' FROM "+conn.Server.Series(db, 1, 30000)+" ORDER BY seq",
 		"ANALYZE TABLE "+db+".t")
 }
