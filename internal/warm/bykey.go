@@ -111,8 +111,6 @@ func (r *Resolved) choosePaths(ctx context.Context, conn *connection.Conn, byKey
 	for id, k := range r.targets {
 		ip := IndexPath{Schema: k.Schema, Table: k.Table, Partition: k.Partition, Index: k.Index, Kind: k.Kind, KeyedPages: keyedPages[uint32(id)], Path: PathPages}
 		switch {
-		case k.unnamed():
-			ip.Reason = "pages the source's files did not name (allocated since it last wrote them, or unused pages its read-ahead brought in): by number"
 		case k.Kind == KindFile:
 			ip.Reason = "pages of no index: by number"
 		case k.Kind == KindLOB:
@@ -192,22 +190,6 @@ func (r *Resolved) choosePaths(ctx context.Context, conn *connection.Conn, byKey
 		if c, ok := out[ck]; ok && (c.Path == PathSQL || c.Path == PathTree) {
 			ip.Path, ip.Reason = PathNone, "off-page BLOB/TEXT pages are not key-addressable, and their page numbers name other pages on this copy: left out"
 			out[k] = ip
-		}
-	}
-	// So are the pages its source did not name: on a copy of the table that is not
-	// page-for-page, those numbers are other pages of its indexes (a MySQL source's
-	// read-ahead of unused pages took 31 of a 531-page budget for random pages of a
-	// logical copy).
-	for k, ip := range out {
-		if !k.unnamed() {
-			continue
-		}
-		for ik, iip := range out {
-			if ik.Kind == KindIndex && ik.Schema == k.Schema && ik.Table == k.Table && ik.Partition == k.Partition && (iip.Path == PathSQL || iip.Path == PathTree) {
-				ip.Path, ip.Reason = PathNone, "pages the source's files did not name, and this copy of the table is not page-for-page ("+IndexLabel(ik.Index, ik.Kind)+" takes the "+iip.Path+" path): their numbers name other pages here: left out"
-				out[k] = ip
-				break
-			}
 		}
 	}
 	return out
@@ -1418,25 +1400,23 @@ func (pl *Plan) verifyKeyed(ctx context.Context, sess *connection.Session, tg *T
 		if u.keyed.open() || (checked && !stale) {
 			continue
 		}
-		if checked && ends+perRun*len(u.keyed.conds) > staleExplainPages {
+		if checked && ends+perRun > staleExplainPages {
 			unchecked++
 			continue
 		}
 		checked = true
-		explained := u
-		if !stale {
-			// With plausible statistics, the first run says how the optimizer reads
-			// them all (each is a SELECT of its own in the statement), and EXPLAIN
-			// estimates each run it is given by reading the pages at its ends, and
-			// between them where they are close: a statement of 12 runs of a hot
-			// range, cut in parts (splitRuns), read 121 pages of a 185-page budget.
-			one := *u
-			kr := *u.keyed
-			kr.conds, kr.limits = kr.conds[:1], kr.limits[:1]
-			one.keyed = &kr
-			explained = &one
-		}
-		ends += perRun * len(explained.keyed.conds)
+		// A statement's first run says how the optimizer reads its runs (each is a
+		// SELECT of its own, of a like range), and EXPLAIN estimates each run it is
+		// given by reading the pages at its ends, and between them where they are
+		// close: a statement of 12 runs of a hot range, cut in parts (splitRuns), read
+		// 121 pages of a 185-page budget, and with stale statistics, where each
+		// statement is EXPLAINed, a follow round's 128-page budget went to planning.
+		one := *u
+		kr := *u.keyed
+		kr.conds, kr.limits = kr.conds[:1], kr.limits[:1]
+		one.keyed = &kr
+		explained := &one
+		ends += perRun
 		q, _ := Statement(pl.Server, explained, 0)
 		bad, err := explainKeyed(ctx, sess, pl.Server.ExplainTabular()+q, tg.Table.Name, tg.Index.Name, tg.Index.Clustered)
 		if err != nil {

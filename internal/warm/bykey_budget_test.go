@@ -74,18 +74,11 @@ func TestTreePathBudgetGoesToTheHottest(t *testing.T) {
 	// in the sparser copy, more than the manifest's count of them.
 	budgetPages := hotPages * 6 / 5
 	out := warmWithin(t, conn, m, budgetPages)
-	var path0, unnamed warm.IndexPath
+	var path0 warm.IndexPath
 	for _, ip := range out.Manifest.Paths {
-		switch {
-		case ip.Table == "hot" && ip.Index == "PRIMARY":
+		if ip.Table == "hot" && ip.Index == "PRIMARY" {
 			path0 = ip
-		case ip.Table == "hot" && ip.Index == warm.UnnamedPages:
-			unnamed = ip
 		}
-	}
-	// Their page numbers name other pages of the copy.
-	if hotUnnamed > 0 && unnamed.Path != warm.PathNone {
-		t.Errorf("the manifest's %d pages of the hot table that its source did not name took path %q (%s) on a logical copy, want none", hotUnnamed, unnamed.Path, unnamed.Reason)
 	}
 	if path0.Path != warm.PathTree {
 		t.Fatalf("the copy's PRIMARY took path %q (%s), want tree", path0.Path, path0.Reason)
@@ -99,7 +92,9 @@ func TestTreePathBudgetGoesToTheHottest(t *testing.T) {
 	}
 	t.Logf("%s: manifest %d hot, %d cold pages (and %d of the hot table unnamed); copy's tree %d pages for them; budget %d: loaded %d hot, %d cold", srv, hotPages, coldPages, hotUnnamed, path0.TreePages, budgetPages, loaded["hot"], loaded["cold"])
 	// A page counts once, and only what the load asked for: the report once said 560 of
-	// the budget's 531.
+	// the budget's 531 on MySQL 9.7, whose source's read-ahead had brought in unused pages
+	// (the unnamed pages), which the copy loads by number: pages of its own tree, which
+	// counted again for the tree.
 	if loaded["hot"]+loaded["cold"] > int64(budgetPages) {
 		t.Errorf("the warm reports %d pages loaded within a budget of %d", loaded["hot"]+loaded["cold"], budgetPages)
 	}

@@ -193,10 +193,6 @@ func ResolveCached(ctx context.Context, conn *connection.Conn, m *manifest.Manif
 			if c := t.Clustered(); c != nil && bufferpool.IsLOBPageType(o.PageType) {
 				key.Index, key.Kind = c.Name, KindLOB
 			}
-			if o.PageType == bufferpool.PageTypeUnnamed {
-				// Not the file's header pages: pages of some index, or none yet (choosePaths).
-				key.Index = UnnamedPages
-			}
 		}
 		targets[i] = objTarget{space: p.Space, limit: uint32(p.FileSize / page), key: key}
 		if key.Kind == KindIndex {
@@ -338,9 +334,10 @@ func (r *Resolved) TargetCoverage(set bufferpool.PageSet) map[TargetKey][2]int64
 // were not in before: what a load brought in and kept. The difference of two coverages
 // also counts the pages that the server's own reads brought in meanwhile (opening a
 // table, the traffic). A page is counted once, for the first index that lists it: on a
-// copy that is not page-for-page, a page the manifest names by number (its space header,
-// say) can be one the tree path places too. A tree-path warm on MySQL 9.7 reported 560
-// pages loaded of a budget of 531, 29 of them twice.
+// copy that is not page-for-page, a page the manifest names by number (a page its source
+// did not name: MySQL's read-ahead of an extent's unused pages) can be one the tree path
+// places too. A tree-path warm on MySQL 9.7 reported 560 pages loaded of a budget of 531,
+// 29 of them twice.
 func (r *Resolved) TargetLoaded(requested, before, after bufferpool.PageSet) map[TargetKey]int64 {
 	counts := make([]int64, len(r.targets))
 	counted := bufferpool.PageSet{}
@@ -581,9 +578,7 @@ func PlanFromManifest(ctx context.Context, conn *connection.Conn, full *Resolved
 			continue // its keyed entries are counted by takeKeyed
 		case PathNone:
 			targetRow(k).ManifestPages++
-			if !k.unnamed() {
-				mr.NotWarmed++
-			}
+			mr.NotWarmed++
 			continue
 		}
 		mt := targetRow(k)
@@ -1349,7 +1344,7 @@ func MeasureTarget(ctx context.Context, conn *connection.Conn, r *Resolved) (mea
 	}
 	for _, mt := range mp.Targets {
 		k := TargetKey{Schema: mt.Schema, Table: mt.Table, Partition: mt.Partition, Index: mt.Index, Kind: mt.Kind}
-		if p := cmp.Or(final[k], mt.Path); (p == PathSQL || p == PathNone) && !k.unnamed() {
+		if p := cmp.Or(final[k], mt.Path); p == PathSQL || p == PathNone {
 			uncounted += mt.ManifestPages
 		}
 	}

@@ -46,23 +46,10 @@ func IndexLabel(index string, k Kind) string {
 	case KindLOB:
 		return index + " (LOB)"
 	case KindFile:
-		if index == UnnamedPages {
-			return "(pages the source did not name)"
-		}
 		return "(file pages)"
 	}
 	return index
 }
-
-// UnnamedPages is the index name of a table's file pages that the manifest's source could
-// not name (bufferpool.PageTypeUnnamed): allocated since the server last wrote them, or
-// unused pages a MySQL read-ahead brought in.
-const UnnamedPages = "(unnamed)"
-
-// unnamed says k is a table's file pages that the manifest's source did not name. Left out
-// on a copy that is not page-for-page, they are neither warmed nor a share of the hot set
-// to count: no index's rows are known to be on them.
-func (k TargetKey) unnamed() bool { return k.Kind == KindFile && k.Index == UnnamedPages }
 
 // Orders accepted by --order.
 var Orders = []string{"small-first", "large-first", "dense-first", "catalog"}
