@@ -83,7 +83,10 @@ func TestFollowOnATightLogicalStandbyDoesNotChurn(t *testing.T) {
 		if !s.OK || s.HotSetPages == last.HotSetPages && s.Loaded > s.HotSetPages/20+lost {
 			t.Errorf("round %d loaded %d pages into a standby the first round warmed (hot set %d pages, %d of them lost since the round before): each round evicts what it loads", s.Round, s.Loaded, s.HotSetPages, lost)
 		}
-		if s.Coverage < last.Coverage-0.02 {
+		// A round's own catalog reads evict some hot pages too (MySQL's dictionary is
+		// InnoDB's: a round on MySQL 9.7 went from 0.830 to 0.808 while loading 3 pages);
+		// a standby that loses what it was warmed with fell 0.08-0.12.
+		if s.Coverage < last.Coverage-0.05 {
 			t.Errorf("round %d covers %.3f of the hot set, the round before %.3f: the standby lost what it was warmed with", s.Round, s.Coverage, last.Coverage)
 		}
 	}
