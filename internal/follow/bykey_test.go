@@ -126,12 +126,7 @@ func TestFollowBySQLSaysCoverageBeforeIsUnknown(t *testing.T) {
 	target := sandboxtest.SecondServer(t, 64<<20)
 	onBothEnds(t, target, "fs", func(conn *connection.Conn, end int) []string {
 		order := []string{"seq", "1"}[end]
-		return []string{
-			"DROP DATABASE IF EXISTS fs", "CREATE DATABASE fs",
-			"CREATE TABLE fs.t (id INT NOT NULL PRIMARY KEY, pad CHAR(200) CHARACTER SET latin1 NOT NULL DEFAULT '')",
-			fmt.Sprintf("INSERT INTO fs.t (id) SELECT (seq * 7919) %% 20001 FROM %s ORDER BY %s", conn.Server.Series("fs", 1, 20000), order),
-			"FLUSH TABLES fs.t FOR EXPORT", "UNLOCK TABLES",
-		}
+		return paddedTable(conn, "fs", "(seq * 7919) % 20001", 20000, order)
 	})
 	if _, err := sandboxtest.Conn(t).DB.ExecContext(ctx, "SELECT COUNT(*) FROM fs.t FORCE INDEX (PRIMARY) WHERE id < 5000"); err != nil {
 		t.Fatal(err)

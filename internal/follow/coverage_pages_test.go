@@ -3,7 +3,6 @@ package follow_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"math"
 	"os"
 	"strings"
@@ -31,12 +30,7 @@ func TestFollowByRangeScansCoverageIsOfPages(t *testing.T) {
 	target := sandboxtest.SecondServer(t, 64<<20)
 	onBothEnds(t, target, "fcp", func(conn *connection.Conn, end int) []string {
 		order := []string{"seq", "seq * 13 % 100003"}[end]
-		return []string{
-			"DROP DATABASE IF EXISTS fcp", "CREATE DATABASE fcp",
-			"CREATE TABLE fcp.t (id INT NOT NULL PRIMARY KEY, pad CHAR(200) CHARACTER SET latin1 NOT NULL DEFAULT '')",
-			fmt.Sprintf("INSERT INTO fcp.t (id) SELECT seq FROM %s ORDER BY %s", conn.Server.Series("fcp", 1, 100000), order),
-			"FLUSH TABLES fcp.t FOR EXPORT", "UNLOCK TABLES",
-		}
+		return paddedTable(conn, "fcp", "seq", 100000, order)
 	})
 	if _, err := sandboxtest.Conn(t).DB.ExecContext(ctx, "SELECT COUNT(*) FROM fcp.t FORCE INDEX (PRIMARY) WHERE pad = '' AND id < 60000"); err != nil {
 		t.Fatal(err)

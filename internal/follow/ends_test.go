@@ -2,6 +2,7 @@ package follow_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/innowarm/innowarm/internal/connection"
@@ -28,4 +29,15 @@ func onBothEnds(t *testing.T, target *sandbox.Sandbox, db string, stmts func(c *
 			}
 		}
 	}
+}
+
+// paddedTable is the statements that make db.t anew on one end: an INT key and 200 latin1
+// bytes a row (about 70 rows a page on every flavor), id (an SQL expression of seq) for seq
+// from 1 to rows inserted in the order order (an expression of seq), and the table written
+// out to its file.
+func paddedTable(conn *connection.Conn, db, id string, rows int64, order string) []string {
+	return []string{"DROP DATABASE IF EXISTS " + db, "CREATE DATABASE " + db,
+		"CREATE TABLE " + db + ".t (id INT NOT NULL PRIMARY KEY, pad CHAR(200) CHARACTER SET latin1 NOT NULL DEFAULT '')",
+		fmt.Sprintf("INSERT INTO %s.t (id) SELECT %s FROM %s ORDER BY %s", db, id, conn.Server.Series(db, 1, rows), order),
+		"FLUSH TABLES " + db + ".t FOR EXPORT", "UNLOCK TABLES"}
 }

@@ -27,10 +27,7 @@ func TestFollowOnATightLogicalStandbyDoesNotChurn(t *testing.T) {
 	target := sandboxtest.SecondServer(t, 64<<20)
 	onBothEnds(t, target, "ftp", func(conn *connection.Conn, end int) []string {
 		order := []string{"seq", "seq * 7919 % 250007"}[end]
-		stmts := []string{"DROP DATABASE IF EXISTS ftp", "CREATE DATABASE ftp",
-			"CREATE TABLE ftp.t (id INT NOT NULL PRIMARY KEY, pad CHAR(200) CHARACTER SET latin1 NOT NULL DEFAULT '')",
-			fmt.Sprintf("INSERT INTO ftp.t (id) SELECT seq FROM %s ORDER BY %s", conn.Server.Series("ftp", 1, 250000), order),
-			"FLUSH TABLES ftp.t FOR EXPORT", "UNLOCK TABLES"}
+		stmts := paddedTable(conn, "ftp", "seq", 250000, order)
 		if end == 0 {
 			stmts = append(stmts, "SELECT COUNT(*) FROM ftp.t WHERE pad = ''") // the source's hot set
 		}
