@@ -776,6 +776,11 @@ type keyedRead struct {
 	// reads in part is narrowed to its hottest members (hotWindow).
 	runs []keyRun
 	cond func(low, high string) (string, error)
+	// budgetRowsPerPage is the rows a leaf of the index holds here on average, by its
+	// statistics (0 where they are not plausible): a run the budget reads in part reads
+	// that many rows for each page left, not its whole hot window, whose rows fill more
+	// pages on a copy whose pages hold fewer.
+	budgetRowsPerPage float64
 }
 
 // hotWindow is the part of a run's members, n of them in key order, whose ranks sum least
@@ -1194,6 +1199,9 @@ func (r *Resolved) buildKeyPlan(ctx context.Context, conn *connection.Conn, kts 
 		cond := func(low, high string) (string, error) { return rangeCond(cs, here, low, high) }
 		for _, batch := range batches {
 			kr := &keyedRead{ends: r.runEnds(conn, kt.key), cond: cond}
+			if p.Rows >= hi && hi > 0 {
+				kr.budgetRowsPerPage = rowsPerPage
+			}
 			var pages int64
 			for _, run := range batch {
 				c, err := rangeCond(cs, here, run.low, run.high)
@@ -1495,6 +1503,11 @@ func (pl *Plan) trimToBudget(budget int64, keyOf map[*Target]TargetKey, paths ma
 					part := max(int64(float64(kr.pages[n])*share), 1)
 					cut = max(kr.pages[n]-part, 0)
 					kr.limits[n] = max(int64(float64(kr.limits[n])*share), 1)
+					if kr.budgetRowsPerPage > 0 {
+						// The pages left hold this many rows here: the window's rows
+						// fill more on a copy whose pages hold fewer than the source's.
+						kr.limits[n] = min(kr.limits[n], max(int64(float64(room)*kr.budgetRowsPerPage), 1))
+					}
 					if n < len(kr.runs) && kr.cond != nil {
 						if low, high, ok := hotWindow(kr.runs[n], int(part)); ok {
 							if c, err := kr.cond(low, high); err == nil && c != condFalse {

@@ -53,3 +53,39 @@ func TestTrimToBudgetSaysWhatItCounted(t *testing.T) {
 		}
 	}
 }
+
+// TestTrimToBudgetCutRunReadsThePagesLeft: the run the budget reads in part reads the rows
+// of the pages left, by the index's rows per page here, not its share of a leaf run's row
+// limit (16 times its pages' rows, for a range grown by inserts since the snapshot): its
+// hot window's rows fill more pages than the window's manifest pages on a copy whose pages
+// hold fewer rows. Where the statistics are not plausible (no rows per page), the share
+// of its limit stays.
+func TestTrimToBudgetCutRunReadsThePagesLeft(t *testing.T) {
+	for _, rowsPerPage := range []float64{0, 40} {
+		tbl := &catalog.Table{Schema: "db", Name: "t"}
+		part := &catalog.Part{}
+		idx := &catalog.Index{Name: "PRIMARY"}
+		tg := &Target{Table: tbl, Part: part, Index: idx, Kind: KindIndex, EstPages: 200}
+		// Two leaf runs of 100 manifest pages, each limited to 16 times their rows.
+		const grown = 16 * 40 * 100
+		kr := &keyedRead{conds: []string{"a", "b"}, limits: []int64{grown, grown},
+			pages: []int64{100, 100}, costs: []int64{100, 100}, budgetRowsPerPage: rowsPerPage}
+		u := &Unit{Target: tg, Table: tbl, Part: part, Index: idx, Kind: KindIndex, keyed: kr}
+		tg.Units = []*Unit{u}
+		pl := &Plan{Units: []*Unit{u}, Targets: []*Target{tg}, BudgetPages: 150, BudgetSource: "--budget"}
+		pl.trimToBudget(150, map[*Target]TargetKey{}, map[TargetKey]IndexPath{})
+		if len(kr.conds) != 2 || kr.pages[1] != 50 {
+			t.Fatalf("rows per page %v: kept runs %v of pages %v, want the first whole and 50 pages of the second", rowsPerPage, kr.conds, kr.pages)
+		}
+		want := int64(grown / 2) // the share of its limit
+		if rowsPerPage > 0 {
+			want = 40 * 50 // the 50 pages left, 40 rows each here
+		}
+		if kr.limits[1] != want {
+			t.Errorf("rows per page %v: the cut run's row limit is %d, want %d", rowsPerPage, kr.limits[1], want)
+		}
+		if kr.limits[0] != grown {
+			t.Errorf("rows per page %v: the whole run's row limit changed to %d", rowsPerPage, kr.limits[0])
+		}
+	}
+}
