@@ -55,6 +55,9 @@ func IsURL(s string) bool {
 	return i > 0 && !strings.ContainsAny(s[:i], "/.")
 }
 
+// MaxKeyBytes is the longest key S3 stores.
+const MaxKeyBytes = 1024
+
 // Parse reads s3://BUCKET/KEY. The key is the whole rest, slashes included (a "prefix" is
 // just the start of a key).
 func Parse(s string) (URL, error) {
@@ -68,8 +71,8 @@ func Parse(s string) (URL, error) {
 		return URL{}, exitcode.UsageError(fmt.Errorf("%s: no bucket: want s3://BUCKET/PREFIX/NAME", s))
 	case key == "" || strings.HasSuffix(key, "/"):
 		return URL{}, exitcode.UsageError(fmt.Errorf("%s: no object name after the bucket and prefix: want s3://BUCKET/PREFIX/NAME", s))
-	case len(key) > 1024:
-		return URL{}, exitcode.UsageError(fmt.Errorf("%s: the key is %d bytes, S3 allows 1024", s, len(key)))
+	case len(key) > MaxKeyBytes:
+		return URL{}, exitcode.UsageError(fmt.Errorf("%s: the key is %d bytes, S3 allows %d", s, len(key), MaxKeyBytes))
 	}
 	// AWS keeps such a key as given, but S3-compatible servers store it under another name
 	// (db1//x as db1/x, db1/../x as x) or refuse it: a writer and a reader could disagree.

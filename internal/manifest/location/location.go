@@ -160,6 +160,9 @@ func (s *Store) CheckWritable(ctx context.Context, loc string, keep int) error {
 	if err != nil {
 		return err
 	}
+	if err := checkKeyRoom(u, keep); err != nil {
+		return err
+	}
 	if err := c.CheckBucket(ctx, u); err != nil {
 		return fmt.Errorf("manifest %w", err)
 	}
@@ -200,6 +203,9 @@ func (s *Store) Write(ctx context.Context, loc string, h manifest.Header, o mani
 	}
 	u, c, err := s.remote(ctx, loc)
 	if err != nil {
+		return Written{}, err
+	}
+	if err := checkKeyRoom(u, o.Keep); err != nil {
 		return Written{}, err
 	}
 	return s.writeObject(ctx, c, u, h, o, produce)

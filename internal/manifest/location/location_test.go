@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -418,5 +419,52 @@ func TestLocalPathsUnchanged(t *testing.T) {
 	}
 	if _, err := broken.Load(context.Background(), "s3://b/k"); err == nil || exitcode.Of(err) != exitcode.Usage {
 		t.Fatalf("an object load with a broken S3 configuration = %v, want exit 2", err)
+	}
+}
+
+// TestObjectKeyWithoutRoomForItsTemporaryKey: a manifest's key whose temporary key (the
+// upload's first stop, 19 bytes longer) would be over S3's 1,024 bytes is a usage error
+// before anything is captured or sent: a key of 1,006 to 1,024 bytes passed the URL's
+// check, and its write to AWS S3 would fail after the capture, the temporary key refused
+// (this test's server, versitygw, stores such keys: without the check the write went
+// through). A key at the bound (1,005 bytes) is written and read back, its temporary key
+// removed.
+func TestObjectKeyWithoutRoomForItsTemporaryKey(t *testing.T) {
+	srv, st := startS3(t)
+	ctx := context.Background()
+	// Parts of 200 bytes: each a file name on the S3 server's disk, under its 255.
+	key := func(n int) string {
+		var b strings.Builder
+		for n-b.Len() > 200 {
+			b.WriteString(strings.Repeat("k", 199) + "/")
+		}
+		b.WriteString(strings.Repeat("v", n-b.Len()-3) + ".gz")
+		return b.String()
+	}
+	over := "s3://manifests/" + key(1006)
+	if len(key(1006)) != 1006 || len(key(1005)) != 1005 {
+		t.Fatalf("keys of %d and %d bytes", len(key(1006)), len(key(1005)))
+	}
+	for _, keep := range []int{0, 3} {
+		if err := st.CheckWritable(ctx, over, keep); exitcode.Of(err) != exitcode.Usage || !strings.Contains(fmt.Sprint(err), "use a key of at most 1005 bytes") {
+			t.Errorf("keep %d: CheckWritable of a 1,006-byte key: %v, want a usage error naming the bound", keep, err)
+		}
+		h, produce := generation(1, 10)
+		called := false
+		_, err := st.Write(ctx, over, h, manifest.WriteOptions{Keep: keep}, func(w *manifest.Writer) error { called = true; return produce(w) })
+		if exitcode.Of(err) != exitcode.Usage || called {
+			t.Errorf("keep %d: Write of a 1,006-byte key: %v (produced: %v), want a usage error before producing", keep, err, called)
+		}
+	}
+	at := "s3://manifests/" + key(1005)
+	if err := st.CheckWritable(ctx, at, 0); err != nil {
+		t.Fatalf("CheckWritable of a 1,005-byte key: %v", err)
+	}
+	write(t, st, at, 1, 10, manifest.WriteOptions{})
+	if g := load(t, st, at); g != 1 {
+		t.Errorf("read back generation %d", g)
+	}
+	if tmp := leftovers(t, srv); len(tmp) > 0 {
+		t.Errorf("left behind: %v", tmp)
 	}
 }

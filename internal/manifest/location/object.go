@@ -147,6 +147,29 @@ func tempKey(key string) string {
 
 func tempPrefix(base string) string { return "." + base + ".tmp-" }
 
+// maxTempSuffix is the longest random part of a temporary key (a uint64 in base 36).
+var maxTempSuffix = len(strconv.FormatUint(^uint64(0), 36))
+
+// checkKeyRoom refuses, before any work, a manifest key whose temporary key (the upload
+// goes there first) or rotation slots (NAME.1 ... NAME.keep) would be longer than S3
+// allows: a key of 1,006 to 1,024 bytes was accepted, and its write failed after the
+// whole capture, refused by the storage for the temporary key's length.
+func checkKeyRoom(u objstore.URL, keep int) error {
+	dir, base := path.Split(u.Key)
+	longest := len(dir) + len(tempPrefix(base)) + maxTempSuffix
+	why := "its temporary key"
+	if keep > 0 {
+		if n := len(manifest.RotationPath(u.Key, keep)); n > longest {
+			longest, why = n, fmt.Sprintf("its rotation slot %s", path.Base(manifest.RotationPath(u.Key, keep)))
+		}
+	}
+	if longest > objstore.MaxKeyBytes {
+		return exitcode.UsageError(fmt.Errorf("manifest %s: the key is %d bytes, and %s would be %d, over the %d S3 allows: use a key of at most %d bytes",
+			u, len(u.Key), why, longest, objstore.MaxKeyBytes, len(u.Key)-(longest-objstore.MaxKeyBytes)))
+	}
+	return nil
+}
+
 // sweepTemps deletes temporary objects an interrupted write of u left behind, once they are
 // old enough not to be another write's. Best effort: without the right to list, nothing.
 func sweepTemps(ctx context.Context, c *objstore.Client, u objstore.URL) {
