@@ -25,6 +25,9 @@ type RunOptions struct {
 	StatementTimeout time.Duration // per statement, enforced by the server
 	LockWaitTimeout  time.Duration // how long a statement may wait for a metadata lock
 	MakeYoung        bool          // innodb_old_blocks_time=0 during the run
+	// KeepTablesClosed leaves the tables a native load warmed closed (openTables opens
+	// them after it: their first query then pays no table open).
+	KeepTablesClosed bool
 	// ReplaceStale raises innodb_old_blocks_pct during a native load, so that the load
 	// replaces untouched pages of the young sublist instead of its own (raiseOldBlocksPct).
 	ReplaceStale bool
@@ -200,6 +203,9 @@ type Result struct {
 	// UntilCoverage says whether the coverage goal (--until-coverage) was reached, and if
 	// not why: a warm that ends below it for its budget still completes (exit 0).
 	UntilCoverage *UntilOutcome `json:"until_coverage,omitempty"`
+	// TablesOpened (a native load) says which of the tables it warmed were opened after it,
+	// so that their first query pays no table open.
+	TablesOpened *OpenedTables `json:"tables_opened,omitempty"`
 
 	// manifestOnly: per-index results are about the manifest's pages (warm --from native).
 	manifestOnly bool
