@@ -823,25 +823,8 @@ func (mp *ManifestPlan) Run(ctx context.Context, conn *connection.Conn, ro RunOp
 		if t, err := bufferpool.ReadTotals(ctx, conn); err == nil {
 			res.PoolAfter = t
 		}
-		if !ro.KeepTablesClosed {
-			var tables []tableRef
-			for _, tr := range res.Targets { // most resident pages first
-				if tr.ResidentAfter > 0 {
-					tables = append(tables, tableRef{tr.Schema, tr.Table})
-				}
-			}
-			opened, err := openTables(ctx, conn, tables)
-			if err != nil && ctx.Err() != nil {
-				return mergeKeyed(res, keyed), err
-			}
-			if err != nil {
-				res.Notes = append(res.Notes, err.Error())
-			} else if len(tables) > 0 {
-				res.TablesOpened = &opened
-				if opened.Opened+opened.Failed+opened.Left > 0 {
-					res.Notes = append(res.Notes, opened.Text())
-				}
-			}
+		if err := res.openWarmedTables(ctx, conn, ro); err != nil {
+			return mergeKeyed(res, keyed), err
 		}
 	}
 	if res = mergeKeyed(res, keyed); res == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -171,6 +172,46 @@ func pickTablesToOpen(tables []tableRef, open map[tableRef]bool, room int) ([]ta
 	r.left = len(todo) - room
 	r.why = fmt.Sprintf("the table cache has room for %d more (the smaller of table_open_cache and table_definition_cache, less the tables open): more would close the workload's", room)
 	return todo[:room], r
+}
+
+// openWarmedTables opens the tables of res's targets that the load left pages of
+// (openTables), unless ro keeps them closed, and says so in res. Only the context's end is
+// an error: a table that cannot be opened is left to its first query.
+func (res *Result) openWarmedTables(ctx context.Context, conn *connection.Conn, ro RunOptions) error {
+	if ro.KeepTablesClosed {
+		return nil
+	}
+	// Most resident pages first: they are the most of the warm, and the table cache's
+	// room may not hold them all.
+	resident := map[tableRef]int64{}
+	var tables []tableRef
+	for _, tr := range res.Targets {
+		if tr.ResidentAfter <= 0 {
+			continue
+		}
+		t := tableRef{tr.Schema, tr.Table}
+		if _, seen := resident[t]; !seen {
+			tables = append(tables, t)
+		}
+		resident[t] += tr.ResidentAfter
+	}
+	if len(tables) == 0 {
+		return nil
+	}
+	sort.SliceStable(tables, func(i, j int) bool { return resident[tables[i]] > resident[tables[j]] })
+	opened, err := openTables(ctx, conn, tables)
+	if err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
+		res.Notes = append(res.Notes, err.Error())
+		return nil
+	}
+	res.TablesOpened = &opened
+	if opened.Opened+opened.Failed+opened.Left > 0 {
+		res.Notes = append(res.Notes, opened.Text())
+	}
+	return nil
 }
 
 // Text is the line the warm's report says of it.

@@ -60,6 +60,27 @@ func TestNativeWarmOpensTheTablesItLoaded(t *testing.T) {
 	if o := again.Result.TablesOpened; o != nil && o.Opened != 0 {
 		t.Errorf("a second warm opened %d tables, which were open", o.Opened)
 	}
+
+	// A selection loaded natively (warm -D db --method native), not a manifest: the same.
+	conn = coldRestarter(t)()
+	req := warm.Request{Filter: catalog.Filter{Schemas: []string{db}}, Method: warm.MethodNative, Run: quiet(),
+		Plan: warm.Options{Order: "small-first", SplitPages: warm.DefaultSplitPages}}
+	if err := req.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	sel, err := warm.Execute(ctx, conn, req, func(string, string) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	open = openTablesIn(t, conn, db)
+	for _, name := range names {
+		if !open[name] {
+			t.Errorf("warm -D %s --method native: %s not open after it (open: %v; %+v)", db, name, open, sel.Result.TablesOpened)
+		}
+	}
+	if o := sel.Result.TablesOpened; o == nil || o.Opened+o.Already != len(names) {
+		t.Errorf("warm -D --method native: the result says %+v, want %d tables opened or open", o, len(names))
+	}
 }
 
 // openTablesIn is the tables of db in the table cache.

@@ -209,6 +209,9 @@ func (r Request) executeNative(ctx context.Context, conn *connection.Conn, out *
 		r.Run.Until = goal.until()
 	}
 	res, err := np.Run(ctx, conn, r.Run)
+	if err == nil && res != nil && !res.Interrupted {
+		err = res.openWarmedTables(ctx, conn, r.Run)
+	}
 	if err != nil || system == nil || res == nil || res.Interrupted || res.Stopped != "" {
 		return out.record(res, err)
 	}
