@@ -1,6 +1,7 @@
 package warm
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
@@ -49,8 +50,7 @@ type OpenedTables struct {
 // cache and the table definition cache have left: opening more would close tables the
 // server's own workload has open. Errors of one table (dropped since, a lock held by DDL)
 // leave it to its first query; the context's end stops it, killing what runs.
-func openTables(ctx context.Context, conn *connection.Conn, tables []tableRef) (OpenedTables, error) {
-	var out OpenedTables
+func openTables(ctx context.Context, conn *connection.Conn, tables []tableRef) (out OpenedTables, err error) {
 	if len(tables) == 0 {
 		return out, nil
 	}
@@ -96,14 +96,14 @@ func openTables(ctx context.Context, conn *connection.Conn, tables []tableRef) (
 			sess, err := conn.NewSession(ctx)
 			if err != nil {
 				mu.Lock()
-				firstErr = cmpErr(firstErr, err)
+				firstErr = cmp.Or(firstErr, err)
 				mu.Unlock()
 				return
 			}
 			defer sess.Close()
 			if err := sess.SetLockWaitTimeout(ctx, openTablesLockWait); err != nil {
 				mu.Lock()
-				firstErr = cmpErr(firstErr, err)
+				firstErr = cmp.Or(firstErr, err)
 				mu.Unlock()
 				return
 			}
@@ -135,13 +135,6 @@ func openTables(ctx context.Context, conn *connection.Conn, tables []tableRef) (
 		return out, fmt.Errorf("open the warmed tables: %w", firstErr)
 	}
 	return out, nil
-}
-
-func cmpErr(first, err error) error {
-	if first != nil {
-		return first
-	}
-	return err
 }
 
 type openRoom struct {
