@@ -56,24 +56,8 @@ func openTables(ctx context.Context, conn *connection.Conn, tables []tableRef) (
 	}
 	t0 := time.Now()
 	defer func() { out.Seconds = time.Since(t0).Seconds() }()
-	open := map[tableRef]bool{}
-	rows, err := conn.DB.QueryContext(ctx, "SHOW OPEN TABLES")
+	open, err := tablesOpen(ctx, conn)
 	if err != nil {
-		return out, fmt.Errorf("open the warmed tables: %w", err)
-	}
-	for rows.Next() {
-		var db, tbl string
-		var inUse, nameLocked sql.RawBytes
-		if err := rows.Scan(&db, &tbl, &inUse, &nameLocked); err != nil {
-			rows.Close()
-			return out, fmt.Errorf("open the warmed tables: %w", err)
-		}
-		open[tableRef{db, tbl}] = true
-	}
-	if err := rows.Close(); err != nil {
-		return out, fmt.Errorf("open the warmed tables: %w", err)
-	}
-	if err := rows.Err(); err != nil {
 		return out, fmt.Errorf("open the warmed tables: %w", err)
 	}
 	var openCache, defCache int
@@ -143,6 +127,25 @@ type openRoom struct {
 }
 
 // pickTablesToOpen is tables (hottest first, each once) less those open, cut to room.
+// tablesOpen is the tables in the server's table cache (SHOW OPEN TABLES).
+func tablesOpen(ctx context.Context, conn *connection.Conn) (map[tableRef]bool, error) {
+	rows, err := conn.DB.QueryContext(ctx, "SHOW OPEN TABLES")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	open := map[tableRef]bool{}
+	for rows.Next() {
+		var db, tbl string
+		var inUse, nameLocked sql.RawBytes
+		if err := rows.Scan(&db, &tbl, &inUse, &nameLocked); err != nil {
+			return nil, err
+		}
+		open[tableRef{db, tbl}] = true
+	}
+	return open, rows.Err()
+}
+
 func pickTablesToOpen(tables []tableRef, open map[tableRef]bool, room int) ([]tableRef, openRoom) {
 	seen := map[tableRef]bool{}
 	var todo []tableRef
