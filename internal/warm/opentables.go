@@ -213,7 +213,7 @@ func (res *Result) openWarmedTables(ctx context.Context, conn *connection.Conn, 
 // Text is the line the warm's report says of it.
 func (o OpenedTables) Text() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "opened %d tables the load warmed (their first query pays no table open)", o.Opened)
+	fmt.Fprintf(&b, "opened %d %s the load warmed (their first query pays no table open)", o.Opened, plural(int64(o.Opened), "table", "tables"))
 	if o.Already > 0 {
 		fmt.Fprintf(&b, ", %d were open", o.Already)
 	}
@@ -223,6 +223,6 @@ func (o OpenedTables) Text() string {
 	if o.Left > 0 {
 		fmt.Fprintf(&b, ", %d left out: %s", o.Left, o.Why)
 	}
-	fmt.Fprintf(&b, " in %.2f s", o.Seconds)
+	fmt.Fprintf(&b, " in %.0f ms", 1000*o.Seconds)
 	return b.String()
 }
