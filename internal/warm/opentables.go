@@ -78,14 +78,11 @@ func openTables(ctx context.Context, conn *connection.Conn, tables []tableRef) (
 		go func() {
 			defer wg.Done()
 			sess, err := conn.NewSession(ctx)
-			if err != nil {
-				mu.Lock()
-				firstErr = cmp.Or(firstErr, err)
-				mu.Unlock()
-				return
+			if err == nil {
+				defer sess.Close()
+				err = sess.SetLockWaitTimeout(ctx, openTablesLockWait)
 			}
-			defer sess.Close()
-			if err := sess.SetLockWaitTimeout(ctx, openTablesLockWait); err != nil {
+			if err != nil {
 				mu.Lock()
 				firstErr = cmp.Or(firstErr, err)
 				mu.Unlock()
@@ -126,7 +123,6 @@ type openRoom struct {
 	why           string
 }
 
-// pickTablesToOpen is tables (hottest first, each once) less those open, cut to room.
 // tablesOpen is the tables in the server's table cache (SHOW OPEN TABLES).
 func tablesOpen(ctx context.Context, conn *connection.Conn) (map[tableRef]bool, error) {
 	rows, err := conn.DB.QueryContext(ctx, "SHOW OPEN TABLES")
@@ -146,6 +142,7 @@ func tablesOpen(ctx context.Context, conn *connection.Conn) (map[tableRef]bool, 
 	return open, rows.Err()
 }
 
+// pickTablesToOpen is tables (hottest first, each once) less those open, cut to room.
 func pickTablesToOpen(tables []tableRef, open map[tableRef]bool, room int) ([]tableRef, openRoom) {
 	seen := map[tableRef]bool{}
 	var todo []tableRef

@@ -14,19 +14,12 @@ import (
 // "with the pages at their ends" of a cost that had none.
 func TestTrimToBudgetSaysWhatItCounted(t *testing.T) {
 	for _, ends := range []int64{0, 2} {
-		tbl := &catalog.Table{Schema: "db", Name: "t"}
-		part := &catalog.Part{}
-		idx := &catalog.Index{Name: "PRIMARY"}
-		tg := &Target{Table: tbl, Part: part, Index: idx, Kind: KindIndex, EstPages: 300}
 		kr := &keyedRead{conds: []string{"a", "b", "c"}, limits: []int64{1000, 1000, 1000},
 			pages: []int64{100, 100, 100}, ends: ends}
 		for range kr.conds {
 			kr.costs = append(kr.costs, 100+ends)
 		}
-		u := &Unit{Target: tg, Table: tbl, Part: part, Index: idx, Kind: KindIndex, keyed: kr}
-		tg.Units = []*Unit{u}
-		pl := &Plan{Units: []*Unit{u}, Targets: []*Target{tg}, BudgetPages: 150, BudgetSource: "--budget"}
-		pl.trimToBudget(150, map[*Target]TargetKey{}, map[TargetKey]IndexPath{})
+		pl := trimmedToBudget(kr, 300, 150)
 
 		if len(kr.conds) != 2 || kr.pages[0] != 100 {
 			t.Fatalf("ends %d: kept runs %v of pages %v, want the first whole and the second in part", ends, kr.conds, kr.pages)
@@ -62,18 +55,11 @@ func TestTrimToBudgetSaysWhatItCounted(t *testing.T) {
 // of its limit stays.
 func TestTrimToBudgetCutRunReadsThePagesLeft(t *testing.T) {
 	for _, rowsPerPage := range []float64{0, 40} {
-		tbl := &catalog.Table{Schema: "db", Name: "t"}
-		part := &catalog.Part{}
-		idx := &catalog.Index{Name: "PRIMARY"}
-		tg := &Target{Table: tbl, Part: part, Index: idx, Kind: KindIndex, EstPages: 200}
 		// Two leaf runs of 100 manifest pages, each limited to 16 times their rows.
 		const grown = 16 * 40 * 100
 		kr := &keyedRead{conds: []string{"a", "b"}, limits: []int64{grown, grown},
 			pages: []int64{100, 100}, costs: []int64{100, 100}, budgetRowsPerPage: rowsPerPage}
-		u := &Unit{Target: tg, Table: tbl, Part: part, Index: idx, Kind: KindIndex, keyed: kr}
-		tg.Units = []*Unit{u}
-		pl := &Plan{Units: []*Unit{u}, Targets: []*Target{tg}, BudgetPages: 150, BudgetSource: "--budget"}
-		pl.trimToBudget(150, map[*Target]TargetKey{}, map[TargetKey]IndexPath{})
+		trimmedToBudget(kr, 200, 150)
 		if len(kr.conds) != 2 || kr.pages[1] != 50 {
 			t.Fatalf("rows per page %v: kept runs %v of pages %v, want the first whole and 50 pages of the second", rowsPerPage, kr.conds, kr.pages)
 		}
@@ -88,4 +74,18 @@ func TestTrimToBudgetCutRunReadsThePagesLeft(t *testing.T) {
 			t.Errorf("rows per page %v: the whole run's row limit changed to %d", rowsPerPage, kr.limits[0])
 		}
 	}
+}
+
+// trimmedToBudget is a plan of one unit reading kr of an index of estPages, held to budget
+// pages by trimToBudget.
+func trimmedToBudget(kr *keyedRead, estPages, budget int64) *Plan {
+	tbl := &catalog.Table{Schema: "db", Name: "t"}
+	part := &catalog.Part{}
+	idx := &catalog.Index{Name: "PRIMARY"}
+	tg := &Target{Table: tbl, Part: part, Index: idx, Kind: KindIndex, EstPages: estPages}
+	u := &Unit{Target: tg, Table: tbl, Part: part, Index: idx, Kind: KindIndex, keyed: kr}
+	tg.Units = []*Unit{u}
+	pl := &Plan{Units: []*Unit{u}, Targets: []*Target{tg}, BudgetPages: budget, BudgetSource: "--budget"}
+	pl.trimToBudget(budget, map[*Target]TargetKey{}, map[TargetKey]IndexPath{})
+	return pl
 }
