@@ -53,6 +53,10 @@ type Agent struct {
 	pingHeld *sql.Conn
 	pingDone time.Time
 	pingErr  error
+	// pingBroken: pingHeld broke and the ping could not tell the run from a new one (a
+	// server younger than 3 s stalled past the ping's second): the monitor, whose own
+	// connection proves the run the same, gives the answers a new one.
+	pingBroken bool
 	// runStart and runUptime identify the server run the monitor measures (under mu): a
 	// ping that had to reconnect tells a restart from a connection killed alone by them.
 	runStart  time.Time
@@ -264,19 +268,20 @@ func (a *Agent) step(ctx context.Context) error {
 		a.pingMu.Lock()
 		a.pingConn, a.pingHeld, a.pingDone, a.pingErr = conn, pingHeld, time.Time{}, nil
 		a.pingMu.Unlock()
-	} else if err := a.held.PingContext(ctx); err != nil && ctx.Err() == nil {
-		// The connection broke: the server restarted (or the network did). Start over with
-		// a new connection (the flavor is detected again: an upgrade is a restart).
-		if a.run != nil {
-			a.log.Infof("agent: the connection to the server broke (%v): measuring a new run", err)
+	} else {
+		// fresh is taken before held's ping: held still open after it proves fresh is of
+		// the same run.
+		fresh := a.freshPingConn(ctx)
+		if err := a.held.PingContext(ctx); err != nil {
+			if fresh != nil {
+				fresh.Close()
+			}
+			if ctx.Err() != nil {
+				return nil //nolint:nilerr // stopping
+			}
+			return a.connectionBroke(ctx, err)
 		}
-		// Down until the new connection's first measure: reconnecting to a server that is
-		// going away can take up to the connect timeout, and the last run's "ready" must not
-		// be answered meanwhile.
-		a.markDown(err)
-		a.endRun()
-		a.closeConn()
-		return a.step(ctx)
+		a.replacePingHeld(fresh)
 	}
 	now := time.Now()
 	counters, err := bufferpool.ReadPageCounters(ctx, a.conn)
@@ -312,6 +317,53 @@ func (a *Agent) step(ctx context.Context) error {
 	a.mu.Unlock()
 	a.measure(ctx, now, counters)
 	return nil
+}
+
+// connectionBroke starts over after the monitor's own connection broke.
+func (a *Agent) connectionBroke(ctx context.Context, err error) error {
+	// The connection broke: the server restarted (or the network did). Start over with
+	// a new connection (the flavor is detected again: an upgrade is a restart).
+	if a.run != nil {
+		a.log.Infof("agent: the connection to the server broke (%v): measuring a new run", err)
+	}
+	// Down until the new connection's first measure: reconnecting to a server that is
+	// going away can take up to the connect timeout, and the last run's "ready" must not
+	// be answered meanwhile.
+	a.markDown(err)
+	a.endRun()
+	a.closeConn()
+	return a.step(ctx)
+}
+
+// freshPingConn is a new connection for the answers' ping when theirs broke (pingBroken),
+// nil otherwise.
+func (a *Agent) freshPingConn(ctx context.Context) *sql.Conn {
+	a.pingMu.Lock()
+	broken := a.pingBroken && a.pingConn != nil
+	a.pingMu.Unlock()
+	if !broken {
+		return nil
+	}
+	c, err := a.conn.DB.Conn(ctx)
+	if err != nil {
+		return nil // the held ping that follows says what is wrong
+	}
+	return c
+}
+
+// replacePingHeld gives the answers' ping a connection of the run the monitor measures.
+func (a *Agent) replacePingHeld(c *sql.Conn) {
+	if c == nil {
+		return
+	}
+	a.pingMu.Lock()
+	defer a.pingMu.Unlock()
+	if a.pingHeld != nil {
+		a.pingHeld.Close()
+	}
+	a.pingHeld, a.pingBroken = c, false
+	// The next answer pings again rather than take the failure that made it stale.
+	a.pingDone, a.pingErr = time.Time{}, nil
 }
 
 // reachable tells a server that is not there yet (its socket file not created, its host
@@ -755,6 +807,11 @@ func (a *Agent) alive(ctx context.Context) error {
 // coverage and readiness are not this run's).
 var errRestarted = errors.New("the server restarted")
 
+// youngRunSeconds: a run last measured younger than this cannot be told from a restart
+// as quick by its start, which moves by up to a second between reads (tests make every
+// run young).
+var youngRunSeconds int64 = 3
+
 // pingRun pings the server run the monitor measures, within a second: nil when it
 // answers, errRestarted when another run answers (a restart between two measures: the
 // monitor measures it once poked), the failure when nothing answers. Under pingMu.
@@ -773,6 +830,7 @@ func (a *Agent) pingRun(ctx context.Context) error {
 	}
 	// The run's connection broke: the server restarted, or this connection alone was
 	// killed (wait_timeout, KILL, pt-kill). Whoever answers through the pool says which.
+	a.pingBroken = true
 	if err := answered(a.pingConn.DB.PingContext(pctx)); err != nil {
 		return err
 	}
@@ -791,7 +849,7 @@ func (a *Agent) pingRun(ctx context.Context) error {
 	// within the start's second of jitter, so the start alone tells them apart; a younger
 	// one cannot be told from a restart as quick, and is taken for one (the monitor,
 	// poked, measures at once): a cold server must not inherit a warm one's answer.
-	if measured.uptime < 3 || measured.restarted(time.Now().Add(-time.Duration(uptime)*time.Second), uptime) {
+	if measured.uptime < youngRunSeconds || measured.restarted(time.Now().Add(-time.Duration(uptime)*time.Second), uptime) {
 		return fmt.Errorf("%w (up %d s): measuring the new run", errRestarted, uptime)
 	}
 	held, err := a.pingConn.DB.Conn(pctx)
@@ -799,7 +857,7 @@ func (a *Agent) pingRun(ctx context.Context) error {
 		return answered(err)
 	}
 	a.pingHeld.Close()
-	a.pingHeld = held
+	a.pingHeld, a.pingBroken = held, false
 	return nil
 }
 
