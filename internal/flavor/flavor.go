@@ -493,6 +493,14 @@ func (s Server) RangeEndPages() int64 {
 	return 3
 }
 
+// UnionLimitStopsReading reports whether a LIMIT over a derived table's UNION ALL stops its
+// members' reads once it has its rows (MySQL's iterator executor, 8.0.22+). Measured cold,
+// two ranges of 1,500 pages under LIMIT 3000: MySQL 9.7 read 63 pages; MariaDB 10.11 read
+// all 1,506 (it fills the union's table before the limit applies), as without the limit.
+func (s Server) UnionLimitStopsReading() bool {
+	return s.Kind == MySQL && s.Version.AtLeast(8, 0, 22)
+}
+
 // ParallelReadThreads reports whether COUNT(*) on the clustered index is read in parallel
 // (innodb_parallel_read_threads, MySQL 8.0.14+).
 func (s Server) ParallelReadThreads() bool {

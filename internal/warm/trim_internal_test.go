@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/innowarm/innowarm/internal/catalog"
+	"github.com/innowarm/innowarm/internal/flavor"
 )
 
 // TestTrimToBudgetSaysWhatItCounted: runs past the budget are left out, the one that
@@ -88,4 +89,47 @@ func trimmedToBudget(kr *keyedRead, estPages, budget int64) *Plan {
 	pl := &Plan{Units: []*Unit{u}, Targets: []*Target{tg}, BudgetPages: budget, BudgetSource: "--budget"}
 	pl.trimToBudget(budget, map[*Target]TargetKey{}, map[TargetKey]IndexPath{})
 	return pl
+}
+
+// TestKeyedStatementsCapTheirRowsWhereTheServerStopsThere: on MySQL (8.0.22+), whose
+// executor stops a union's reads at its limit, each statement of the sql path carries a
+// limit on all its rows, its share of the budget in this server's pages (90% of it: the
+// rows a page holds are the statistics' estimate): a 185-page budget on a copy whose pages
+// hold fewer rows than the manifest's loaded 188-264 pages, stopped only by watchBudget.
+// MariaDB fills the union's table before its limit applies: no limit there. Where the
+// statistics are not plausible there is nothing to count rows by: no limit either.
+func TestKeyedStatementsCapTheirRowsWhereTheServerStopsThere(t *testing.T) {
+	mysql := flavor.Server{Kind: flavor.MySQL, Version: flavor.Version{Major: 9, Minor: 7, Patch: 4}}
+	mariadb := flavor.Server{Kind: flavor.MariaDB, Version: flavor.Version{Major: 10, Minor: 11, Patch: 19}}
+	oldMySQL := flavor.Server{Kind: flavor.MySQL, Version: flavor.Version{Major: 5, Minor: 7, Patch: 44}}
+	for _, c := range []struct {
+		srv         flavor.Server
+		rowsPerPage float64
+		budget      int64
+		want        []int64
+	}{
+		{mysql, 40, 150, []int64{2700, 2700}}, // each unit 100 of 200 counted pages: 0.9 x 75 pages x 40 rows
+		{mysql, 40, 400, []int64{7200, 7200}}, // a budget the plan does not fill: its share grows
+		{mysql, 0, 150, []int64{0, 0}},
+		{mariadb, 40, 150, []int64{0, 0}},
+		{oldMySQL, 40, 150, []int64{0, 0}},
+	} {
+		var units []*Unit
+		for i := 0; i < 2; i++ {
+			kr := &keyedRead{conds: []string{"`id` >= 1"}, limits: []int64{10000}, pages: []int64{100}, costs: []int64{100}, budgetRowsPerPage: c.rowsPerPage}
+			units = append(units, &Unit{EstPages: 100, keyed: kr})
+		}
+		pl := &Plan{Server: c.srv, Units: units, BudgetPages: c.budget}
+		pl.capKeyedRows()
+		for i, u := range units {
+			q := buildKeyedSelect("`db`.`t`", u.keyed)
+			limit := fmt.Sprintf(" LIMIT %d) AS innowarm_keys", c.want[i])
+			if c.want[i] == 0 {
+				limit = " LIMIT 10000)) AS innowarm_keys"
+			}
+			if u.keyed.rowCap != c.want[i] || !strings.HasSuffix(q, limit) {
+				t.Errorf("%s, %v rows a page, budget %d: unit %d capped at %d rows (%s); want %d", c.srv, c.rowsPerPage, c.budget, i, u.keyed.rowCap, q, c.want[i])
+			}
+		}
+	}
 }
