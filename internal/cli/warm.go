@@ -369,6 +369,10 @@ func printWarmResult(w io.Writer, res *warm.Result) {
 		fmt.Fprintf(w, "warm (%s): nothing to load: every selected index was already resident\n", res.Method)
 	case res.Units == 0:
 		fmt.Fprintf(w, "warm (%s): nothing to load\n", res.Method)
+	case res.Manifest != nil && res.Method == warm.MethodNative:
+		// Every index took the sql path: the loader had nothing by number.
+		fmt.Fprintf(w, "warm (native, every index by range scans of its key ranges, none by page number): %d of %d statements in %.2f s, %d parallel; %d pages read (%s), %.0f MB/s; %d pages now resident that were not\n",
+			res.UnitsDone, res.Units, res.Seconds, res.Parallel, res.PagesRead, units.FormatBytes(res.PagesRead*res.PageSize), res.MBps, res.PagesLoaded)
 	default:
 		parallel := fmt.Sprintf("%d parallel", res.Parallel)
 		if res.Sessions > 0 && res.Sessions < res.Parallel {
@@ -379,8 +383,12 @@ func printWarmResult(w io.Writer, res *warm.Result) {
 	}
 	if m := res.Manifest; m != nil {
 		printManifestSummary(w, m)
-		fmt.Fprintf(w, "requested %d pages by number%s and %d key ranges by range scans (%d already resident, %d left out by the budget); coverage of the pages read by number: %.1f%% → %.1f%%\n",
-			m.Requested, treeNote(m), m.KeyRanges-m.TreeRanges, m.AlreadyThere, m.LeftOut, 100*m.CoverageBefore, 100*m.CoverageAfter)
+		coverage := fmt.Sprintf("coverage of the pages read by number: %.1f%% → %.1f%%", 100*m.CoverageBefore, 100*m.CoverageAfter)
+		if m.CoveragePages == 0 {
+			coverage = "no page is read by number, so no coverage by number: the range scans read this server's pages of the key ranges, which the manifest does not number"
+		}
+		fmt.Fprintf(w, "requested %d pages by number%s and %d key ranges by range scans (%d already resident, %d left out by the budget); %s\n",
+			m.Requested, treeNote(m), m.KeyRanges-m.TreeRanges, m.AlreadyThere, m.LeftOut, coverage)
 		printPaths(w, res.Paths)
 	}
 	if res.Stopped != "" {

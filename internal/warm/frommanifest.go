@@ -372,7 +372,11 @@ type ManifestReport struct {
 	LeftOut        int64   `json:"left_out_budget"`
 	CoverageBefore float64 `json:"coverage_before"` // of the resolved pages
 	CoverageAfter  float64 `json:"coverage_after"`
-	ResidentAfter  int64   `json:"resident_after"`
+	// CoveragePages is how many pages the coverage counts: the pages by number (and the
+	// tree path's); 0 where every index took the sql path, whose pages here no number
+	// names (the coverage is then 0 of nothing, not of the hot set).
+	CoveragePages int64 `json:"coverage_pages"`
+	ResidentAfter int64 `json:"resident_after"`
 	// KeyRanges are the manifest pages whose key ranges the sql path reads (within the
 	// budget); NotWarmed the pages of targets with path none.
 	KeyRanges int64 `json:"key_ranges_requested"`
@@ -494,6 +498,7 @@ func PlanFromManifest(ctx context.Context, conn *connection.Conn, full *Resolved
 	mr := NewManifestReport(full)
 	var coveredBefore int64
 	mr.CoverageBefore, coveredBefore = r.Coverage(mp.before)
+	mr.CoveragePages = int64(len(r.Pages))
 	mp.Report = mr
 	if mp.totals, err = bufferpool.ReadTotals(ctx, conn); err != nil {
 		return nil, err
@@ -639,6 +644,7 @@ func PlanFromManifest(ctx context.Context, conn *connection.Conn, full *Resolved
 		}
 		r = mp.r
 		mr.CoverageBefore, _ = r.Coverage(mp.before)
+		mr.CoveragePages = int64(len(r.Pages))
 	}
 	mr.Requested = int64(len(req))
 	mp.requested = bufferpool.PageSet{}
@@ -798,6 +804,7 @@ func (mp *ManifestPlan) Run(ctx context.Context, conn *connection.Conn, ro RunOp
 	}
 	r := mp.r
 	mr.CoverageAfter, mr.ResidentAfter = r.Coverage(after)
+	mr.CoveragePages = int64(len(r.Pages))
 	if res != nil && res.manifestOnly {
 		beforeByTarget, afterByTarget := r.TargetCoverage(mp.before), r.TargetCoverage(after)
 		loadedByTarget := r.TargetLoaded(mp.requested, mp.before, after)
@@ -835,6 +842,10 @@ func (mp *ManifestPlan) Run(ctx context.Context, conn *connection.Conn, ro RunOp
 			res.Skipped = mp.Keyed.Skipped
 		}
 	}
+	// The method chosen, whichever paths its indexes took: every index by range scans
+	// said "warm (scan)" and "method scan: innowarm runs on the database host and can
+	// write the server's dump file" after the log's "method: native".
+	res.Method = mp.Method
 	res.Manifest = mr
 	res.Paths = mp.Paths
 	return res, nil
