@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"bytes"
+	"context"
 	"testing"
 	"time"
 
@@ -35,7 +36,7 @@ func historyManifest(t *testing.T, h *History) *manifest.Manifest {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := h.write(w); err != nil {
+	if err := h.write(context.Background(), w); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := w.Finish(); err != nil {

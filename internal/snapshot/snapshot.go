@@ -528,7 +528,7 @@ func collect(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, o
 		h.Captures = min(hist.Captures(), math.MaxUint16)
 		produce = func(w *manifest.Writer) error {
 			w.SetCaptureDuration(time.Since(t0))
-			return hist.write(w)
+			return hist.write(ctx, w)
 		}
 	} else {
 		produce = func(w *manifest.Writer) error {
@@ -536,7 +536,10 @@ func collect(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog, o
 			// list to write from.
 			w.SetCaptureDuration(time.Since(t0))
 			ew := newEntryWriter(w, objs)
-			for _, p := range pages {
+			for i, p := range pages {
+				if i%interruptCheckEntries == 0 && ctx.Err() != nil {
+					return ctx.Err()
+				}
 				e := manifest.Entry{Object: p.object, Page: p.page, LRU: p.lru, Old: p.old, Seen: 1}
 				r, next := manifest.Range{}, noPage
 				if p.kt.flags&ktRange != 0 {

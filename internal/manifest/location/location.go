@@ -185,6 +185,17 @@ type Written struct {
 // that fails, or is empty where a manifest exists (manifest.ErrEmpty, unless
 // o.AllowEmpty), leaves the existing manifest as it was.
 func (s *Store) Write(ctx context.Context, loc string, h manifest.Header, o manifest.WriteOptions, produce func(*manifest.Writer) error) (Written, error) {
+	// A write interrupted (Ctrl-C, SIGTERM) while its pages were produced is not
+	// committed, however much of it the producer wrote: the file as it was is what a user
+	// who stopped it expects (a huge pool's encoding took seconds after Ctrl-C, then
+	// replaced the manifest).
+	producePages := produce
+	produce = func(w *manifest.Writer) error {
+		if err := producePages(w); err != nil {
+			return err
+		}
+		return ctx.Err()
+	}
 	if !IsRemote(loc) {
 		hdr, err := manifest.WriteFileAtomic(loc, h, o, produce)
 		if err != nil {

@@ -468,3 +468,32 @@ func TestObjectKeyWithoutRoomForItsTemporaryKey(t *testing.T) {
 		t.Errorf("left behind: %v", tmp)
 	}
 }
+
+// TestInterruptedWriteKeepsTheManifest: a write whose context ends while its pages are
+// produced (Ctrl-C during a huge pool's encoding) fails with the context's error and
+// leaves the manifest as it was, on a local path and on an object: the local file was
+// replaced once the producer, which does not look at the context, had finished.
+func TestInterruptedWriteKeepsTheManifest(t *testing.T) {
+	_, objects := startS3(t)
+	for _, c := range []struct {
+		st  *Store
+		loc string
+	}{
+		{&Store{}, filepath.Join(t.TempDir(), "hot.manifest")},
+		{objects, "s3://manifests/interrupted.manifest"},
+	} {
+		write(t, c.st, c.loc, 1, 100, manifest.WriteOptions{})
+		ctx, cancel := context.WithCancel(context.Background())
+		h, produce := generation(2, 100)
+		_, err := c.st.Write(ctx, c.loc, h, manifest.WriteOptions{}, func(w *manifest.Writer) error {
+			cancel() // the interrupt comes while the pages are written
+			return produce(w)
+		})
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("%s: an interrupted write = %v, want context.Canceled", c.loc, err)
+		}
+		if g := load(t, c.st, c.loc); g != 1 {
+			t.Errorf("%s: after an interrupted write the manifest is generation %d, want the one before it (1)", c.loc, g)
+		}
+	}
+}
