@@ -531,3 +531,48 @@ func TestStateFileAloneWhereTheInodeCameBack(t *testing.T) {
 		t.Errorf("open of a state file copied alone where the original's inode came back: %v", err)
 	}
 }
+
+// A sandbox moved (mv) while its server runs is still that server's: its command line
+// names the paths where the sandbox was made, its working directory is the data directory
+// moved here. Status said it was not running and named it another server's, 'down' said
+// "not running", removed its pid file as stale and left it running, and 'up' refused for
+// a socket in use: a server no innowarm command could stop. Now status says it runs and
+// why its command line names another directory, 'down' stops it, and 'up' then starts
+// the sandbox where it now lives.
+func TestSandboxMovedWhileItsServerRuns(t *testing.T) {
+	ctx := context.Background()
+	orig, _ := newSandbox(t, Config{})
+	pid := orig.Status(ctx).Pid
+	moved := filepath.Join(filepath.Dir(orig.Dir), "moved")
+	if err := os.Rename(orig.Dir, moved); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if alive(pid) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		os.RemoveAll(moved)
+	})
+	sb, err := Open(moved)
+	if err != nil {
+		t.Fatalf("open of the moved sandbox: %v", err)
+	}
+	st := sb.Status(ctx)
+	if !st.Running || st.Pid != pid || st.StalePid != "" || st.StaleSocket != "" || !strings.Contains(strings.Join(st.Notes, "\n"), "started before the directory moved here") {
+		t.Errorf("status of the moved sandbox whose server runs: %+v", st)
+	}
+	if _, err := sb.Stop(ctx); err != nil {
+		t.Fatalf("stop of the moved sandbox's server: %v", err)
+	}
+	if alive(pid) {
+		t.Fatalf("the moved sandbox's server (pid %d) still runs after stop", pid)
+	}
+	up, rep, err := Up(ctx, Config{Dir: moved, PoolSize: 32 << 20, Flavor: os.Getenv(FlavorEnv), DieWithParent: true})
+	if err != nil {
+		t.Fatalf("up of the moved sandbox once its server stopped: %v", err)
+	}
+	defer up.Kill()
+	if rep.Action != "started" || !strings.HasPrefix(up.Socket, moved) || up.Status(ctx).Pid == pid {
+		t.Errorf("up of the moved sandbox: %+v, socket %s", rep, up.Socket)
+	}
+}

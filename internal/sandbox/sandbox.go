@@ -123,7 +123,10 @@ type Sandbox struct {
 	// makes the copy a sandbox of its own; moved: the directory itself is that one.
 	copyOf string
 	moved  bool
-	notes  []string
+	// movedDatadir and movedPidFile are a moved sandbox's paths where it was made: a
+	// server started before the move still names them on its command line.
+	movedDatadir, movedPidFile string
+	notes                      []string
 }
 
 // Notes say what a user may not expect of the directory they named: a symbolic link to
@@ -191,6 +194,9 @@ func Open(dir string) (*Sandbox, error) {
 		return nil, exitcode.UsageError(fmt.Errorf("%s describes the sandbox created in %s, not this directory, and %s is no data directory 'sandbox up' made (a state file copied alone, or written by hand): innowarm acts on that sandbox only in %s (--dir %s); a sandbox copied whole (cp -a) after this innowarm's 'sandbox up' marked its data directory can be used where it was copied", statePath, st.Dir, filepath.Join(abs, dataDirName), st.Dir, st.Dir))
 	}
 	s.copyOf, s.moved = st.Dir, moved
+	if moved {
+		s.movedDatadir, s.movedPidFile = st.Datadir, st.PidFile
+	}
 	s.setPaths(abs)
 	// A copy's directory was made by the copy, not by 'sandbox up': purge leaves it.
 	s.DirCreated = st.DirCreated && moved
@@ -1008,6 +1014,9 @@ func (s *Sandbox) Status(ctx context.Context) Status {
 	if pid > 0 {
 		st.Running, st.Pid = true, pid
 		st.UptimeSecs = processUptime(pid)
+		if d := procDatadir(pid); s.moved && filepath.Clean(d) != filepath.Clean(s.Datadir) {
+			st.Notes = append(st.Notes, fmt.Sprintf("its server (pid %d) was started before the directory moved here: its command line names %s, its files are these; 'sandbox down --dir %s' stops it, and 'sandbox up' then starts it as a sandbox of its own", pid, d, s.Dir))
+		}
 		return st
 	}
 	if raw, err := os.ReadFile(s.PidFile); err == nil {
@@ -1089,10 +1098,21 @@ func (s *Sandbox) pidFilePid() int {
 // pid, or one a user wrote there; a substring match of the command line took a server of
 // D/data/data (or, with an empty datadir, any sandbox's) for D's, and a server of the
 // user's own, run with the datadir a hand-written sandbox.json names, for the sandbox's.
+//
+// A sandbox moved (mv) while its server ran is served by that server: its command line
+// still names the paths the sandbox had where it was made, and its working directory is
+// the data directory the kernel followed here. It was taken for another server: 'down'
+// said the server was not running and left it running, 'up' refused for a socket in use.
 func (s *Sandbox) serves(pid int) bool {
 	args := procArgs(pid)
-	datadir := lastOpt(args, "--datadir=")
-	if datadir == "" || filepath.Clean(datadir) != filepath.Clean(s.Datadir) || lastOpt(args, "--pid-file=") != s.PidFile || !slices.Contains(args, "--no-defaults") {
+	datadir, pidFile := lastOpt(args, "--datadir="), lastOpt(args, "--pid-file=")
+	if datadir == "" || !slices.Contains(args, "--no-defaults") {
+		return false
+	}
+	datadir = filepath.Clean(datadir)
+	namesOwn := datadir == filepath.Clean(s.Datadir) && pidFile == s.PidFile
+	startedBeforeMove := s.moved && s.movedDatadir != "" && datadir == filepath.Clean(s.movedDatadir) && pidFile == s.movedPidFile
+	if !namesOwn && !startedBeforeMove {
 		return false
 	}
 	cwd, err := os.Stat(fmt.Sprintf("/proc/%d/cwd", pid))
