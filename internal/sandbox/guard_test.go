@@ -576,3 +576,30 @@ func TestSandboxMovedWhileItsServerRuns(t *testing.T) {
 		t.Errorf("up of the moved sandbox: %+v, socket %s", rep, up.Socket)
 	}
 }
+
+// A sandbox whose pid file is gone while its server runs (removed by hand, or as stale by
+// an innowarm that took a moved sandbox's server for another's) finds its server by the
+// socket (the listener's SO_PEERCRED, checked as a pid file's process is): status said the
+// socket was another process's, 'down' said "not running" and 'up' refused.
+func TestServerFoundBySocketWhenItsPidFileIsGone(t *testing.T) {
+	ctx := context.Background()
+	orig, _ := newSandbox(t, Config{})
+	pid := orig.Status(ctx).Pid
+	if err := os.Remove(orig.PidFile); err != nil {
+		t.Fatal(err)
+	}
+	sb, err := Open(orig.Dir) // as a later command sees it: not its child
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := sb.Status(ctx)
+	if !st.Running || st.Pid != pid || st.StaleSocket != "" || !strings.Contains(strings.Join(st.Notes, "\n"), "found by its socket") {
+		t.Errorf("status of a sandbox whose pid file is gone: %+v", st)
+	}
+	if _, err := sb.Stop(ctx); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	if alive(pid) {
+		t.Fatalf("the server (pid %d) still runs after stop", pid)
+	}
+}

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/prometheus/procfs"
+	"golang.org/x/sys/unix"
 
 	"github.com/innowarm/innowarm/internal/connection"
 	"github.com/innowarm/innowarm/internal/exitcode"
@@ -1014,6 +1015,9 @@ func (s *Sandbox) Status(ctx context.Context) Status {
 	if pid > 0 {
 		st.Running, st.Pid = true, pid
 		st.UptimeSecs = processUptime(pid)
+		if s.proc == nil && s.pidFilePid() != pid {
+			st.Notes = append(st.Notes, fmt.Sprintf("its pid file %s is missing or names another process: the server was found by its socket", s.PidFile))
+		}
 		if d := procDatadir(pid); s.moved && filepath.Clean(d) != filepath.Clean(s.Datadir) {
 			st.Notes = append(st.Notes, fmt.Sprintf("its server (pid %d) was started before the directory moved here: its command line names %s, its files are these; 'sandbox down --dir %s' stops it, and 'sandbox up' then starts it as a sandbox of its own", pid, d, s.Dir))
 		}
@@ -1071,10 +1075,40 @@ func (s *Sandbox) livePid() int {
 			return 0
 		}
 	}
-	pid := s.pidFilePid()
-	if pid == 0 || !alive(pid) || !s.serves(pid) {
+	if pid := s.pidFilePid(); pid != 0 && alive(pid) && s.serves(pid) {
+		return pid
+	}
+	// A pid file removed while its server runs (by hand, or as stale by an innowarm that
+	// took a moved sandbox's server for another's): the process behind the socket, when
+	// it is the sandbox's server. Status called it another process's socket, 'down' said
+	// "not running" and 'up' refused: a server no innowarm command could stop.
+	if pid := socketPeerPid(s.Socket); pid != 0 && alive(pid) && s.serves(pid) {
+		return pid
+	}
+	return 0
+}
+
+// socketPeerPid is the pid of the process that listens on the Unix socket path (its
+// SO_PEERCRED), or 0.
+func socketPeerPid(path string) int {
+	if fi, err := os.Lstat(path); err != nil || fi.Mode()&fs.ModeSocket == 0 {
 		return 0
 	}
+	c, err := net.DialTimeout("unix", path, time.Second)
+	if err != nil {
+		return 0
+	}
+	defer c.Close()
+	raw, err := c.(*net.UnixConn).SyscallConn()
+	if err != nil {
+		return 0
+	}
+	pid := 0
+	_ = raw.Control(func(fd uintptr) {
+		if cred, err := unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED); err == nil {
+			pid = int(cred.Pid)
+		}
+	})
 	return pid
 }
 
