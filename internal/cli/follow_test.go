@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/innowarm/innowarm/internal/sandbox/sandboxtest"
+	"github.com/innowarm/innowarm/internal/sqltext"
 )
 
 // followRun runs follow --rounds 1 from the shared server to target (flags), and checks that
@@ -82,8 +83,25 @@ func TestFollowExitCodes(t *testing.T) {
 		}
 	})
 	t.Run("two servers", func(t *testing.T) {
+		// A hot set of its own, on both servers: the source's whole pool held whatever
+		// the package's other tests left there, and in a second run (-count=2) only
+		// schemas the target lacks ("it has none of the source's hot pages", exit 2).
+		db := sandboxtest.Schema(t) // on the source; the target is dropped with its server
+		tbl := sqltext.Table(db, "t")
+		ddl := []string{"CREATE TABLE " + tbl + " (id INT PRIMARY KEY, v INT)", "INSERT INTO " + tbl + " VALUES (1, 1), (2, 2), (3, 3)"}
+		tc, err := target.Connect(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range append([]string{"CREATE DATABASE IF NOT EXISTS " + sqltext.Ident(db)}, ddl...) {
+			if _, err := tc.DB.Exec(q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		tc.Close()
+		sandboxtest.Exec(t, append(ddl, "SELECT SUM(v) FROM "+tbl)...)
 		r := sandboxtest.CLI(t, sandboxtest.Run{Timeout: 90 * time.Second}, "follow", "--source-socket", sb.Socket, "--source-user", "root",
-			"--target-socket", target.Socket, "--target-user", "root", "--rounds", "1", "--json")
+			"--target-socket", target.Socket, "--target-user", "root", "-D", db, "--rounds", "1", "--json")
 		var round struct {
 			OK bool `json:"ok"`
 		}
