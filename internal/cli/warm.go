@@ -638,8 +638,12 @@ func printManifestSummary(w io.Writer, m *warm.ManifestReport) {
 			keyed += fmt.Sprintf(" (%d of them by key only: past the end of this server's file)", m.KeyedOnly)
 		}
 	}
-	fmt.Fprintf(w, "manifest %s (from %s, captured %s): %d entries, %d resolved here by page number%s, %d dropped%s\n",
-		m.File, m.SourceServer, m.CapturedAt, m.Entries, m.Resolved, keyed, dropped, parenList(reasons))
+	unnamed := ""
+	if m.UnnamedLeftOut > 0 {
+		unnamed = fmt.Sprintf(", %d left out: pages its source's files did not name, of tables that are not page-for-page copies here (their numbers name other pages)", m.UnnamedLeftOut)
+	}
+	fmt.Fprintf(w, "manifest %s (from %s, captured %s): %d entries, %d resolved here by page number%s, %d dropped%s%s\n",
+		m.File, m.SourceServer, m.CapturedAt, m.Entries, m.Resolved, keyed, dropped, parenList(reasons), unnamed)
 }
 
 func printBudget(w io.Writer, budget int64, source string, pool, free, pageSize int64) {

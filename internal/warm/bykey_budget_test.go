@@ -69,6 +69,22 @@ func TestTreePathBudgetGoesToTheHottest(t *testing.T) {
 	if hotPages < 300 || coldPages < 100 {
 		t.Fatalf("the manifest holds %d hot and %d cold pages; the test needs 300+ and 100+", hotPages, coldPages)
 	}
+	// Pages of the hot table that its source's files did not name, among the hottest: a
+	// MySQL source's read-ahead brings in an extent's unused pages, which a snapshot lists
+	// so (hotUnnamed above, 0 on MariaDB). Their page numbers name pages of the source's
+	// file only.
+	injected := addUnnamedPages(t, m, "hot", 10, 40)
+	fileEntries := 0 // the hot table's file pages that are named (its metadata)
+	for _, e := range m.Entries {
+		if o := m.Objects[e.Object]; o.Table == "hot" && o.Index == "" && o.PageType != bufferpool.PageTypeUnnamed {
+			fileEntries++
+		}
+	}
+	// On the source itself they stay: pages allocated since it wrote its files are its
+	// newest rows.
+	if plan := dryRunWithin(t, conn, m, hotPages*6/5); plan.Manifest.Report.UnnamedLeftOut != 0 {
+		t.Errorf("the manifest's own server left %d unnamed pages out, want 0 (page-for-page)", plan.Manifest.Report.UnnamedLeftOut)
+	}
 	conn = copyInRandomOrder(t, db, "hot", 7)
 	// Room for the hot table's manifest pages and a fifth more: less than its ranges take
 	// in the sparser copy, more than the manifest's count of them.
@@ -104,6 +120,59 @@ func TestTreePathBudgetGoesToTheHottest(t *testing.T) {
 	if loaded["hot"] < int64(budgetPages)*9/10 {
 		t.Errorf("the hot table got %d of the budget's %d pages", loaded["hot"], budgetPages)
 	}
+	// The unnamed pages are left out on the copy, and said so: loaded by number, they
+	// were random pages of it, the hottest of the budget.
+	if got, want := out.Manifest.Report.UnnamedLeftOut, int64(injected+hotUnnamed); got != want {
+		t.Errorf("the warm left %d unnamed pages of the hot table out on a logical copy, want %d", got, want)
+	}
+	for _, tr := range out.Result.Targets {
+		if tr.Table == "hot" && tr.Kind == warm.KindFile && tr.PagesLoaded > int64(fileEntries) {
+			t.Errorf("the hot table's file pages loaded %d pages by number; the manifest names %d of them (the rest are unnamed, other pages of this copy)", tr.PagesLoaded, fileEntries)
+		}
+	}
+}
+
+// addUnnamedPages adds n pages of table, from page first on, to manifest m as pages its
+// source's files did not name (PageTypeUnnamed), as hot as its hottest entry; it returns n.
+func addUnnamedPages(t *testing.T, m *manifest.Manifest, table string, first, n int) int {
+	t.Helper()
+	var space uint32
+	var schema string
+	for _, o := range m.Objects {
+		if o.Table == table {
+			space, schema = o.SpaceID, o.Schema
+		}
+	}
+	if schema == "" {
+		t.Fatalf("the manifest has no object of table %s", table)
+	}
+	m.Objects = append(m.Objects, manifest.Object{SpaceID: space, PageType: bufferpool.PageTypeUnnamed, Schema: schema, Table: table})
+	obj := uint32(len(m.Objects) - 1)
+	hottest := m.Entries[0]
+	added := make([]manifest.Entry, 0, n)
+	for p := first; p < first+n; p++ {
+		added = append(added, manifest.Entry{Object: obj, Page: uint32(p), Score: hottest.Score, Seen: hottest.Seen})
+	}
+	m.Entries = append(added, m.Entries...)
+	return n
+}
+
+// dryRunWithin is warmWithin's plan, not run.
+func dryRunWithin(t *testing.T, conn *connection.Conn, m *manifest.Manifest, budgetPages int) *warm.Outcome {
+	t.Helper()
+	b, err := warm.ParseBudget(fmt.Sprintf("%d", int64(budgetPages)*int64(conn.Server.PageSize)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := warm.Request{Manifest: m, Method: warm.MethodNative, DryRun: true, Run: quiet(), Plan: warm.Options{Order: "small-first", Budget: b, ByKey: warm.ByKeyAuto, SplitPages: warm.DefaultSplitPages}}
+	if err := req.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	out, err := warm.Execute(context.Background(), conn, req, func(string, string) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // copyInRandomOrder replaces a table of the shared server with a logical copy of it: the

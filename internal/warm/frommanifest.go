@@ -44,10 +44,17 @@ type Resolved struct {
 	// ByTarget counts resolved pages per index (or LOB set) of a table part.
 	ByTarget map[TargetKey]int64
 	Catalog  *catalog.Catalog
+	// UnnamedLeftOut counts the pages the source's files did not name that were left out
+	// on a copy whose tables are not page-for-page (withoutUnnamedOnCopies): they are
+	// neither warmed nor counted in the hot set, unlike Dropped's.
+	UnnamedLeftOut int64
 
 	targets  []TargetKey // distinct targets
 	targetOf []uint32    // for each of Pages, its index in targets
 	rankOf   []int32     // for each of Pages, its place in the manifest's hottest-first order
+	// unnamed are the ranks of the entries of pages the source's files did not name
+	// (isUnnamed), ascending.
+	unnamed []int32
 
 	m *manifest.Manifest
 	// keyed are the entries of indexes whose key range the manifest knows (a known Low),
@@ -149,10 +156,11 @@ func ResolveCached(ctx context.Context, conn *connection.Conn, m *manifest.Manif
 	}
 	page := int64(conn.Server.PageSize)
 	type objTarget struct {
-		space  uint32
-		limit  uint32 // pages in the file; 0 = unknown
-		key    TargetKey
-		reason string
+		space   uint32
+		limit   uint32 // pages in the file; 0 = unknown
+		key     TargetKey
+		reason  string
+		unnamed bool // isUnnamed
 	}
 	targets := make([]objTarget, len(m.Objects))
 	for i, o := range m.Objects {
@@ -194,7 +202,7 @@ func ResolveCached(ctx context.Context, conn *connection.Conn, m *manifest.Manif
 				key.Index, key.Kind = c.Name, KindLOB
 			}
 		}
-		targets[i] = objTarget{space: p.Space, limit: uint32(p.FileSize / page), key: key}
+		targets[i] = objTarget{space: p.Space, limit: uint32(p.FileSize / page), key: key, unnamed: key.Kind == KindFile && isUnnamed(o.PageType)}
 		if key.Kind == KindIndex {
 			same, seen := r.sameSpace[key]
 			r.sameSpace[key] = (same || !seen) && o.SpaceID == p.Space
@@ -237,6 +245,9 @@ func ResolveCached(ctx context.Context, conn *connection.Conn, m *manifest.Manif
 				r.Dropped[DropPastEOF]++
 			}
 			continue
+		}
+		if ot.unnamed {
+			r.unnamed = append(r.unnamed, int32(i))
 		}
 		r.Pages = append(r.Pages, MakePageID(ot.space, e.Page))
 		r.ByTarget[ot.key]++
@@ -382,9 +393,13 @@ type ManifestReport struct {
 	KeyRanges int64 `json:"key_ranges_requested"`
 	// TreeRanges are those of KeyRanges the tree path found in this server's B-trees: their
 	// pages are loaded by number, and counted in Requested too.
-	TreeRanges int64       `json:"tree_key_ranges,omitempty"`
-	NotWarmed  int64       `json:"not_warmed,omitempty"`
-	Paths      []IndexPath `json:"index_paths,omitempty"`
+	TreeRanges int64 `json:"tree_key_ranges,omitempty"`
+	NotWarmed  int64 `json:"not_warmed,omitempty"`
+	// UnnamedLeftOut are the pages the source's files did not name, of tables that are not
+	// page-for-page copies here: left out, not counted in the hot set
+	// (Resolved.withoutUnnamedOnCopies).
+	UnnamedLeftOut int64       `json:"unnamed_left_out,omitempty"`
+	Paths          []IndexPath `json:"index_paths,omitempty"`
 }
 
 // NewManifestReport starts a report for r.
@@ -393,6 +408,7 @@ func NewManifestReport(r *Resolved) *ManifestReport {
 		File: r.Name, SourceServer: r.Source.ServerID, SourceHost: r.Source.Hostname,
 		CapturedAt: r.Source.CapturedAt.Format("2006-01-02 15:04:05 MST"), Entries: r.Entries,
 		Resolved: int64(len(r.Pages)), Dropped: r.Dropped, Keyed: int64(len(r.keyed)), KeyedOnly: r.KeyedOnly,
+		UnnamedLeftOut: r.UnnamedLeftOut,
 	}
 }
 
@@ -488,6 +504,7 @@ func PlanFromManifest(ctx context.Context, conn *connection.Conn, full *Resolved
 		}
 	}
 	paths := full.choosePaths(ctx, conn, o.ByKey, method == MethodNative, throttled)
+	full = full.withoutUnnamedOnCopies(paths)
 	byNumber := func(k TargetKey) bool { return paths[k].Path == PathPages }
 	r := full.filter(byNumber)
 	mp := &ManifestPlan{Method: method, r: r, spaces: r.Spaces()}
@@ -1033,6 +1050,63 @@ func mergeKeyed(res, keyed *Result) *Result {
 		res.MBps = float64(res.PagesRead*res.PageSize) / 1e6 / res.Seconds
 	}
 	return res
+}
+
+// isUnnamed says a manifest object's page type is that of pages its source's files did not
+// name: UNNAMED (allocated since the server last wrote them, or, on MySQL, unused pages its
+// read-ahead brought in) or, in a list from INNODB_BUFFER_PAGE_LRU, ALLOCATED (a page no
+// index uses).
+func isUnnamed(pageType string) bool {
+	return pageType == bufferpool.PageTypeUnnamed || pageType == "ALLOCATED"
+}
+
+// withoutUnnamedOnCopies is r without the pages its source's files did not name of the
+// tables that are not page-for-page copies here (an index of the table part goes by key:
+// sql or tree): their numbers name other pages of this copy, no index's rows are known to
+// be on them, and a MySQL source's read-ahead of an extent's unused pages once took 31
+// pages of a 185-page budget for random pages of a logical copy. They are counted in
+// UnnamedLeftOut, not in Dropped: they are no share of the hot set that this server lacks.
+// Where the table is the source's page for page they stay, loaded by number: the pages
+// allocated since the source last wrote its files are its newest rows.
+func (r *Resolved) withoutUnnamedOnCopies(paths map[TargetKey]IndexPath) *Resolved {
+	if len(r.unnamed) == 0 {
+		return r
+	}
+	type part struct{ schema, table, partition string }
+	copies := map[part]bool{}
+	for k, ip := range paths {
+		if k.Kind == KindIndex && (ip.Path == PathSQL || ip.Path == PathTree) {
+			copies[part{k.Schema, k.Table, k.Partition}] = true
+		}
+	}
+	if len(copies) == 0 {
+		return r
+	}
+	unnamed := func(i int) bool {
+		k := r.targets[r.targetOf[i]]
+		if k.Kind != KindFile || !copies[part{k.Schema, k.Table, k.Partition}] {
+			return false
+		}
+		_, found := slices.BinarySearch(r.unnamed, r.rankOf[i])
+		return found
+	}
+	c := *r
+	c.Pages, c.targetOf, c.rankOf = nil, nil, nil
+	c.ByTarget = map[TargetKey]int64{}
+	for i, p := range r.Pages {
+		if unnamed(i) {
+			c.UnnamedLeftOut++
+			continue
+		}
+		c.Pages = append(c.Pages, p)
+		c.targetOf = append(c.targetOf, r.targetOf[i])
+		c.rankOf = append(c.rankOf, r.rankOf[i])
+		c.ByTarget[r.targets[r.targetOf[i]]]++
+	}
+	if c.UnnamedLeftOut == 0 {
+		return r
+	}
+	return &c
 }
 
 // filter is r with only the pages of the targets keep keeps (the key path's are read by key).
