@@ -287,7 +287,7 @@ func inspectManifest(cmd *cobra.Command, conn *connection.Conn, mf *manifest.Man
 	if o.asJSON {
 		return printJSON(w, map[string]any{"manifest": r.Name, "source_server": r.Source.ServerID, "captured_at": r.Source.CapturedAt,
 			"entries": r.Entries, "keyed_entries": mf.Header.KeyedEntries, "resolved": len(r.Pages), "dropped": r.Dropped,
-			"counted": len(mc.Measured.Pages), "uncounted": mc.Uncounted, "index_paths": nonNil(mc.Paths), "note": mc.Note,
+			"counted": len(mc.Measured.Pages), "uncounted": mc.Uncounted, "unnamed_left_out": mc.Measured.UnnamedLeftOut, "index_paths": nonNil(mc.Paths), "note": mc.Note,
 			"resident": mc.Resident, "coverage": mc.Coverage, "rows": rows})
 	}
 	t := newTable(w, table.Row{"schema", "table", "partition", "index", "manifest pages", "resident", "coverage"}, 5)
@@ -304,6 +304,9 @@ func inspectManifest(cmd *cobra.Command, conn *connection.Conn, mf *manifest.Man
 	counted := ""
 	if len(mc.Measured.Pages) != len(r.Pages) || mc.Uncounted > 0 {
 		counted = fmt.Sprintf(", %d counted here (pages of this server's trees that hold its key ranges where this is no page-for-page copy)", len(mc.Measured.Pages))
+	}
+	if n := mc.Measured.UnnamedLeftOut; n > 0 {
+		counted += fmt.Sprintf(", %d not counted: pages its source's files did not name, of tables that are not page-for-page copies here (their numbers name other pages)", n)
 	}
 	fmt.Fprintf(w, "manifest %s (from %s, captured %s): %d entries%s, %d resolved here, %d dropped%s; %d resident now: coverage %.1f%%\n",
 		r.Name, r.Source.ServerID, r.Source.CapturedAt.Format("2006-01-02 15:04:05 MST"), r.Entries, keyed, len(r.Pages), dropped, counted, mc.Resident, 100*mc.Coverage)

@@ -1459,7 +1459,7 @@ func MeasureManifest(ctx context.Context, conn *connection.Conn, mf *manifest.Ma
 	}
 	mc := &ManifestCoverage{Resolved: r, Measured: measured, Paths: paths, Uncounted: uncounted}
 	if uncounted > 0 {
-		mc.Note = fmt.Sprintf("%d manifest pages of indexes that are not page-for-page copies here, and whose trees innowarm cannot read (not on the database host, or keys it does not compare), are not counted: warm --from reads them by range scans, which name no pages", uncounted)
+		mc.Note = fmt.Sprintf("%d manifest pages of indexes that are not page-for-page copies here are not counted: warm --from reads them by range scans, which name no pages (path sql: innowarm cannot read their trees here, not on the database host, or keys it does not compare), or leaves them out (path none: the paths say why)", uncounted)
 	}
 	mc.Coverage, mc.Resident = measured.Coverage(set)
 	for k, c := range measured.TargetCoverage(set) {
