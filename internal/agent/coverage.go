@@ -73,7 +73,10 @@ func loadTarget(ctx context.Context, conn *connection.Conn, o *Options) (*target
 	if err != nil {
 		return nil, fmt.Errorf("resolve the manifest %s: %w", o.Manifest, err)
 	}
-	t.resolved, t.uncounted = measured, uncounted
+	// Pages no warm reads here (path none: an index without key ranges on a copy, its
+	// off-page pages) are neither counted nor taken as read once the warm has run: the
+	// gate said a copy's left-out index was warm.
+	t.resolved, t.uncounted = measured, uncounted-measured.LeftOut
 	if len(r.Pages) == 0 {
 		t.none = fmt.Sprintf("none of the manifest's %d entries names a page of this server", r.Entries)
 	}
@@ -84,10 +87,14 @@ func loadTarget(ctx context.Context, conn *connection.Conn, o *Options) (*target
 func (t *target) describe(o *Options) string {
 	if o.Manifest != "" {
 		if t != nil && t.resolved != nil {
-			if t.uncounted > 0 {
-				return fmt.Sprintf("manifest %s (%d of its %d entries counted here by page; %d of indexes only range scans read, counted once this agent's warm has read them)", o.Manifest, len(t.resolved.Pages), t.resolved.Entries, t.uncounted)
+			leftOut := ""
+			if n := t.resolved.LeftOut; n > 0 {
+				leftOut = fmt.Sprintf("; %d left out, not counted: no warm reads them here (path none)", n)
 			}
-			return fmt.Sprintf("manifest %s (%d of its %d entries resolve here)", o.Manifest, len(t.resolved.Pages), t.resolved.Entries)
+			if t.uncounted > 0 {
+				return fmt.Sprintf("manifest %s (%d of its %d entries counted here by page; %d of indexes only range scans read, counted once this agent's warm has read them%s)", o.Manifest, len(t.resolved.Pages), t.resolved.Entries, t.uncounted, leftOut)
+			}
+			return fmt.Sprintf("manifest %s (%d of its %d entries resolve here%s)", o.Manifest, len(t.resolved.Pages), t.resolved.Entries, leftOut)
 		}
 		return "manifest " + o.Manifest
 	}

@@ -48,6 +48,12 @@ type Resolved struct {
 	// on a copy whose tables are not page-for-page (withoutUnnamedOnCopies): they are
 	// neither warmed nor counted in the hot set, unlike Dropped's.
 	UnnamedLeftOut int64
+	// LeftOut counts, on a Resolved that MeasureTarget measured, the manifest pages of
+	// targets whose path is none here (off-page pages of a copy read by key, an ignored
+	// index, an index without key ranges on a copy): no warm reads them. They are among
+	// MeasureTarget's uncounted pages, which a count that takes its warm's range scans
+	// as read must not take as read.
+	LeftOut int64
 
 	targets  []TargetKey // distinct targets
 	targetOf []uint32    // for each of Pages, its index in targets
@@ -1430,13 +1436,24 @@ func MeasureTarget(ctx context.Context, conn *connection.Conn, r *Resolved) (mea
 	for _, ip := range mp.Paths {
 		final[TargetKey{Schema: ip.Schema, Table: ip.Table, Partition: ip.Partition, Index: ip.Index, Kind: ip.Kind}] = ip.Path
 	}
+	var leftOut int64
 	for _, mt := range mp.Targets {
 		k := TargetKey{Schema: mt.Schema, Table: mt.Table, Partition: mt.Partition, Index: mt.Index, Kind: mt.Kind}
-		if p := cmp.Or(final[k], mt.Path); p == PathSQL || p == PathNone {
+		switch cmp.Or(final[k], mt.Path) {
+		case PathSQL:
 			uncounted += mt.ManifestPages
+		case PathNone:
+			uncounted += mt.ManifestPages
+			leftOut += mt.ManifestPages
 		}
 	}
-	return mp.r, mp.Paths, uncounted, nil
+	measured = mp.r
+	if leftOut > 0 {
+		c := *measured
+		c.LeftOut = leftOut
+		measured = &c
+	}
+	return measured, mp.Paths, uncounted, nil
 }
 
 // MeasureManifest resolves a manifest on this server and measures its pages' residency,
