@@ -421,6 +421,8 @@ func (d *Dictionary) Layouts(t *catalog.Table, p *catalog.Part, src *Source, clu
 	def, err := d.tableDef(t, p, src, clusteredRoot)
 	for _, ix := range t.Indexes {
 		if ix.Type != "BTREE" {
+			// No key a range of rows can name: a snapshot says why it has none.
+			errs[ix.Name] = unsupported("%s", notBTree(ix.Type))
 			continue
 		}
 		if err != nil {
@@ -436,6 +438,20 @@ func (d *Dictionary) Layouts(t *catalog.Table, p *catalog.Part, src *Source, clu
 		layouts[ix.Name] = l
 	}
 	return layouts, errs
+}
+
+// notBTree says what an index of type typ (STATISTICS.INDEX_TYPE) is, where it is no B-tree
+// of portable keys.
+func notBTree(typ string) string {
+	switch typ {
+	case "SPATIAL":
+		return "an R-tree (SPATIAL) index"
+	case "FULLTEXT":
+		return "a FULLTEXT index (its own tables)"
+	case "HASH":
+		return "MariaDB's hash of a long UNIQUE key (USING HASH): its key is a hidden hash column"
+	}
+	return "an index of type " + typ
 }
 
 func (d *Dictionary) tableDef(t *catalog.Table, p *catalog.Part, src *Source, clusteredRoot uint32) (TableDef, error) {

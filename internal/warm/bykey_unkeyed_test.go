@@ -38,8 +38,13 @@ func TestUnkeyedIndexOnACopyIsLeftOut(t *testing.T) {
 	}
 	conn = sandboxtest.Reconnect(t)
 	path := filepath.Join(sandboxtest.Dir(t), "geo.manifest")
-	if _, err := snapshot.Capture(ctx, conn, snapshot.Options{Path: path, ToolVersion: "test", Filter: catalog.Filter{Schemas: []string{db}}}); err != nil {
+	res, err := snapshot.Capture(ctx, conn, snapshot.Options{Path: path, ToolVersion: "test", Filter: catalog.Filter{Schemas: []string{db}}})
+	if err != nil {
 		t.Fatal(err)
+	}
+	// The snapshot says why the index has no keys (it said nothing).
+	if !strings.Contains(strings.Join(res.Keys.Skipped, "; "), "index sg: keys not readable: an R-tree (SPATIAL) index") {
+		t.Errorf("the snapshot's keys skipped %q, want the spatial index named, saying why", res.Keys.Skipped)
 	}
 	m, err := manifest.Load(path)
 	if err != nil {
