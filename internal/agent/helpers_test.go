@@ -186,28 +186,7 @@ func wideTable(t *testing.T, conn *connection.Conn, schema string, rows int64) {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
-	var pct string
-	if err := c.QueryRowContext(ctx, "SELECT @@GLOBAL.innodb_max_dirty_pages_pct").Scan(&pct); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.ExecContext(ctx, "SET GLOBAL innodb_max_dirty_pages_pct = 0"); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _, _ = c.ExecContext(ctx, "SET GLOBAL innodb_max_dirty_pages_pct = "+pct) }()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		st, err := conn.GlobalStatus(ctx, "Innodb_buffer_pool_pages_dirty")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if st["innodb_buffer_pool_pages_dirty"] == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d dirty pages a minute after the load", st["innodb_buffer_pool_pages_dirty"])
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	agent.FlushDirtyPages(t, conn)
 }
 
 var (

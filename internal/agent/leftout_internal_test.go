@@ -4,10 +4,8 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/innowarm/innowarm/internal/catalog"
-	"github.com/innowarm/innowarm/internal/connection"
 	"github.com/innowarm/innowarm/internal/sandbox/sandboxtest"
 	"github.com/innowarm/innowarm/internal/snapshot"
 	"github.com/innowarm/innowarm/internal/sqltext"
@@ -27,7 +25,7 @@ func TestLeftOutPagesAreNotTakenAsRead(t *testing.T) {
 		"CREATE TABLE "+geo+" (id INT PRIMARY KEY, g POINT NOT NULL, pad CHAR(100) CHARACTER SET latin1 NOT NULL DEFAULT '', SPATIAL KEY sg (g))",
 		"INSERT INTO "+geo+" (id, g) SELECT seq, POINT(seq MOD 997, seq DIV 997) FROM "+conn.Server.Series(db, 1, 20000)+" ORDER BY seq")
 	// Written to the file, where snapshot reads the key ranges, and every page in the pool.
-	flushDirtyPages(t, conn)
+	FlushDirtyPages(t, conn)
 	sandboxtest.Exec(t, "SELECT COUNT(*) FROM "+geo+" FORCE INDEX (PRIMARY) WHERE pad = ''")
 	path := filepath.Join(sandboxtest.Dir(t), "geo.manifest")
 	res, err := snapshot.Capture(ctx, conn, snapshot.Options{Path: path, ToolVersion: "test", Filter: catalog.Filter{Schemas: []string{db}}})
@@ -54,7 +52,7 @@ func TestLeftOutPagesAreNotTakenAsRead(t *testing.T) {
 		"DROP TABLE "+geo,
 		"RENAME TABLE "+cp+" TO "+geo,
 		"ANALYZE TABLE "+geo)
-	flushDirtyPages(t, conn)
+	FlushDirtyPages(t, conn)
 	tg, err := loadTarget(ctx, conn, &Options{Manifest: path})
 	if err != nil {
 		t.Fatal(err)
@@ -70,32 +68,5 @@ func TestLeftOutPagesAreNotTakenAsRead(t *testing.T) {
 	t.Logf("%s: %d spatial pages left out; counted %d of %d after the warm (%s)", conn.Server, spatial, n, total, tg.describe(&Options{Manifest: path}))
 	if total != int64(len(tg.resolved.Pages))+tg.uncounted || tg.uncounted != 0 {
 		t.Errorf("the count is of %d pages, %d uncounted (%d counted by page): the spatial index's %d pages, which no warm reads, are among them", total, tg.uncounted, len(tg.resolved.Pages), spatial)
-	}
-}
-
-// flushDirtyPages has the server write every dirty page to its files, where snapshot and
-// the tree path read the pages (MySQL's FLUSH TABLES ... FOR EXPORT would evict them).
-func flushDirtyPages(t *testing.T, conn *connection.Conn) {
-	t.Helper()
-	ctx := context.Background()
-	var pct string
-	if err := conn.DB.QueryRowContext(ctx, "SELECT @@GLOBAL.innodb_max_dirty_pages_pct").Scan(&pct); err != nil {
-		t.Fatal(err)
-	}
-	sandboxtest.Exec(t, "SET GLOBAL innodb_max_dirty_pages_pct = 0")
-	defer sandboxtest.Exec(t, "SET GLOBAL innodb_max_dirty_pages_pct = "+pct)
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		st, err := conn.GlobalStatus(ctx, "Innodb_buffer_pool_pages_dirty")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if st["innodb_buffer_pool_pages_dirty"] == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d dirty pages a minute on", st["innodb_buffer_pool_pages_dirty"])
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }
