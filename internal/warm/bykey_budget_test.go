@@ -160,19 +160,7 @@ func addUnnamedPages(t *testing.T, m *manifest.Manifest, table string, first, n 
 // dryRunWithin is warmWithin's plan, not run.
 func dryRunWithin(t *testing.T, conn *connection.Conn, m *manifest.Manifest, budgetPages int) *warm.Outcome {
 	t.Helper()
-	b, err := warm.ParseBudget(fmt.Sprintf("%d", int64(budgetPages)*int64(conn.Server.PageSize)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req := warm.Request{Manifest: m, Method: warm.MethodNative, DryRun: true, Run: quiet(), Plan: warm.Options{Order: "small-first", Budget: b, ByKey: warm.ByKeyAuto, SplitPages: warm.DefaultSplitPages}}
-	if err := req.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	out, err := warm.Execute(context.Background(), conn, req, func(string, string) {})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return executeWithin(t, conn, m, budgetPages, warm.ByKeyAuto, true)
 }
 
 // copyInRandomOrder replaces a table of the shared server with a logical copy of it: the
@@ -204,11 +192,18 @@ func warmWithin(t *testing.T, conn *connection.Conn, m *manifest.Manifest, budge
 // warmWithinBy is warmWithin with --by-key byKey.
 func warmWithinBy(t *testing.T, conn *connection.Conn, m *manifest.Manifest, budgetPages int, byKey string) *warm.Outcome {
 	t.Helper()
+	return executeWithin(t, conn, m, budgetPages, byKey, false)
+}
+
+// executeWithin warms (or with dryRun plans) a manifest natively, --by-key byKey, within a
+// budget of pages.
+func executeWithin(t *testing.T, conn *connection.Conn, m *manifest.Manifest, budgetPages int, byKey string, dryRun bool) *warm.Outcome {
+	t.Helper()
 	b, err := warm.ParseBudget(fmt.Sprintf("%d", int64(budgetPages)*int64(conn.Server.PageSize)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := warm.Request{Manifest: m, Method: warm.MethodNative, Run: quiet(), Plan: warm.Options{Order: "small-first", Budget: b, ByKey: byKey, SplitPages: warm.DefaultSplitPages}}
+	req := warm.Request{Manifest: m, Method: warm.MethodNative, DryRun: dryRun, Run: quiet(), Plan: warm.Options{Order: "small-first", Budget: b, ByKey: byKey, SplitPages: warm.DefaultSplitPages}}
 	if err := req.Validate(); err != nil {
 		t.Fatal(err)
 	}

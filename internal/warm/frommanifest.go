@@ -1096,39 +1096,32 @@ func (r *Resolved) withoutUnnamedOnCopies(paths map[TargetKey]IndexPath) *Resolv
 		_, found := slices.BinarySearch(r.unnamed, r.rankOf[i])
 		return found
 	}
+	c := r.filterEntries(func(i int) bool { return !unnamed(i) })
+	c.UnnamedLeftOut = int64(len(r.Pages) - len(c.Pages))
+	if c.UnnamedLeftOut == 0 {
+		return r
+	}
+	return c
+}
+
+// filter is r with only the pages of the targets keep keeps (the key path's are read by key).
+func (r *Resolved) filter(keep func(TargetKey) bool) *Resolved {
+	return r.filterEntries(func(i int) bool { return keep(r.targets[r.targetOf[i]]) })
+}
+
+// filterEntries is r with only the pages keep keeps, by their place in r.Pages.
+func (r *Resolved) filterEntries(keep func(i int) bool) *Resolved {
 	c := *r
 	c.Pages, c.targetOf, c.rankOf = nil, nil, nil
 	c.ByTarget = map[TargetKey]int64{}
 	for i, p := range r.Pages {
-		if unnamed(i) {
-			c.UnnamedLeftOut++
+		if !keep(i) {
 			continue
 		}
 		c.Pages = append(c.Pages, p)
 		c.targetOf = append(c.targetOf, r.targetOf[i])
 		c.rankOf = append(c.rankOf, r.rankOf[i])
 		c.ByTarget[r.targets[r.targetOf[i]]]++
-	}
-	if c.UnnamedLeftOut == 0 {
-		return r
-	}
-	return &c
-}
-
-// filter is r with only the pages of the targets keep keeps (the key path's are read by key).
-func (r *Resolved) filter(keep func(TargetKey) bool) *Resolved {
-	c := *r
-	c.Pages, c.targetOf, c.rankOf = nil, nil, nil
-	c.ByTarget = map[TargetKey]int64{}
-	for i, p := range r.Pages {
-		k := r.targets[r.targetOf[i]]
-		if !keep(k) {
-			continue
-		}
-		c.Pages = append(c.Pages, p)
-		c.targetOf = append(c.targetOf, r.targetOf[i])
-		c.rankOf = append(c.rankOf, r.rankOf[i])
-		c.ByTarget[k]++
 	}
 	return &c
 }
