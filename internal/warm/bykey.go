@@ -837,9 +837,15 @@ type keyedRead struct {
 // and the next member's low key or the run's high bound. ok is false where the window is
 // the run's low end (read by the run's own condition) or a bound is open.
 func hotWindow(run keyRun, n int) (low, high string, ok bool) {
+	w, ok := hotWindowRun(run, n)
+	return w.low, w.high, ok
+}
+
+// hotWindowRun is hotWindow as the run of the window's members.
+func hotWindowRun(run keyRun, n int) (keyRun, bool) {
 	m := run.members
 	if n <= 0 || n >= len(m) {
-		return "", "", false
+		return keyRun{}, false
 	}
 	var sum, best int64
 	for i := 0; i < n; i++ {
@@ -853,16 +859,21 @@ func hotWindow(run keyRun, n int) (low, high string, ok bool) {
 		}
 	}
 	if from == 0 {
-		return "", "", false
+		return keyRun{}, false
 	}
-	low, high = m[from].low, run.high
+	w := run
+	w.low, w.members, w.pages = m[from].low, m[from:from+n:from+n], int64(n)
 	if from+n < len(m) {
-		high = m[from+n].low
+		w.high = m[from+n].low
 	}
-	if low == manifest.OpenBound || low == "" {
-		return "", "", false
+	if w.low == manifest.OpenBound || w.low == "" {
+		return keyRun{}, false
 	}
-	return low, high, true
+	w.rank = w.members[0].rank
+	for _, mb := range w.members {
+		w.rank = min(w.rank, mb.rank)
+	}
+	return w, true
 }
 
 // runCost is the pages a run may make the server read, as the plan counts them: its
@@ -1360,7 +1371,11 @@ func (r *Resolved) buildKeyPlan(ctx context.Context, conn *connection.Conn, kts 
 	if err := pl.verify(ctx, sess); err != nil {
 		return nil, err
 	}
+	if readErr == nil {
+		pl.budgetReadMark = readBefore
+	}
 	if readAfter, err := pagesRead(ctx, conn); err == nil && readErr == nil && readAfter > readBefore {
+		pl.budgetReadMark = readAfter
 		// Pages the budget pays for as much as the run's (they evict as much): the run
 		// is held to what is left.
 		planning := readAfter - readBefore
@@ -1595,9 +1610,11 @@ func (pl *Plan) trimToBudget(budget int64, keyOf map[*Target]TargetKey, paths ma
 						kr.limits[n] = min(kr.limits[n], max(int64(float64(room)*kr.budgetRowsPerPage), 1))
 					}
 					if n < len(kr.runs) && kr.cond != nil {
-						if low, high, ok := hotWindow(kr.runs[n], int(part)); ok {
-							if c, err := kr.cond(low, high); err == nil && c != condFalse {
-								kr.conds[n] = c
+						if w, ok := hotWindowRun(kr.runs[n], int(part)); ok {
+							if c, err := kr.cond(w.low, w.high); err == nil && c != condFalse {
+								// The run read is the window: the ledger narrows its
+								// reads by the window's members.
+								kr.conds[n], kr.runs[n] = c, w
 							}
 						}
 					}

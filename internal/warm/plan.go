@@ -226,11 +226,15 @@ type Plan struct {
 	Budget       Budget // as asked: the run cuts it if the pool shrinks (poolGuard)
 	BudgetPages  int64
 	BudgetSource string
-	EstPages     int64 // pages of the planned targets
-	NewPages     int64 // of those, not resident yet
-	Parallel     int
-	Notes        []string
-	Before       *bufferpool.Residency
+	// budgetReadMark is Innodb_pages_read when the budget's free pages were read (0:
+	// unknown): the run's budget is what is left of it after the pages read since (the
+	// planning's descents, a key range's ends), which took free pages too.
+	budgetReadMark int64
+	EstPages       int64 // pages of the planned targets
+	NewPages       int64 // of those, not resident yet
+	Parallel       int
+	Notes          []string
+	Before         *bufferpool.Residency
 
 	// sessionSetup runs on every session of the run and on the planning session (the sql
 	// path's time zone, for its TIMESTAMP literals).
@@ -261,6 +265,9 @@ func BuildPlan(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog,
 	if o.Order == "" {
 		o.Order = "small-first"
 	}
+	// The pages read from here on take free pages the budget is measured in: the run
+	// counts them (Plan.budgetReadMark).
+	mark, markErr := pagesRead(ctx, conn)
 	before, err := readResidency(ctx, conn, cat)
 	if err != nil {
 		return nil, err
@@ -359,6 +366,9 @@ func BuildPlan(ctx context.Context, conn *connection.Conn, cat *catalog.Catalog,
 
 	pl.Budget = o.Budget
 	pl.BudgetPages, pl.BudgetSource = budgetPages(o.Budget, before.Totals, before.Selected)
+	if markErr == nil {
+		pl.budgetReadMark = mark
+	}
 	remaining := pl.BudgetPages
 	planned := map[*catalog.Table]map[string]bool{} // tables and parts whose clustered index is planned or resident
 	markClustered := func(t *Target) {
