@@ -830,6 +830,9 @@ type keyedRead struct {
 	// rowCap, where the server stops a union's reads at its limit, is the rows the whole
 	// statement may read (capKeyedRows); 0 for none.
 	rowCap int64
+	// perRun: the unit is read by the budget's ledger, each run counted on its own
+	// (buildRunCounts), its rows given out as each statement starts.
+	perRun bool
 }
 
 // hotWindow is the part of a run's members, n of them in key order, whose ranks sum least
@@ -1388,6 +1391,13 @@ func (r *Resolved) buildKeyPlan(ctx context.Context, conn *connection.Conn, kts 
 		}
 	}
 	pl.capKeyedRows()
+	if pl.ledgerHoldsAll() {
+		// Each run counted on its own, as the ledger's statements read them (a dry run
+		// shows that statement).
+		for _, u := range pl.Units {
+			u.keyed.perRun = true
+		}
+	}
 	pl.Parallel = o.Parallel
 	if pl.Parallel <= 0 {
 		pl.Parallel = defaultParallel(ctx, conn, len(pl.Units))

@@ -70,13 +70,31 @@ func newBudgetLedger(conn *connection.Conn, pl *Plan, start int64) *budgetLedger
 	if pl.BudgetPages <= 0 || len(pl.Units) == 0 {
 		return nil
 	}
-	l := &budgetLedger{conn: conn, budget: pl.BudgetPages, start: start, holdsAll: true}
+	return &budgetLedger{conn: conn, budget: pl.BudgetPages, start: start, holdsAll: pl.ledgerHoldsAll()}
+}
+
+// ledgerHoldsAll says whether a run of the plan is the ledger's whole: a budget, and every
+// unit of the sql path with rows a page to count by (plausible statistics).
+func (pl *Plan) ledgerHoldsAll() bool {
+	if pl.BudgetPages <= 0 || len(pl.Units) == 0 {
+		return false
+	}
 	for _, u := range pl.Units {
 		if u.keyed == nil || u.keyed.budgetRowsPerPage <= 0 {
-			l.holdsAll = false
+			return false
 		}
 	}
-	return l
+	return true
+}
+
+// wholeStep is a step that reads each of a unit's runs whole, at its own limit: the
+// statement a dry run shows for a unit the ledger will read.
+func wholeStep(kr *keyedRead) []stepRead {
+	reads := make([]stepRead, len(kr.conds))
+	for k := range kr.conds {
+		reads[k] = stepRead{run: k, to: membersOf(kr, k), limit: kr.limits[k]}
+	}
+	return reads
 }
 
 // rowsPerPage is the rows a page the next statement is given by, the run having read pages:

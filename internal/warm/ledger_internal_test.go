@@ -2,7 +2,11 @@ package warm
 
 import (
 	"fmt"
+	"strings"
 	"testing"
+
+	"github.com/innowarm/innowarm/internal/catalog"
+	"github.com/innowarm/innowarm/internal/flavor"
 )
 
 // ledgerRun is a run of n members with low keys base, base+10, ... (10 rows a source page)
@@ -130,5 +134,42 @@ func TestLedgerStepReservesItsPages(t *testing.T) {
 	// Where a page here holds half the rows, twice the pages.
 	if got := stepPages(kr, cur, reads, 10, 5); got != 48 {
 		t.Errorf("16 one-page runs at half the rows a page reserve %d pages, want 48", got)
+	}
+}
+
+// TestDryRunShowsTheLedgersStatement: a budgeted plan of the sql path whose units all have
+// rows a page to count by is the ledger's, and a dry run shows the statement it reads them
+// with, each run counted apart at its own limit (it showed the union the run no longer
+// runs); without a budget, the union.
+func TestDryRunShowsTheLedgersStatement(t *testing.T) {
+	srv := flavor.Server{Kind: flavor.MariaDB, Version: flavor.Version{Major: 10, Minor: 11, Patch: 19}}
+	tbl := &catalog.Table{Schema: "db", Name: "t"}
+	part := &catalog.Part{}
+	idx := &catalog.Index{Name: "PRIMARY", Clustered: true}
+	unit := func(rpp float64) *Unit {
+		kr := ledgerRead(ledgerRun(1000, 2), ledgerRun(2000, 1))
+		kr.budgetRowsPerPage = rpp
+		return &Unit{Table: tbl, Part: part, Index: idx, Kind: KindIndex, keyed: kr}
+	}
+	for _, c := range []struct {
+		budget  int64
+		rpp     float64
+		holds   bool
+		stmtHas string
+	}{
+		{100, 10, true, "(SELECT COUNT(*) FROM (SELECT 1 FROM `db`.`t` FORCE INDEX (`PRIMARY`) WHERE k >= 1000 AND k < 1020 LIMIT 336) AS innowarm_run1), (SELECT COUNT(*)"},
+		{0, 10, false, "UNION ALL"},
+		{100, 0, false, "UNION ALL"}, // no rows a page: the budget's watch holds the run
+	} {
+		pl := &Plan{Server: srv, BudgetPages: c.budget, Units: []*Unit{unit(c.rpp), unit(10)}}
+		if got := pl.ledgerHoldsAll(); got != c.holds {
+			t.Errorf("budget %d, %v rows a page: the ledger holds the run %v, want %v", c.budget, c.rpp, got, c.holds)
+		}
+		for _, u := range pl.Units {
+			u.keyed.perRun = pl.ledgerHoldsAll()
+		}
+		if q := SQLText(srv, pl.Units[0], 0); !strings.Contains(q, c.stmtHas) {
+			t.Errorf("budget %d, %v rows a page: the dry run shows\n%s\nwant it to hold %q", c.budget, c.rpp, q, c.stmtHas)
+		}
 	}
 }

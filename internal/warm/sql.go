@@ -110,6 +110,9 @@ func prefixBelowEmpty(col string) string {
 func buildSelect(srv flavor.Server, u *Unit, p *params) string {
 	from := fromClause(srv, u.Table, u.Part, u.Index)
 	if u.keyed != nil {
+		if u.keyed.perRun {
+			return buildRunCounts(from, u.keyed.conds, wholeStep(u.keyed))
+		}
 		return buildKeyedSelect(from, u.keyed)
 	}
 	what := "COUNT(*)"
