@@ -259,7 +259,8 @@ type scanRun struct {
 	guard      *poolGuard
 	leftOutFor map[*Target]int // index in res.LeftOut of a target's units left out for the pool
 	sessions   sessionCount
-	// ledger holds a budgeted run of the sql path to its budget (nil for any other run);
+	// ledger holds the statements of a budgeted run to its budget (nil without a budget):
+	// all of a run of the sql path, else the LOB units it reads in steps (ledgerHolds);
 	// atBudget says the run was stopped there, by the ledger or the budget's watch.
 	ledger      *budgetLedger
 	atBudget    atomic.Bool
@@ -552,7 +553,7 @@ func (r *scanRun) watchBudget(ctx context.Context, start int64, stop func()) fun
 	planned, sized := r.pl.NewPages, true
 	for _, u := range r.pl.Units {
 		// A LOB unit the ledger reads in steps holds itself to the budget.
-		if u.Kind == KindLOB && (r.ledger == nil || lobSteps(u) == "") {
+		if u.Kind == KindLOB && !r.ledgerHolds(u) {
 			sized = false
 		}
 	}

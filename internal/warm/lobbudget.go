@@ -49,8 +49,9 @@ const firstLOBRows = 256
 // left may hold at the pages a row has read so far (at first the statistics' pages of the
 // clustered index a row, which count its LOB pages): `SELECT COUNT(*), MAX(k), SUM(len)
 // FROM (SELECT k, LENGTH(lob) ... WHERE k > last ORDER BY k LIMIT n)`, one row of three
-// numbers. A step reads at most its share of what is left, so the budget is not passed by
-// more than a row's values; at the budget it stops the run (reach).
+// numbers. A step reads about its share of what is left: more only where its rows hold
+// more off-page pages than the rows before them (the budget's watch then stops it). At the
+// budget it stops the run (reach).
 func (r *scanRun) runLOBWithin(ctx context.Context, sess *connection.Session, u *Unit, limit time.Duration, reach func()) error {
 	l := r.ledger
 	r.lobStepped.Store(u.Target.Name(), true)
