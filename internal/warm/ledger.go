@@ -138,6 +138,20 @@ func (l *budgetLedger) take(ctx context.Context) (read, left int64, err error) {
 	}
 }
 
+// short ends a step too short of pages to read anything, called with mu held (it returns
+// with mu released): where statements in flight hold pages, it waits for one to end (nil:
+// try again); with none, the budget is reached: it stops the run (reach) and returns the
+// run's context error.
+func (l *budgetLedger) short(ctx context.Context, reach func()) error {
+	if l.reserved > 0 {
+		l.mu.Unlock()
+		return l.waitRelease(ctx)
+	}
+	l.mu.Unlock()
+	reach()
+	return context.Canceled
+}
+
 // waitRelease waits until a statement in flight ends.
 func (l *budgetLedger) waitRelease(ctx context.Context) error {
 	l.mu.Lock()
@@ -300,18 +314,11 @@ func (r *scanRun) runKeyedWithin(ctx context.Context, sess *connection.Session, 
 			// their own limits, held by the budget's watch.
 			rows = math.MaxInt64
 		} else if left < minLeftPages || rows < 1 {
-			if l.reserved > 0 {
-				// The pages left are held by statements in flight: one may leave some.
-				l.mu.Unlock()
-				if err := l.waitRelease(ctx); err != nil {
-					return err
-				}
-				steps--
-				continue
+			if err := l.short(ctx, reach); err != nil {
+				return err
 			}
-			l.mu.Unlock()
-			reach()
-			return context.Canceled
+			steps--
+			continue
 		}
 		perMember := kr.budgetRowsPerPage
 		if rangeMembers > 0 && rangeRows > 0 {

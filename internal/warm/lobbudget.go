@@ -86,17 +86,10 @@ func (r *scanRun) runLOBWithin(ctx context.Context, sess *connection.Session, u 
 			n = min(n, int64(float64(left)*share/perRow))
 		}
 		if n < 1 || left < minLeftPages {
-			if l.reserved > 0 {
-				// The pages left are held by statements in flight: one may leave some.
-				l.mu.Unlock()
-				if err := l.waitRelease(ctx); err != nil {
-					return err
-				}
-				continue
+			if err := l.short(ctx, reach); err != nil {
+				return err
 			}
-			l.mu.Unlock()
-			reach()
-			return context.Canceled
+			continue
 		}
 		reserve := max(int64(math.Ceil(float64(n)*perRow)), 1)
 		l.reserved += reserve
