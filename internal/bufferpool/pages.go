@@ -257,6 +257,29 @@ func residentFromDump(ctx context.Context, conn *connection.Conn, spaces map[uin
 	return set, nil
 }
 
+// CountResident counts the pages in the pool now of the tablespaces counted says, read as
+// Resident reads them.
+func CountResident(ctx context.Context, conn *connection.Conn, counted func(space uint32) bool) (int64, error) {
+	var n int64
+	count := func(space, _ uint32) {
+		if counted(space) {
+			n++
+		}
+	}
+	if dumpfile.Check(ctx, conn).OK {
+		log := logx.New(logx.Default().Writer(), true)
+		b, err := dumpfile.Borrow(ctx, conn, log)
+		if err != nil {
+			return 0, err
+		}
+		_, _, err = b.DumpEach(ctx, conn, log, func(id dumpfile.PageID) { count(id.Space(), id.Page()) })
+		b.Return()
+		return n, err
+	}
+	err := eachLRUTablePage(ctx, conn, "", count)
+	return n, err
+}
+
 // ResidentFromLRUTable is Resident from INNODB_BUFFER_PAGE_LRU always: for measures taken
 // while a native load holds the dump file (warm --until-coverage), which Resident would
 // wait for.

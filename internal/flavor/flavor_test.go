@@ -341,3 +341,37 @@ func TestFreshTableStatsStatement(t *testing.T) {
 		}
 	}
 }
+
+func TestServerSpace(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "mariadb-11.8.9.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p Probe
+	if err := json.Unmarshal(b, &p); err != nil {
+		t.Fatal(err)
+	}
+	p.Variables["innodb_undo_tablespaces"] = "3"
+	maria, err := FromProbe(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mysql := loadFixture(t, "mysql-9.7.4.json")
+	for _, c := range []struct {
+		s     Server
+		space uint32
+		own   bool
+	}{
+		{maria, 0, true}, {maria, 1, true}, {maria, 3, true}, {maria, 4, false}, {maria, 0xFFFFFFFE, true}, {maria, 5000, false},
+		// The spaces a 64 MiB MySQL 9.7.4 standby held: its dictionary, undo, temporary and
+		// a session's temporary tablespace, and a table's (2).
+		{mysql, 0, true}, {mysql, 4294967294, true}, {mysql, 4294967279, true}, {mysql, 4294967293, true}, {mysql, 4243767289, true}, {mysql, 2, false}, {mysql, 1 << 24, false},
+	} {
+		if got := c.s.ServerSpace(c.space); got != c.own {
+			t.Errorf("%s: ServerSpace(%d) = %v; want %v", c.s, c.space, got, c.own)
+		}
+	}
+	if u := loadFixture(t, "mysql-9.7.4.json").UndoTablespaces; u != 0 {
+		t.Errorf("MySQL's undo tablespaces are in its reserved range, not counted: %d", u)
+	}
+}

@@ -104,6 +104,10 @@ type Status struct {
 	// the target lacks (tables not there, pages past the end of a file).
 	HotSetPages int64 `json:"hot_set_pages"`
 	Dropped     int64 `json:"dropped_pages"`
+	// ServerPages is the target's pool pages of its own tablespaces (system, undo,
+	// temporary, dictionary) when the hot set was cut to fit beside them; 0 when the hot
+	// set fit without counting them.
+	ServerPages int64 `json:"server_pages,omitempty"`
 	// CoverageBefore and Coverage are the share of the hot set's pages resident on the
 	// target before and after the round's load; Lag is 1 - Coverage. They are always a
 	// share of pages. Where the target is no page-for-page copy of the source
@@ -605,8 +609,19 @@ func runRound(ctx context.Context, o Options, src, tgt *endpoint, path string, l
 	if err != nil {
 		return fail(tgt, err)
 	}
-	_, reserve := tot.Room()
-	resolved = resolved.Hottest(int(max(tot.PagesTotal-tot.PagesMisc-reserve, 0)))
+	hold := holdable(tot, 0)
+	if int64(len(resolved.Pages)) > hold-tot.PagesData {
+		// The server's own pages stay beside the hot set: it reads them for itself (an idle
+		// standby's dictionary, undo and temporary pages, touched by this round's own
+		// queries and purge), so a hot set that counted their room as the load's was
+		// evicted by the page cleaner after the round: a 64 MiB MySQL standby lost 13% of
+		// it a second after a round that reported it all resident.
+		if s.ServerPages, err = bufferpool.CountResident(ctx, tc, tc.Server.ServerSpace); err != nil {
+			return fail(tgt, fmt.Errorf("count the server's own pages: %w", err))
+		}
+		hold = holdable(tot, s.ServerPages)
+	}
+	resolved = resolved.Hottest(int(hold))
 	s.HotSetPages = int64(len(resolved.Pages))
 	method, _, err := warm.ChooseMethod(ctx, tc, o.Method)
 	if err != nil {
@@ -615,8 +630,9 @@ func runRound(ctx context.Context, o Options, src, tgt *endpoint, path string, l
 	s.Method = method
 	budget := o.Budget
 	if budget.Bytes == 0 && budget.Percent == 0 {
-		budget = roomToLoad(tot)
+		budget = roomToLoad(tot, s.ServerPages)
 	}
+	budget.ServerPages = s.ServerPages
 	// The hot set's pages where the last round had to count them apart (a logical copy's
 	// key ranges), before the load: the round's coverage before is then of the same pages.
 	var pre *pageCount
@@ -826,14 +842,21 @@ func budgetLeft(b warm.Budget, loaded int64, tot bufferpool.Totals) warm.Budget 
 		total = int64(float64(tot.PagesTotal)*b.Percent/100) * page
 	}
 	left := max(total-loaded*page, page)
-	return warm.Budget{Bytes: left, Raw: fmt.Sprintf("%d pages (the round's budget less the %d pages loaded before the traffic came)", left/page, loaded)}
+	return warm.Budget{Bytes: left, Raw: fmt.Sprintf("%d pages (the round's budget less the %d pages loaded before the traffic came)", left/page, loaded), ServerPages: b.ServerPages}
 }
 
 // roomToLoad is the default budget of a round: the target's pool less the page cleaner's
 // free-page target, which the server keeps free by evicting from the LRU tail; filling
 // past it would evict what the round just loaded.
-func roomToLoad(tot bufferpool.Totals) warm.Budget {
+func roomToLoad(tot bufferpool.Totals, serverPages int64) warm.Budget {
+	pages := holdable(tot, serverPages)
+	return warm.Budget{Bytes: pages * int64(tot.PageSize), Raw: fmt.Sprintf("%d pages (the pool less its other uses, the server's own pages and the page cleaner's free target)", pages), ServerPages: serverPages}
+}
+
+// holdable is how many pages of a hot set the target's pool keeps: the pool less its
+// other uses (adaptive hash, locks), the page cleaner's free target and the server's own
+// pages.
+func holdable(tot bufferpool.Totals, serverPages int64) int64 {
 	_, reserve := tot.Room()
-	pages := max(tot.PagesTotal-tot.PagesMisc-reserve, 0)
-	return warm.Budget{Bytes: pages * int64(tot.PageSize), Raw: fmt.Sprintf("%d pages (the pool less its other uses and the page cleaner's free target)", pages)}
+	return max(tot.PagesTotal-tot.PagesMisc-reserve-serverPages, 0)
 }

@@ -47,8 +47,8 @@ func TestFollowOnATightLogicalStandbyDoesNotChurn(t *testing.T) {
 		if s.CoverageBefore != nil {
 			before = fmt.Sprintf("%.3f", *s.CoverageBefore)
 		}
-		t.Logf("round %d ok %v: coverage %s -> %.3f of %d hot pages, %d loaded, paths %v, requested %d, left out %d, key ranges %d: %s",
-			s.Round, s.OK, before, s.Coverage, s.HotSetPages, s.Loaded, s.Paths, s.Requested, s.LeftOut, s.KeyRanges, s.Error)
+		t.Logf("round %d ok %v: coverage %s -> %.3f of %d hot pages, %d loaded, paths %v, requested %d, left out %d, key ranges %d, server's own pages %d: %s",
+			s.Round, s.OK, before, s.Coverage, s.HotSetPages, s.Loaded, s.Paths, s.Requested, s.LeftOut, s.KeyRanges, s.ServerPages, s.Error)
 	}
 	if len(statuses) != 3 {
 		t.Fatalf("%d rounds reported, want 3", len(statuses))

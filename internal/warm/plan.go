@@ -89,6 +89,10 @@ type Budget struct {
 	Bytes   int64
 	Percent float64
 	Raw     string
+	// ServerPages is the pool's pages the server keeps for itself, beside the selection,
+	// where the caller counted them (follow: bufferpool.CountResident of its own
+	// tablespaces): a budget is capped at what the pool holds besides them too.
+	ServerPages int64
 }
 
 // ParseBudget reads "2G", "512M", "80%".
@@ -548,17 +552,27 @@ func budgetPages(b Budget, tot bufferpool.Totals, resident int64) (int64, string
 		return asked, source
 	}
 	_, reserve := tot.Room()
-	if hold := poolHold(tot, resident); asked > hold {
-		return hold, fmt.Sprintf("%s, capped at %d pages: the pool's %d less the %d the page cleaner keeps free and the selection's %d already resident", source, hold, tot.PagesTotal, reserve, resident)
+	if hold := poolHold(tot, resident+b.ServerPages); asked > hold {
+		kept := ""
+		if b.ServerPages > 0 {
+			kept = fmt.Sprintf(", the server's own %d", b.ServerPages)
+		}
+		if tot.PagesMisc > 0 {
+			kept += fmt.Sprintf(", the %d of its other uses", tot.PagesMisc)
+		}
+		return hold, fmt.Sprintf("%s, capped at %d pages: the pool's %d less the %d the page cleaner keeps free%s and the selection's %d already resident", source, hold, tot.PagesTotal, reserve, kept, resident)
 	}
 	return asked, source
 }
 
 // poolHold is how many pages a load may add to a pool that already holds resident pages
-// of its selection: the pool less the page cleaner's free target and those pages.
+// of its selection (and pages the server keeps, when counted): the pool less the page
+// cleaner's free target, its other uses (adaptive hash, locks) and those pages. A follow
+// round on a 64 MiB standby whose budget left the server's own 145 pages out of the hot
+// set's room was allowed them again in the next round by a cap that counted neither.
 func poolHold(tot bufferpool.Totals, resident int64) int64 {
 	_, reserve := tot.Room()
-	return max(tot.PagesTotal-reserve-resident, 0)
+	return max(tot.PagesTotal-tot.PagesMisc-reserve-resident, 0)
 }
 
 func (pl *Plan) leaveOut(tg *Target, pages int64, reason string) {
