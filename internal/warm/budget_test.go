@@ -129,8 +129,15 @@ func TestLOBWarmKeepsToItsBudget(t *testing.T) {
 			// Elsewhere the stop at the budget alone held the LOB read, a poll and a KILL
 			// QUERY late on a busy machine (4,252 pages read with 4,051 of room, beside a
 			// CI run): its statements now each read within what is left.
-			if stepped := strings.Contains(strings.Join(res.Notes, " "), "read in steps of rows"); stepped != (side == "elsewhere") {
-				t.Errorf("%s: LOB read in steps %v; notes %q", side, stepped, res.Notes)
+			// On the host the file counts the LOB pages, and the budget cuts the set: the
+			// watch's margin stopped its one statement at 3,267 pages of a 3,773-page budget.
+			if stepped := strings.Contains(strings.Join(res.Notes, " "), "read in steps of rows"); !stepped {
+				t.Errorf("%s: LOB not read in steps; notes %q", side, res.Notes)
+			}
+			// The budget filled, not stopped a margin short (3,000-3,450 pages of 4,050
+			// elsewhere before; on the host the plan's key ranges may leave out up to one).
+			if want := map[bool]int64{true: room * 9 / 10, false: room * 8 / 10}[side == "elsewhere"]; read < want {
+				t.Errorf("%s: the warm read %d pages with %d pages of room, want at least %d", side, read, room, want)
 			}
 		})
 	}

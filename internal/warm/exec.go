@@ -265,8 +265,11 @@ type scanRun struct {
 	ledger      *budgetLedger
 	atBudget    atomic.Bool
 	ledgerEnded atomic.Bool // the ledger, not the watch, ended the run at its budget
-	stopRun     func()
-	lobStepped  sync.Map // target name -> true: LOB units read in steps (runLOBWithin)
+	// unheldLeft counts the units the ledger does not hold that have not ended: while
+	// any reads, the budget's watch keeps a margin.
+	unheldLeft atomic.Int64
+	stopRun    func()
+	lobStepped sync.Map // target name -> true: LOB units read in steps (runLOBWithin)
 }
 
 // sessionCount is what became of the workers' sessions: a worker whose session the server
@@ -389,6 +392,11 @@ func (r *scanRun) run(parent context.Context) (*Result, error) {
 	defer stopRun()
 	r.stopRun = stopRun
 	r.ledger = newBudgetLedger(conn, pl, pagesReadStart)
+	for _, u := range pl.Units {
+		if !r.ledgerHolds(u) {
+			r.unheldLeft.Add(1)
+		}
+	}
 	stopped := r.o.Until.watch(ctx, stopRun, r.log)
 	resized := r.guard.watch(ctx, stopRun)
 	atBudget := r.watchBudget(ctx, pagesReadStart, stopRun)
@@ -542,8 +550,9 @@ const readAheadPages = 64
 // of the plan and a read-ahead per session: units that end within their plan read no more,
 // and a margin of a quarter stopped plans that fitted (a 5,683-page plan in a 6,272-page
 // budget stopped at 5,105 pages read, its last units killed). A run the ledger holds
-// (budgetLedger: its statements' rows end within the budget) is stopped at the budget
-// itself: a margin there killed statements that would have ended in it. The returned func
+// (budgetLedger: its statements' rows end within the budget), or whose units the ledger
+// does not hold have all ended, is stopped at the budget itself: a margin there killed
+// statements that would have ended in it. The returned func
 // says whether the run was stopped at the budget (by the watch or the ledger).
 func (r *scanRun) watchBudget(ctx context.Context, start int64, stop func()) func() bool {
 	budget := r.pl.BudgetPages
@@ -581,7 +590,10 @@ func (r *scanRun) watchBudget(ctx context.Context, start int64, stop func()) fun
 		if sized {
 			margin = min(margin, max(planned-(n-start), 0)+inFlight)
 		}
-		if r.ledger != nil && r.ledger.holdsAll {
+		if r.ledger != nil && (r.ledger.holdsAll || r.unheldLeft.Load() == 0) {
+			// Only statements the ledger holds read now. The LOB steps of a table whose
+			// scans had ended stopped at 3,000-3,450 pages of a 4,050-page budget, a
+			// margin short.
 			margin = 0
 		}
 		if n-start+margin < budget {
@@ -641,6 +653,9 @@ func (r *scanRun) budgetStop() string {
 // record takes one unit's outcome into the result: done, failed, or ended by the coverage
 // goal, --critical-load or the server going away (which stops the run).
 func (r *scanRun) record(ctx, parent context.Context, ur UnitResult, stopRun func()) {
+	if !r.ledgerHolds(ur.Unit) {
+		r.unheldLeft.Add(-1)
+	}
 	res, tr := r.res, r.targets[ur.Unit.Target]
 	rep := UnitReport{ID: ur.Unit.ID, Target: ur.Unit.Target.Name(), Seconds: ur.Seconds}
 	if ur.Unit.Ranges > 1 {
