@@ -112,6 +112,15 @@ func TestLedgerRowsPerPage(t *testing.T) {
 	if rpp, _ := l.rowsPerPage(40, 20); rpp != 40 {
 		t.Errorf("2,000 rows in 20 pages: %v rows a page, want at most the statistics' 40", rpp)
 	}
+	// No statistics: nothing until measured, then what was measured.
+	l.rows = 0
+	if rpp, measured := l.rowsPerPage(0, 0); rpp != 0 || measured {
+		t.Errorf("no statistics, nothing read: %v rows a page (measured %v), want 0", rpp, measured)
+	}
+	l.rows = 2000
+	if rpp, measured := l.rowsPerPage(0, 20); rpp != 100 || !measured {
+		t.Errorf("no statistics, 2,000 rows in 20 pages: %v rows a page (measured %v), want 100", rpp, measured)
+	}
 }
 
 // TestLedgerStepReservesItsPages: a step holds, of the budget, what its reads are expected
@@ -137,8 +146,7 @@ func TestLedgerStepReservesItsPages(t *testing.T) {
 	}
 }
 
-// TestDryRunShowsTheLedgersStatement: a budgeted plan of the sql path whose units all have
-// rows a page to count by is the ledger's, and a dry run shows the statement it reads them
+// TestDryRunShowsTheLedgersStatement: a budgeted plan of the sql path is the ledger's, and a dry run shows the statement it reads them
 // with, each run counted apart at its own limit (it showed the union the run no longer
 // runs); without a budget, the union.
 func TestDryRunShowsTheLedgersStatement(t *testing.T) {
@@ -159,7 +167,8 @@ func TestDryRunShowsTheLedgersStatement(t *testing.T) {
 	}{
 		{100, 10, true, "(SELECT COUNT(*) FROM (SELECT 1 FROM `db`.`t` FORCE INDEX (`PRIMARY`) WHERE k >= 1000 AND k < 1020 LIMIT 336) AS innowarm_run1), (SELECT COUNT(*)"},
 		{0, 10, false, "UNION ALL"},
-		{100, 0, false, "UNION ALL"}, // no rows a page: the budget's watch holds the run
+		// No rows a page by the statistics: the ledger's steps measure them.
+		{100, 0, true, "(SELECT COUNT(*) FROM (SELECT 1 FROM `db`.`t` FORCE INDEX (`PRIMARY`) WHERE k >= 1000 AND k < 1020 LIMIT 336) AS innowarm_run1), (SELECT COUNT(*)"},
 	} {
 		pl := &Plan{Server: srv, BudgetPages: c.budget, Units: []*Unit{unit(c.rpp), unit(10)}}
 		if got := pl.ledgerHoldsAll(); got != c.holds {
