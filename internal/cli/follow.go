@@ -228,8 +228,16 @@ func printFollowStatus(w io.Writer, s follow.Status) {
 		}
 		how += "; indexes by path: " + strings.Join(names, ", ")
 	}
-	fmt.Fprintf(w, "%s round %d%s: hot set %d pages, %s, age %.1f s; loaded %d pages in %.2f s (%s), captured in %.2f s\n",
-		ts, s.Round, early, s.HotSetPages, coverageText(s), s.AgeSeconds, s.Loaded, s.LoadSeconds, how, s.CaptureSeconds)
+	cut := ""
+	if s.CutPages > 0 {
+		cut = fmt.Sprintf(" (%d colder pages left out: the target's pool holds no more", s.CutPages)
+		if s.ServerPages > 0 {
+			cut += fmt.Sprintf(" beside the server's own %d", s.ServerPages)
+		}
+		cut += ")"
+	}
+	fmt.Fprintf(w, "%s round %d%s: hot set %d pages%s, %s, age %.1f s; loaded %d pages in %.2f s (%s), captured in %.2f s\n",
+		ts, s.Round, early, s.HotSetPages, cut, coverageText(s), s.AgeSeconds, s.Loaded, s.LoadSeconds, how, s.CaptureSeconds)
 	if s.RangeStatements > 0 && (s.RangeStatementsRun < s.RangeStatements || s.CoverageOf == follow.CoverageUnknown) {
 		fmt.Fprintf(w, "%s round %d: %d of its %d range statements ran\n", ts, s.Round, s.RangeStatementsRun, s.RangeStatements)
 	}

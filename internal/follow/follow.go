@@ -106,8 +106,10 @@ type Status struct {
 	Dropped     int64 `json:"dropped_pages"`
 	// ServerPages is the target's pool pages of its own tablespaces (system, undo,
 	// temporary, dictionary) when the hot set was cut to fit beside them; 0 when the hot
-	// set fit without counting them.
+	// set fit without counting them. CutPages is the source's hot pages the target's pool
+	// cannot hold beside them, the coldest: left out of HotSetPages.
 	ServerPages int64 `json:"server_pages,omitempty"`
+	CutPages    int64 `json:"cut_pages,omitempty"`
 	// CoverageBefore and Coverage are the share of the hot set's pages resident on the
 	// target before and after the round's load; Lag is 1 - Coverage. They are always a
 	// share of pages. Where the target is no page-for-page copy of the source
@@ -621,8 +623,10 @@ func runRound(ctx context.Context, o Options, src, tgt *endpoint, path string, l
 		}
 		hold = holdable(tot, s.ServerPages)
 	}
+	whole := int64(len(resolved.Pages))
 	resolved = resolved.Hottest(int(hold))
 	s.HotSetPages = int64(len(resolved.Pages))
+	s.CutPages = whole - s.HotSetPages
 	method, _, err := warm.ChooseMethod(ctx, tc, o.Method)
 	if err != nil {
 		return fail(tgt, err)

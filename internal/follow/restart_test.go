@@ -74,8 +74,8 @@ func TestFollowGoesOnAfterTheStandbyRestartsMidLoad(t *testing.T) {
 	}
 	var lines []string
 	for _, s := range statuses {
-		lines = append(lines, fmt.Sprintf("round %d ok %v: coverage %.3f (before %s) of %d hot pages, %d loaded by %s in %.1f s, traffic %.0f/s, pacing %q, paths %v, requested %d, left out %d, key ranges %d: %s",
-			s.Round, s.OK, s.Coverage, fmtBefore(s.CoverageBefore), s.HotSetPages, s.Loaded, s.Method, s.LoadSeconds, s.TargetTraffic, s.Pacing, s.Paths, s.Requested, s.LeftOut, s.KeyRanges, s.Error))
+		lines = append(lines, fmt.Sprintf("round %d ok %v: coverage %.3f (before %s) of %d hot pages (%d cut, the server's own %d), %d loaded by %s in %.1f s, traffic %.0f/s, pacing %q, paths %v, requested %d, left out %d, key ranges %d: %s",
+			s.Round, s.OK, s.Coverage, fmtBefore(s.CoverageBefore), s.HotSetPages, s.CutPages, s.ServerPages, s.Loaded, s.Method, s.LoadSeconds, s.TargetTraffic, s.Pacing, s.Paths, s.Requested, s.LeftOut, s.KeyRanges, s.Error))
 	}
 	for _, l := range lines {
 		t.Log(l)
@@ -88,6 +88,14 @@ func TestFollowGoesOnAfterTheStandbyRestartsMidLoad(t *testing.T) {
 	}
 	if len(statuses) != 3 || statuses[0].OK || !statuses[2].OK || statuses[2].Coverage < 0.9 {
 		t.Fatalf("want the rounds after the restart to bring the standby back: %v", lines)
+	}
+	// An idle standby keeps what a round loaded: a hot set sized to the pool less the page
+	// cleaner's free target alone left the server's own pages (dictionary, undo,
+	// temporary: 990 of 4,096 on MySQL 9.7 after the restart) no room, and the page
+	// cleaner evicted 13-14% of it after round 2 (round 3 found 0.862-0.866, or, evicted
+	// during round 3, ended at 0.839 with nothing requested).
+	if b := statuses[2].CoverageBefore; b == nil || *b < 0.95 {
+		t.Errorf("the standby lost part of the hot set between rounds 2 and 3 (the hot set did not fit beside the server's own pages): %v", lines)
 	}
 }
 
