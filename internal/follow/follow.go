@@ -213,7 +213,7 @@ func (s Status) MarshalJSON() ([]byte, error) {
 // Metrics are follow's Prometheus metrics; NewMetrics registers them.
 type Metrics struct {
 	coverage, coverageBefore, hotSet, missing, lastRound prometheus.Gauge
-	uncounted, unchecked, statementsRun                  prometheus.Gauge
+	uncounted, unchecked, statementsRun, cut, server     prometheus.Gauge
 	loaded                                               prometheus.Counter
 	rounds                                               *prometheus.CounterVec
 	lastCapture                                          time.Time
@@ -236,6 +236,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Pages of the source's hot set that exist on the target."}),
 		missing: prometheus.NewGauge(prometheus.GaugeOpts{Name: "innowarm_follow_hot_set_missing_pages",
 			Help: "Pages of the source's hot set the target lacks (tables it does not have): counted in the coverage as not resident."}),
+		cut: prometheus.NewGauge(prometheus.GaugeOpts{Name: "innowarm_follow_hot_set_cut_pages",
+			Help: "Pages of the source's hot set the target's pool cannot hold (the pool less its other uses, the page cleaner's free target and the server's own pages): the coldest, left out of the hot set and the coverage."}),
+		server: prometheus.NewGauge(prometheus.GaugeOpts{Name: "innowarm_follow_target_server_pages",
+			Help: "Pages of the target's own tablespaces (system, undo, temporary, dictionary) in its pool, where the last round counted them to fit the hot set beside them; 0 where the hot set fitted without."}),
 		lastRound: prometheus.NewGauge(prometheus.GaugeOpts{Name: "innowarm_follow_last_success_timestamp_seconds",
 			Help: "Unix time of the last successful round."}),
 		loaded: prometheus.NewCounter(prometheus.CounterOpts{Name: "innowarm_follow_loaded_pages_total",
@@ -250,7 +254,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}
 		return time.Since(m.lastCapture).Seconds()
 	})
-	reg.MustRegister(m.coverage, m.coverageBefore, m.hotSet, m.missing, m.uncounted, m.unchecked, m.statementsRun, m.lastRound, m.loaded, m.rounds, age)
+	reg.MustRegister(m.coverage, m.coverageBefore, m.hotSet, m.missing, m.uncounted, m.unchecked, m.statementsRun, m.cut, m.server, m.lastRound, m.loaded, m.rounds, age)
 	for _, r := range []string{"ok", "source_error", "target_error", "local_error"} {
 		m.rounds.WithLabelValues(r)
 	}
@@ -277,6 +281,8 @@ func (m *Metrics) observe(s Status, captured time.Time) {
 	}
 	m.hotSet.Set(float64(s.HotSetPages))
 	m.missing.Set(float64(s.Dropped))
+	m.cut.Set(float64(s.CutPages))
+	m.server.Set(float64(s.ServerPages))
 	m.uncounted.Set(float64(s.UncountedPages))
 	m.unchecked.Set(float64(s.UncheckedPages))
 	m.statementsRun.Set(math.NaN())

@@ -131,6 +131,9 @@ func TestFollowLoadsTheSourceHotSet(t *testing.T) {
 			}
 		}
 	}
+	if _, ok := got["innowarm_follow_hot_set_cut_pages"]; !ok || got["innowarm_follow_hot_set_cut_pages"] != float64(second.CutPages) || got["innowarm_follow_target_server_pages"] != float64(second.ServerPages) {
+		t.Errorf("metrics: the hot set's cut and the server's own pages are not the last round's (%d, %d): %v", second.CutPages, second.ServerPages, got)
+	}
 	if got["innowarm_follow_coverage_ratio"] < 0.95 || got["innowarm_follow_rounds_total{ok}"] != 2 || got["innowarm_follow_hot_set_pages"] < 300 {
 		t.Errorf("metrics: %v", got)
 	}
