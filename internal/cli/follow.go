@@ -73,11 +73,14 @@ unchecked (unchecked_pages, innowarm_follow_hot_set_unchecked_pages): that figur
 on a page-for-page copy.
 
 The hot set is the source's list cut, hottest first, to what the target's pool holds beside
-its own pages and the page cleaner's free target: a longer list would have each round evict
-what the previous one loaded.
+its other uses, the page cleaner's free target and the pages of the server's own tablespaces
+(system, undo, temporary, dictionary: server_pages, innowarm_follow_target_server_pages): a
+longer list would have each round evict what the previous one loaded. The colder pages cut
+are counted (cut_pages, innowarm_follow_hot_set_cut_pages).
 
 The default budget is the target's pool less the page cleaner's free-page target
-(innodb_lru_scan_depth per instance): filling past it makes the server evict at once.
+(innodb_lru_scan_depth per instance) and those pages: filling past it makes the server evict
+at once.
 
 Connections: --source-* and --target-* flags, option-file groups [client] then
 [innowarm-source] / [innowarm-target]. A lost connection on either side is logged and retried
