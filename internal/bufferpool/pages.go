@@ -230,27 +230,12 @@ func (b *Bitmap) Has(n uint32) bool {
 // number, all this needs; it leaves out the temporary tablespace's pages, which no
 // manifest names.
 func Resident(ctx context.Context, conn *connection.Conn, spaces map[uint32]bool) (PageSet, error) {
-	if dumpfile.Check(ctx, conn).OK {
-		return residentFromDump(ctx, conn, spaces)
-	}
-	return ResidentFromLRUTable(ctx, conn, spaces)
-}
-
-func residentFromDump(ctx context.Context, conn *connection.Conn, spaces map[uint32]bool) (PageSet, error) {
-	// Its info lines are left out, as SelectionCount's: probes and follow read it again and
-	// again; warnings (a variable not put back) still show.
-	log := logx.New(logx.Default().Writer(), true)
-	b, err := dumpfile.Borrow(ctx, conn, log)
-	if err != nil {
-		return nil, err
-	}
 	set := PageSet{}
-	_, _, err = b.DumpEach(ctx, conn, log, func(id dumpfile.PageID) {
-		if spaces == nil || spaces[id.Space()] {
-			set.Add(id.Space(), id.Page())
+	err := eachResidentPage(ctx, conn, func(space, page uint32) {
+		if spaces == nil || spaces[space] {
+			set.Add(space, page)
 		}
 	})
-	b.Return()
 	if err != nil {
 		return nil, err
 	}
@@ -261,23 +246,29 @@ func residentFromDump(ctx context.Context, conn *connection.Conn, spaces map[uin
 // Resident reads them.
 func CountResident(ctx context.Context, conn *connection.Conn, counted func(space uint32) bool) (int64, error) {
 	var n int64
-	count := func(space, _ uint32) {
+	err := eachResidentPage(ctx, conn, func(space, _ uint32) {
 		if counted(space) {
 			n++
 		}
-	}
-	if dumpfile.Check(ctx, conn).OK {
-		log := logx.New(logx.Default().Writer(), true)
-		b, err := dumpfile.Borrow(ctx, conn, log)
-		if err != nil {
-			return 0, err
-		}
-		_, _, err = b.DumpEach(ctx, conn, log, func(id dumpfile.PageID) { count(id.Space(), id.Page()) })
-		b.Return()
-		return n, err
-	}
-	err := eachLRUTablePage(ctx, conn, "", count)
+	})
 	return n, err
+}
+
+// eachResidentPage calls each for every page in the pool now, as Resident reads them.
+func eachResidentPage(ctx context.Context, conn *connection.Conn, each func(space, page uint32)) error {
+	if !dumpfile.Check(ctx, conn).OK {
+		return eachLRUTablePage(ctx, conn, "", each)
+	}
+	// Its info lines are left out, as SelectionCount's: probes and follow read it again and
+	// again; warnings (a variable not put back) still show.
+	log := logx.New(logx.Default().Writer(), true)
+	b, err := dumpfile.Borrow(ctx, conn, log)
+	if err != nil {
+		return err
+	}
+	_, _, err = b.DumpEach(ctx, conn, log, func(id dumpfile.PageID) { each(id.Space(), id.Page()) })
+	b.Return()
+	return err
 }
 
 // ResidentFromLRUTable is Resident from INNODB_BUFFER_PAGE_LRU always: for measures taken

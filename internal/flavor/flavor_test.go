@@ -9,17 +9,23 @@ import (
 	"time"
 )
 
-func loadFixture(t *testing.T, name string) Server {
+// loadProbe reads a recorded probe from testdata.
+func loadProbe(t *testing.T, file string) Probe {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
+	b, err := os.ReadFile(filepath.Join("testdata", file))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var p Probe
 	if err := json.Unmarshal(b, &p); err != nil {
-		t.Fatalf("%s: %v", name, err)
+		t.Fatalf("%s: %v", file, err)
 	}
-	s, err := FromProbe(p)
+	return p
+}
+
+func loadFixture(t *testing.T, name string) Server {
+	t.Helper()
+	s, err := FromProbe(loadProbe(t, name))
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
@@ -139,14 +145,7 @@ func TestElasticPool(t *testing.T) {
 			t.Errorf("%s: PoolResizeArgs = %q; want %q", file, args, want)
 		}
 	}
-	b, err := os.ReadFile(filepath.Join("testdata", "mariadb-11.8.9.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var p Probe
-	if err := json.Unmarshal(b, &p); err != nil {
-		t.Fatal(err)
-	}
+	p := loadProbe(t, "mariadb-11.8.9.json")
 	p.Variables["innodb_buffer_pool_size_auto_min"] = "67108864"
 	s, err := FromProbe(p)
 	if err != nil {
@@ -343,14 +342,7 @@ func TestFreshTableStatsStatement(t *testing.T) {
 }
 
 func TestServerSpace(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("testdata", "mariadb-11.8.9.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var p Probe
-	if err := json.Unmarshal(b, &p); err != nil {
-		t.Fatal(err)
-	}
+	p := loadProbe(t, "mariadb-11.8.9.json")
 	p.Variables["innodb_undo_tablespaces"] = "3"
 	maria, err := FromProbe(p)
 	if err != nil {
