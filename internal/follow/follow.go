@@ -617,7 +617,7 @@ func runRound(ctx context.Context, o Options, src, tgt *endpoint, path string, l
 	if err != nil {
 		return fail(tgt, err)
 	}
-	hold := holdable(tot, 0)
+	hold := warm.PoolHold(tot, 0)
 	if int64(len(resolved.Pages)) > hold-tot.PagesData {
 		// The server's own pages stay beside the hot set: it reads them for itself (an idle
 		// standby's dictionary, undo and temporary pages, touched by this round's own
@@ -627,7 +627,7 @@ func runRound(ctx context.Context, o Options, src, tgt *endpoint, path string, l
 		if s.ServerPages, err = bufferpool.CountResident(ctx, tc, tc.Server.ServerSpace); err != nil {
 			return fail(tgt, fmt.Errorf("count the server's own pages: %w", err))
 		}
-		hold = holdable(tot, s.ServerPages)
+		hold = warm.PoolHold(tot, s.ServerPages)
 	}
 	whole := int64(len(resolved.Pages))
 	resolved = resolved.Hottest(int(hold))
@@ -859,14 +859,6 @@ func budgetLeft(b warm.Budget, loaded int64, tot bufferpool.Totals) warm.Budget 
 // free-page target, which the server keeps free by evicting from the LRU tail; filling
 // past it would evict what the round just loaded.
 func roomToLoad(tot bufferpool.Totals, serverPages int64) warm.Budget {
-	pages := holdable(tot, serverPages)
+	pages := warm.PoolHold(tot, serverPages)
 	return warm.Budget{Bytes: pages * int64(tot.PageSize), Raw: fmt.Sprintf("%d pages (the pool less its other uses, the server's own pages and the page cleaner's free target)", pages), ServerPages: serverPages}
-}
-
-// holdable is how many pages of a hot set the target's pool keeps: the pool less its
-// other uses (adaptive hash, locks), the page cleaner's free target and the server's own
-// pages.
-func holdable(tot bufferpool.Totals, serverPages int64) int64 {
-	_, reserve := tot.Room()
-	return max(tot.PagesTotal-tot.PagesMisc-reserve-serverPages, 0)
 }

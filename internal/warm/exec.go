@@ -590,8 +590,9 @@ func (r *scanRun) watchBudget(ctx context.Context, start int64, stop func()) fun
 		if sized {
 			margin = min(margin, max(planned-(n-start), 0)+inFlight)
 		}
-		if r.ledger != nil && (r.ledger.holdsAll || r.unheldLeft.Load() == 0) {
-			// Only statements the ledger holds read now. The LOB steps of a table whose
+		if r.ledger != nil && r.unheldLeft.Load() == 0 {
+			// Only statements the ledger holds read now (all of them where it holds the
+			// whole run). The LOB steps of a table whose
 			// scans had ended stopped at 3,000-3,450 pages of a 4,050-page budget, a
 			// margin short.
 			margin = 0

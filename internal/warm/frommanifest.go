@@ -660,7 +660,7 @@ func PlanFromManifest(ctx context.Context, conn *connection.Conn, full *Resolved
 		// they are placed, and count there too.
 		hold := int64(-1)
 		if o.Budget.Bytes > 0 || o.Budget.Percent > 0 {
-			hold = poolHold(mp.totals, coveredBefore+o.Budget.ServerPages)
+			hold = PoolHold(mp.totals, coveredBefore+o.Budget.ServerPages)
 		}
 		if req, kts, err = mp.placeTrees(ctx, conn, full, trees, kts, paths, reqRanked, spill, budget, hold, mr, targetRow); err != nil {
 			return nil, err

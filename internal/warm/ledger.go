@@ -68,8 +68,8 @@ const (
 )
 
 // newBudgetLedger is the ledger of a budgeted run, or nil where the run has no budget. It
-// holds the whole run (holdsAll) where every unit is of the sql path; elsewhere it holds the LOB units it can read in steps
-// (lobSteps) and the budget's watch the rest.
+// holds the whole run (holdsAll) where every unit is of the sql path; elsewhere it holds
+// the LOB units it can read in steps (lobSteps) and the budget's watch the rest.
 func newBudgetLedger(conn *connection.Conn, pl *Plan, start int64) *budgetLedger {
 	if pl.BudgetPages <= 0 || len(pl.Units) == 0 {
 		return nil

@@ -552,7 +552,7 @@ func budgetPages(b Budget, tot bufferpool.Totals, resident int64) (int64, string
 		return asked, source
 	}
 	_, reserve := tot.Room()
-	if hold := poolHold(tot, resident+b.ServerPages); asked > hold {
+	if hold := PoolHold(tot, resident+b.ServerPages); asked > hold {
 		kept := ""
 		if b.ServerPages > 0 {
 			kept = fmt.Sprintf(", the server's own %d", b.ServerPages)
@@ -565,12 +565,13 @@ func budgetPages(b Budget, tot bufferpool.Totals, resident int64) (int64, string
 	return asked, source
 }
 
-// poolHold is how many pages a load may add to a pool that already holds resident pages
-// of its selection (and pages the server keeps, when counted): the pool less the page
+// PoolHold is how many pages a load may add to a pool that already holds resident pages
+// of its selection (and pages the server keeps, when counted; follow sizes its hot set by
+// it with those alone): the pool less the page
 // cleaner's free target, its other uses (adaptive hash, locks) and those pages. A follow
 // round on a 64 MiB standby whose budget left the server's own 145 pages out of the hot
 // set's room was allowed them again in the next round by a cap that counted neither.
-func poolHold(tot bufferpool.Totals, resident int64) int64 {
+func PoolHold(tot bufferpool.Totals, resident int64) int64 {
 	_, reserve := tot.Room()
 	return max(tot.PagesTotal-tot.PagesMisc-reserve-resident, 0)
 }
