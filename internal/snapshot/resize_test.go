@@ -2,8 +2,8 @@ package snapshot_test
 
 import (
 	"context"
-	"io"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -61,13 +61,15 @@ func TestEveryFollowsAShrunkPool(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- snapshot.Every(runCtx, conn, snapshot.Options{Path: path, Filter: catalog.Filter{Schemas: []string{"rz"}}, ToolVersion: "test"}, 6*time.Second,
-			func(r *snapshot.Result) { mu.Lock(); results = append(results, r); mu.Unlock() }, logx.New(io.Discard, true))
+			func(r *snapshot.Result) { mu.Lock(); results = append(results, r); mu.Unlock() }, logx.New(testLog{t}, true))
 	}()
 	captures := func() int { mu.Lock(); defer mu.Unlock(); return len(results) }
 	waitFor := func(n int) {
 		t.Helper()
 		for deadline := time.Now().Add(time.Minute); captures() < n; time.Sleep(50 * time.Millisecond) {
 			if time.Now().After(deadline) {
+				stop() // Every logs to t: it ends before the test does
+				<-done
 				t.Fatalf("%d captures in a minute; want %d", captures(), n)
 			}
 		}
@@ -98,4 +100,13 @@ func TestEveryFollowsAShrunkPool(t *testing.T) {
 	if m.Header.PoolBytes != 16<<20 || m.Header.PoolPages != pages {
 		t.Errorf("manifest header: pool %d bytes, %d pages; the pool is %d bytes, %d pages", m.Header.PoolBytes, m.Header.PoolPages, 16<<20, pages)
 	}
+}
+
+// testLog writes Every's warnings (a capture that failed) to the test's log: a CI run under
+// -race waited a minute for a second capture with nothing to say why it did not come.
+type testLog struct{ t *testing.T }
+
+func (l testLog) Write(p []byte) (int, error) {
+	l.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
 }
